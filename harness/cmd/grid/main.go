@@ -1,0 +1,49 @@
+// Command grid is the GRID in-network aggregation testbed: it builds emulated
+// topologies, compiles and loads the P4 aggregator, solves gradient routing and
+// runs experiments. Each subcommand lives in its own file and registers itself
+// here, so the CLI stays a thin layer over the packages under harness/.
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+)
+
+// commands is filled by the init functions of the files in this package.
+var commands []*cli.Command
+
+func register(c *cli.Command) { commands = append(commands, c) }
+
+func newApp() *cli.App {
+	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	return &cli.App{
+		Name:  "grid",
+		Usage: "testbed for in-network gradient aggregation (GRID, ToN 2023) on network namespaces and P4",
+		Description: "grid builds namespace topologies, compiles P4 to bmv2 JSON, runs P4 switches, solves\n" +
+			"gradient routing plans and runs emulated training jobs. 'grid COMMAND --help' explains each command.",
+		Commands:             commands,
+		EnableBashCompletion: true,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log debug messages"},
+		},
+		Before: func(c *cli.Context) error {
+			level := slog.LevelInfo
+			if c.Bool("verbose") {
+				level = slog.LevelDebug
+			}
+			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+			return nil
+		},
+	}
+}
+
+func main() {
+	if err := newApp().Run(os.Args); err != nil {
+		fmt.Fprintf(os.Stderr, "grid: %v\n", err)
+		os.Exit(1)
+	}
+}

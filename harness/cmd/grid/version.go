@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at link time: -ldflags "-X main.version=v0.1.0".
+var version = "dev"
+
+func init() {
+	register(&cli.Command{
+		Name:  "version",
+		Usage: "print grid's version, the commit it was built from and the Go version",
+		Action: func(c *cli.Context) error {
+			fmt.Fprintf(c.App.Writer, "grid %s\ncommit %s\n%s %s/%s\n", version, buildCommit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	})
+}
+
+// buildCommit reads the VCS stamp Go embeds in binaries built inside a git
+// checkout; "unknown" when built with -buildvcs=false or outside git.
+func buildCommit() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "unknown", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
+}
