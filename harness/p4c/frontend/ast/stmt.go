@@ -1,0 +1,93 @@
+package ast
+
+// Stmt is a statement.
+type Stmt interface {
+	Node
+	stmtNode()
+}
+
+// BlockStmt is `{ ... }`.
+type BlockStmt struct {
+	Pos
+	Annos Annotations
+	Stmts []Stmt
+	End   Pos // position of the closing brace
+}
+
+// AssignStmt is `LHS = RHS;`.
+type AssignStmt struct {
+	Pos
+	Annos Annotations
+	LHS   Expr
+	RHS   Expr
+}
+
+// CallStmt is a call used as a statement: `f(x);`, `t.apply();`, `h.setValid();`.
+type CallStmt struct {
+	Pos
+	Annos Annotations
+	Call  *Call
+}
+
+// IfStmt is `if (Cond) Then [else Else]`; Else is nil, a *BlockStmt, an
+// *IfStmt or any other statement.
+type IfStmt struct {
+	Pos
+	Annos Annotations
+	Cond  Expr
+	Then  Stmt
+	Else  Stmt
+}
+
+// SwitchStmt is `switch (Expr) { cases }` — on `t.apply().action_run`
+// (labels are action names) or on a bit/enum/error value (labels are
+// constants).
+type SwitchStmt struct {
+	Pos
+	Annos Annotations
+	Expr  Expr
+	Cases []*SwitchCase
+}
+
+// SwitchCase is `label: body` or `label:` (fall-through to the next case's
+// body; Body nil). A default label is *Default.
+type SwitchCase struct {
+	Pos
+	Label Expr
+	Body  *BlockStmt
+}
+
+// ExitStmt is `exit;`.
+type ExitStmt struct {
+	Pos
+	Annos Annotations
+}
+
+// ReturnStmt is `return [Value];`.
+type ReturnStmt struct {
+	Pos
+	Annos Annotations
+	Value Expr
+}
+
+// EmptyStmt is `;`.
+type EmptyStmt struct {
+	Pos
+}
+
+// DeclStmt is a local declaration inside a block: *VarDecl, *ConstDecl or
+// *InstanceDecl.
+type DeclStmt struct {
+	Pos
+	Decl Decl
+}
+
+func (*BlockStmt) stmtNode()  {}
+func (*AssignStmt) stmtNode() {}
+func (*CallStmt) stmtNode()   {}
+func (*IfStmt) stmtNode()     {}
+func (*SwitchStmt) stmtNode() {}
+func (*ExitStmt) stmtNode()   {}
+func (*ReturnStmt) stmtNode() {}
+func (*EmptyStmt) stmtNode()  {}
+func (*DeclStmt) stmtNode()   {}
