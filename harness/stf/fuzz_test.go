@@ -1,0 +1,51 @@
+package stf
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary text to the parser: it must never panic, every
+// error must be positioned, and whatever parses must parse again the same
+// way from its String form.
+func FuzzParse(f *testing.F) {
+	f.Add("add acl 10 k:0x0a&&&0xff a.b(x:1) = H\npacket 0 0a0b\nexpect 1 0a**$\n")
+	f.Add("mc_node_create 1 2 3\ncheck_counter c($A) bytes >= 3\nmeter_set_rates m 1 0.5:10")
+	f.Add("add t k:0x****/4 act()\nsetdefault t NoAction()\nremove all\nno_packet\nwait")
+	seeds, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "p4c-conformance", "programs", "*.stf"))
+	for _, s := range seeds[:min(len(seeds), 20)] {
+		if cmds, err := ParseFile(s); err == nil {
+			var b strings.Builder
+			for _, c := range cmds {
+				b.WriteString(c.String() + "\n")
+			}
+			f.Add(b.String())
+		}
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		cmds, err := Parse("fuzz.stf", text)
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.stf") {
+				t.Fatalf("error without a file name: %v", err)
+			}
+			return
+		}
+		var b strings.Builder
+		for _, c := range cmds {
+			b.WriteString(c.String() + "\n")
+		}
+		again, err := Parse("again.stf", b.String())
+		if err != nil {
+			t.Fatalf("String form %q does not parse: %v", b.String(), err)
+		}
+		if len(again) != len(cmds) {
+			t.Fatalf("String form has %d commands, original %d", len(again), len(cmds))
+		}
+		for i := range cmds {
+			if again[i].String() != cmds[i].String() {
+				t.Fatalf("round trip changed %q into %q", cmds[i].String(), again[i].String())
+			}
+		}
+	})
+}
