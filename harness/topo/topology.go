@@ -1,7 +1,28 @@
 // Package topo is the one topology model of grid: the fabric builds it, the
 // solver routes over it, the monitor and the experiment runner read it.
-// A Topology is loaded from a YAML file (see topologies/schema.json) or made by
-// a generator; Validate checks it and Address assigns the addressing plan.
+// A Topology is loaded from a YAML file (see topologies/schema.json and
+// topologies/README.md) or made by a generator (FatTree, LeafSpine, Testbed,
+// PaperFig1); Validate checks it and Plan derives the addressing plan.
+//
+// # Addressing plan
+//
+// Addresses follow from node IDs alone, so every part of grid computes the
+// same plan without sharing state, and it suits a P4 switch that forwards by
+// IPv4 longest-prefix match and rewrites MAC addresses (the p4lang/tutorials
+// model):
+//
+//   - Host h with ID i (1..16383) gets, on interface ethE (E in 0..3), the
+//     address 10.(64E + i>>8).(i&255).1/24: host 1's eth0 is 10.0.1.1/24,
+//     host 300's eth0 is 10.1.44.1/24. Each host interface is alone in its /24,
+//     so every other host is reached through the gateway.
+//   - The gateway of that interface is 10.(64E + i>>8).(i&255).254, an address
+//     no interface holds: the host routes 10.0.0.0/8 (HostNetwork) via it and
+//     has one static neighbour entry mapping it to the MAC of the switch port at
+//     the other end of the link. No ARP is needed; the switch matches the
+//     destination IPv4 address and rewrites both MACs.
+//   - Host MACs are locally administered unicast: 02:00:00:E:(i>>8):(i&255).
+//   - Switch port MACs: 02:01:(s>>8):(s&255):(p>>8):(p&255) for switch ID s and
+//     port p, so the second byte tells hosts (00) from switch ports (01).
 package topo
 
 import (
@@ -43,7 +64,8 @@ type Bandwidth float64
 
 // Topology is a set of named hosts and switches joined by point-to-point links.
 type Topology struct {
-	Name  string
+	Name        string
+	Description string // free text for people, kept through Parse and Marshal
 	Nodes []*Node // in file (or generator) order
 	Links []*Link // in file (or generator) order
 	// Source is the file the topology was read from, for error messages; empty for generated ones.
