@@ -14,12 +14,17 @@ type BlockStmt struct {
 	End   Pos // position of the closing brace
 }
 
-// AssignStmt is `LHS = RHS;`.
+// AssignStmt is `LHS = RHS;`. The parser also produces it for compound
+// assignments `LHS op= RHS` (Compound true); the checker rewrites those to
+// `LHS = LHS op RHS` (clearing Compound) when LHS has no side effects and
+// reports them unsupported otherwise, so back ends never see Compound set.
 type AssignStmt struct {
 	Pos
-	Annos Annotations
-	LHS   Expr
-	RHS   Expr
+	Annos    Annotations
+	LHS      Expr
+	RHS      Expr
+	Compound bool
+	Op       BinaryOp // operator of a compound assignment
 }
 
 // CallStmt is a call used as a statement: `f(x);`, `t.apply();`, `h.setValid();`.

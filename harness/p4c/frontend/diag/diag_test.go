@@ -1,0 +1,34 @@
+package diag
+
+import (
+	"testing"
+
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+)
+
+func TestFormatShowsSourceLineAndCaret(t *testing.T) {
+	l := &List{Sources: Sources{"a.p4": []byte("line one\n\tx = y;\nline three\n")}}
+	l.Errorf(ast.Pos{File: "a.p4", Line: 2, Col: 6}, "%s: undefined name", "y")
+	want := "a.p4:2:6: error: y: undefined name\n\tx = y;\n\t    ^"
+	if got := l.Error(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if !l.HasErrors() || l.OnlyUnsupported() {
+		t.Error("an error diagnostic must count as error, not unsupported")
+	}
+}
+
+func TestWarningsDoNotFailAndUnsupportedDoes(t *testing.T) {
+	l := &List{}
+	l.Warnf(ast.Pos{Line: 1, Col: 1}, "w")
+	if l.Err() != nil {
+		t.Fatal("warnings alone must not be an error")
+	}
+	l.Unsupportedf(ast.Pos{File: "b.p4", Line: 3, Col: 1}, "header unions")
+	if l.Err() == nil || !l.OnlyUnsupported() {
+		t.Fatal("unsupported must fail the compilation and be recognised as such")
+	}
+	if got := l.Diags[1].String(); got != "b.p4:3:1: unsupported: header unions" {
+		t.Errorf("got %q", got)
+	}
+}

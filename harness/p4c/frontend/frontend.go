@@ -1,0 +1,51 @@
+package frontend
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+	"github.com/grid-ina/grid/harness/p4c/frontend/diag"
+	"github.com/grid-ina/grid/harness/p4c/frontend/lexer"
+	"github.com/grid-ina/grid/harness/p4c/frontend/parser"
+	"github.com/grid-ina/grid/harness/p4c/frontend/preproc"
+	"github.com/grid-ina/grid/harness/p4c/include"
+)
+
+// Options configure Load.
+type Options struct {
+	// IncludeDirs are extra directories searched by #include (-I).
+	IncludeDirs []string
+	// Defines are predefined macros (-D NAME=VALUE).
+	Defines map[string]string
+	// MaxErrors stops collecting diagnostics after this many errors (0: 100).
+	MaxErrors int
+}
+
+// Tokens preprocesses src (the contents of file) and returns the tokens
+// the parser sees.
+func Tokens(file string, src []byte, opts Options, diags *diag.List) []lexer.Token {
+	return preproc.Preprocess(file, src, preproc.Options{
+		IncludeDirs: opts.IncludeDirs,
+		Defines:     opts.Defines,
+		StdInclude:  include.Lookup,
+	}, diags)
+}
+
+// Parse preprocesses and parses src without checking it. The returned
+// error, when not nil, is a *diag.List; the program holds whatever parsed.
+func Parse(file string, src []byte, opts Options) (*ast.Program, error) {
+	diags := &diag.List{Max: opts.MaxErrors}
+	toks := Tokens(file, src, opts, diags)
+	prog := parser.Parse(toks, diags)
+	return prog, diags.Err()
+}
+
+// ParseFile reads and parses path without checking it.
+func ParseFile(path string, opts Options) (*ast.Program, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read P4 source: %w", err)
+	}
+	return Parse(path, src, opts)
+}

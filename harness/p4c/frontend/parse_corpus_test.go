@@ -1,0 +1,60 @@
+package frontend
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// corpusDir returns <repo root>/../shared/p4c-conformance/programs or
+// skips the test when it is absent.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	dir := filepath.Dir(here)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("repository root (go.mod) not found")
+		}
+		dir = parent
+	}
+	progs := filepath.Join(dir, "..", "shared", "p4c-conformance", "programs")
+	if _, err := os.Stat(progs); err != nil {
+		t.Skipf("conformance corpus absent (%s): %v", progs, err)
+	}
+	return progs
+}
+
+// corpusPrograms lists the test programs (the three include-only helper
+// files are not programs on their own).
+func corpusPrograms(t testing.TB) []string {
+	dir := corpusDir(t)
+	files, err := filepath.Glob(filepath.Join(dir, "*.p4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progs []string
+	for _, f := range files {
+		switch filepath.Base(f) {
+		case "arith-skeleton.p4", "arith-inline-skeleton.p4", "ml-headers.p4":
+			continue
+		}
+		progs = append(progs, f)
+	}
+	return progs
+}
+
+func TestEveryCorpusProgramParses(t *testing.T) {
+	progs := corpusPrograms(t)
+	for _, f := range progs {
+		if _, err := ParseFile(f, Options{}); err != nil {
+			t.Errorf("%s:\n%v", filepath.Base(f), err)
+		}
+	}
+	t.Logf("%d corpus programs parsed", len(progs))
+}

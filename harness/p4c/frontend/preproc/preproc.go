@@ -1,0 +1,431 @@
+// Package preproc implements the C-like preprocessor P4 programs use, on
+// tokens: #include <...> / "..." (the embedded core.p4 and v1model.p4
+// serve the standard headers), #define (object-like and function-like
+// macros), #undef, #if / #ifdef / #ifndef / #elif / #else / #endif with
+// defined() and integer expressions, #error and #warning. Every output
+// token keeps the file, line and column it came from; tokens produced by a
+// macro expansion take the position of the macro's use.
+package preproc
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+	"github.com/grid-ina/grid/harness/p4c/frontend/diag"
+	"github.com/grid-ina/grid/harness/p4c/frontend/lexer"
+)
+
+// Options configure the preprocessor.
+type Options struct {
+	// IncludeDirs are searched, in order, for #include "x" (after the
+	// including file's directory) and #include <x> (before the embedded
+	// standard headers).
+	IncludeDirs []string
+	// Defines are predefined object-like macros (like -DNAME=VALUE); an
+	// empty value defines the name as 1.
+	Defines map[string]string
+	// ReadFile reads included files; nil means os.ReadFile.
+	ReadFile func(path string) ([]byte, error)
+	// StdInclude returns the embedded standard header with the given name
+	// (core.p4, v1model.p4); nil means no standard headers.
+	StdInclude func(name string) ([]byte, bool)
+}
+
+// maxIncludeDepth bounds #include nesting (a file including itself
+// without a guard would otherwise never end).
+const maxIncludeDepth = 64
+
+type macro struct {
+	name   string
+	fn     bool     // function-like
+	params []string // function-like only
+	body   []lexer.Token
+}
+
+type cond struct {
+	pos    ast.Pos
+	active bool // the current branch is emitted
+	taken  bool // some branch of this #if has been emitted
+	outer  bool // the enclosing region is emitted
+	inElse bool
+}
+
+type pp struct {
+	opts   Options
+	diags  *diag.List
+	macros map[string]*macro
+	out    []lexer.Token
+	depth  int
+}
+
+// Preprocess preprocesses src (the contents of file) and returns the
+// resulting tokens, ending with one EOF token. Problems are added to diags;
+// the sources of every file read are recorded in diags.Sources.
+func Preprocess(file string, src []byte, opts Options, diags *diag.List) []lexer.Token {
+	if opts.ReadFile == nil {
+		opts.ReadFile = os.ReadFile
+	}
+	if diags.Sources == nil {
+		diags.Sources = diag.Sources{}
+	}
+	p := &pp{opts: opts, diags: diags, macros: map[string]*macro{}}
+	for name, val := range opts.Defines {
+		if val == "" {
+			val = "1"
+		}
+		toks, _ := lexer.Lex("<command line>", []byte(val))
+		p.macros[name] = &macro{name: name, body: toks[:len(toks)-1]}
+	}
+	p.file(file, src)
+	var end ast.Pos
+	if n := len(p.out); n > 0 {
+		end = p.out[n-1].Pos
+	} else {
+		end = ast.Pos{File: file, Line: 1, Col: 1}
+	}
+	p.out = append(p.out, lexer.Token{Kind: lexer.EOF, Pos: end, BOL: true})
+	return p.out
+}
+
+func (p *pp) file(name string, src []byte) {
+	p.diags.Sources[name] = src
+	toks, errs := lexer.Lex(name, src)
+	for _, e := range errs {
+		p.diags.Errorf(e.Pos, "%s", e.Msg)
+	}
+	var conds []cond
+	emitting := func() bool { return len(conds) == 0 || conds[len(conds)-1].active }
+	i := 0
+	for toks[i].Kind != lexer.EOF {
+		t := toks[i]
+		if t.BOL && t.Kind == lexer.Punct && t.Text == "#" {
+			// Directive: everything up to the next line start.
+			j := i + 1
+			for !toks[j].BOL {
+				j++
+			}
+			p.directive(t, toks[i+1:j], &conds, emitting())
+			i = j
+			continue
+		}
+		// A run of ordinary lines up to the next directive.
+		j := i + 1
+		for toks[j].Kind != lexer.EOF && !(toks[j].BOL && toks[j].Kind == lexer.Punct && toks[j].Text == "#") {
+			j++
+		}
+		if emitting() {
+			p.out = append(p.out, p.expand(toks[i:j], nil)...)
+		}
+		i = j
+	}
+	for _, c := range conds {
+		p.diags.Errorf(c.pos, "#if without matching #endif")
+	}
+}
+
+func (p *pp) directive(hash lexer.Token, line []lexer.Token, conds *[]cond, emitting bool) {
+	if len(line) == 0 {
+		return // null directive
+	}
+	name := line[0].Text
+	args := line[1:]
+	top := func() *cond {
+		if len(*conds) == 0 {
+			return nil
+		}
+		return &(*conds)[len(*conds)-1]
+	}
+	switch name {
+	case "ifdef", "ifndef":
+		c := cond{pos: hash.Pos, outer: emitting}
+		if len(args) == 0 || args[0].Kind != lexer.Ident {
+			p.diags.Errorf(line[0].Pos, "#%s needs a macro name", name)
+		} else if emitting {
+			_, def := p.macros[args[0].Text]
+			c.active = def == (name == "ifdef")
+			c.taken = c.active
+		}
+		*conds = append(*conds, c)
+		return
+	case "if":
+		c := cond{pos: hash.Pos, outer: emitting}
+		if emitting {
+			c.active = p.evalCond(line[0], args)
+			c.taken = c.active
+		}
+		*conds = append(*conds, c)
+		return
+	case "elif":
+		c := top()
+		if c == nil || c.inElse {
+			p.diags.Errorf(hash.Pos, "#elif without #if")
+			return
+		}
+		if c.outer && !c.taken {
+			c.active = p.evalCond(line[0], args)
+			c.taken = c.active
+		} else {
+			c.active = false
+		}
+		return
+	case "else":
+		c := top()
+		if c == nil || c.inElse {
+			p.diags.Errorf(hash.Pos, "#else without #if")
+			return
+		}
+		c.inElse = true
+		c.active = c.outer && !c.taken
+		c.taken = true
+		return
+	case "endif":
+		if len(*conds) == 0 {
+			p.diags.Errorf(hash.Pos, "#endif without #if")
+			return
+		}
+		*conds = (*conds)[:len(*conds)-1]
+		return
+	}
+	if !emitting {
+		return // other directives in skipped regions are ignored, even unknown ones
+	}
+	switch name {
+	case "define":
+		p.define(line[0], args)
+	case "undef":
+		if len(args) == 0 || args[0].Kind != lexer.Ident {
+			p.diags.Errorf(line[0].Pos, "#undef needs a macro name")
+			return
+		}
+		delete(p.macros, args[0].Text)
+	case "include":
+		p.include(line[0], args)
+	case "error":
+		p.diags.Errorf(hash.Pos, "#error %s", joinTokens(args))
+	case "warning":
+		p.diags.Warnf(hash.Pos, "#warning %s", joinTokens(args))
+	case "pragma", "line":
+		// Nothing to do: positions are tracked per token.
+	default:
+		p.diags.Errorf(line[0].Pos, "unknown preprocessor directive #%s", name)
+	}
+}
+
+func (p *pp) define(kw lexer.Token, args []lexer.Token) {
+	if len(args) == 0 || args[0].Kind != lexer.Ident {
+		p.diags.Errorf(kw.Pos, "#define needs a macro name")
+		return
+	}
+	m := &macro{name: args[0].Text}
+	body := args[1:]
+	// Function-like when '(' follows the name without intervening space.
+	if len(body) > 0 && body[0].Text == "(" && !body[0].Space && body[0].Kind == lexer.Punct {
+		m.fn = true
+		k := 1
+		for {
+			if k >= len(body) {
+				p.diags.Errorf(body[0].Pos, "missing ')' in parameter list of macro %s", m.name)
+				return
+			}
+			if body[k].Text == ")" {
+				k++
+				break
+			}
+			if body[k].Kind != lexer.Ident && body[k].Text != "..." {
+				p.diags.Errorf(body[k].Pos, "invalid parameter %q of macro %s", body[k].Text, m.name)
+				return
+			}
+			m.params = append(m.params, body[k].Text)
+			k++
+			if k < len(body) && body[k].Text == "," {
+				k++
+			}
+		}
+		body = body[k:]
+	}
+	m.body = body
+	p.macros[m.name] = m
+}
+
+func (p *pp) include(kw lexer.Token, args []lexer.Token) {
+	if len(args) == 0 {
+		p.diags.Errorf(kw.Pos, "#include needs a file name")
+		return
+	}
+	var name string
+	system := false
+	switch {
+	case args[0].Kind == lexer.String:
+		name = args[0].Text
+	case args[0].Text == "<":
+		system = true
+		var b strings.Builder
+		k := 1
+		for ; k < len(args) && args[k].Text != ">"; k++ {
+			if args[k].Space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(args[k].Text)
+		}
+		if k == len(args) {
+			p.diags.Errorf(args[0].Pos, "missing '>' in #include")
+			return
+		}
+		name = b.String()
+	default:
+		p.diags.Errorf(args[0].Pos, "#include expects \"FILE\" or <FILE>")
+		return
+	}
+	if p.depth >= maxIncludeDepth {
+		p.diags.Errorf(kw.Pos, "#include nested too deeply (more than %d levels): %s", maxIncludeDepth, name)
+		return
+	}
+	var dirs []string
+	if !system {
+		dirs = append(dirs, filepath.Dir(kw.Pos.File))
+	}
+	dirs = append(dirs, p.opts.IncludeDirs...)
+	for _, d := range dirs {
+		path := filepath.Join(d, name)
+		if src, err := p.opts.ReadFile(path); err == nil {
+			p.depth++
+			p.file(path, src)
+			p.depth--
+			return
+		}
+	}
+	if p.opts.StdInclude != nil {
+		if src, ok := p.opts.StdInclude(name); ok {
+			p.depth++
+			p.file(stdPath(name), src)
+			p.depth--
+			return
+		}
+	}
+	p.diags.Errorf(args[0].Pos, "cannot find include file %s", name)
+}
+
+// stdPath is the file name diagnostics show for an embedded standard header.
+func stdPath(name string) string { return "p4include/" + name }
+
+// StdPath reports the file name under which the embedded standard header
+// name appears in positions (e.g. "p4include/v1model.p4").
+func StdPath(name string) string { return stdPath(name) }
+
+func joinTokens(toks []lexer.Token) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 && t.Space {
+			b.WriteByte(' ')
+		}
+		if t.Kind == lexer.String {
+			fmt.Fprintf(&b, "%q", t.Text)
+		} else {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// expand macro-expands toks. active holds the macros being expanded (a
+// macro is not expanded again inside its own expansion).
+func (p *pp) expand(toks []lexer.Token, active map[string]bool) []lexer.Token {
+	if len(p.macros) == 0 {
+		return toks
+	}
+	var out []lexer.Token
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		m := p.macros[t.Text]
+		if t.Kind != lexer.Ident || m == nil || active[m.name] {
+			out = append(out, t)
+			continue
+		}
+		var body []lexer.Token
+		if m.fn {
+			if i+1 >= len(toks) || toks[i+1].Text != "(" {
+				out = append(out, t) // a function-like macro name without arguments is left alone
+				continue
+			}
+			args, end, ok := collectArgs(toks, i+1)
+			if !ok {
+				p.diags.Errorf(t.Pos, "unterminated argument list of macro %s", m.name)
+				out = append(out, t)
+				continue
+			}
+			if len(args) == 1 && len(args[0]) == 0 && len(m.params) == 0 {
+				args = nil
+			}
+			if len(args) != len(m.params) {
+				p.diags.Errorf(t.Pos, "macro %s expects %d arguments, got %d", m.name, len(m.params), len(args))
+				out = append(out, t)
+				continue
+			}
+			expanded := make(map[string][]lexer.Token, len(args))
+			for k, a := range args {
+				expanded[m.params[k]] = p.expand(a, active)
+			}
+			for _, b := range m.body {
+				if a, isParam := expanded[b.Text]; isParam && b.Kind == lexer.Ident {
+					for _, at := range a {
+						at.Pos, at.BOL = t.Pos, false
+						body = append(body, at)
+					}
+					continue
+				}
+				body = append(body, b)
+			}
+			i = end
+		} else {
+			body = m.body
+		}
+		placed := make([]lexer.Token, len(body))
+		for k, b := range body {
+			b.Pos = t.Pos
+			b.BOL = false
+			placed[k] = b
+		}
+		inner := map[string]bool{m.name: true}
+		for k := range active {
+			inner[k] = true
+		}
+		out = append(out, p.expand(placed, inner)...)
+	}
+	return out
+}
+
+// collectArgs reads a parenthesised, comma-separated argument list starting
+// at toks[open] == "(" and returns the arguments and the index of ")".
+func collectArgs(toks []lexer.Token, open int) ([][]lexer.Token, int, bool) {
+	depth := 0
+	var args [][]lexer.Token
+	var cur []lexer.Token
+	for k := open; k < len(toks); k++ {
+		t := toks[k]
+		if t.Kind == lexer.Punct {
+			switch t.Text {
+			case "(", "[", "{":
+				depth++
+				if depth == 1 {
+					continue
+				}
+			case ")", "]", "}":
+				depth--
+				if depth == 0 {
+					return append(args, cur), k, true
+				}
+			case ",":
+				if depth == 1 {
+					args = append(args, cur)
+					cur = nil
+					continue
+				}
+			}
+		}
+		cur = append(cur, t)
+	}
+	return nil, 0, false
+}
