@@ -70,20 +70,20 @@ type StringLit struct {
 type MemberKind int
 
 const (
-	MemberUnresolved  MemberKind = iota
-	MemberField                  // field of a struct/header/union value; Field set
-	MemberEnum                   // Enum.Member; EnumMember set (enum or serializable enum)
-	MemberError                  // error.Name; EnumMember set
-	MemberMethod                 // method of an extern instance (resolved further by the Call)
-	MemberBuiltinMethod          // isValid, setValid, setInvalid, push_front, pop_front, apply, minSizeInBits...
-	MemberStackNext              // hs.next
-	MemberStackLast              // hs.last
-	MemberStackSize              // hs.size
-	MemberStackLastIndex         // hs.lastIndex
-	MemberStackNextIndex         // hs.nextIndex (parsers)
-	MemberTableHit               // t.apply().hit
-	MemberTableMiss              // t.apply().miss
-	MemberTableActionRun         // t.apply().action_run
+	MemberUnresolved     MemberKind = iota
+	MemberField                     // field of a struct/header/union value; Field set
+	MemberEnum                      // Enum.Member; EnumMember set (enum or serializable enum)
+	MemberError                     // error.Name; EnumMember set
+	MemberMethod                    // method of an extern instance (resolved further by the Call)
+	MemberBuiltinMethod             // isValid, setValid, setInvalid, push_front, pop_front, apply, minSizeInBits...
+	MemberStackNext                 // hs.next
+	MemberStackLast                 // hs.last
+	MemberStackSize                 // hs.size
+	MemberStackLastIndex            // hs.lastIndex
+	MemberStackNextIndex            // hs.nextIndex (parsers)
+	MemberTableHit                  // t.apply().hit
+	MemberTableMiss                 // t.apply().miss
+	MemberTableActionRun            // t.apply().action_run
 )
 
 // Member is `X.Name`.

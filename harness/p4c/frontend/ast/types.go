@@ -165,25 +165,25 @@ func (t *BitsType) String() string {
 	}
 	return fmt.Sprintf("bit<%d>", t.Width)
 }
-func (*IntLitType) String() string     { return "int" }
-func (*BoolType) String() string       { return "bool" }
-func (*StringType) String() string     { return "string" }
-func (*VoidType) String() string       { return "void" }
-func (t *VarbitType) String() string   { return fmt.Sprintf("varbit<%d>", t.MaxWidth) }
-func (*ErrorType) String() string      { return "error" }
-func (*MatchKindType) String() string  { return "match_kind" }
-func (*DontCareType) String() string   { return "_" }
-func (t *StackType) String() string    { return fmt.Sprintf("%s[%d]", t.Elem, t.Size) }
-func (t *TypeVar) String() string      { return t.Name }
-func (t *NewType) String() string      { return t.Decl.Name }
-func (t *TableType) String() string    { return "table " + t.Table.Name }
+func (*IntLitType) String() string      { return "int" }
+func (*BoolType) String() string        { return "bool" }
+func (*StringType) String() string      { return "string" }
+func (*VoidType) String() string        { return "void" }
+func (t *VarbitType) String() string    { return fmt.Sprintf("varbit<%d>", t.MaxWidth) }
+func (*ErrorType) String() string       { return "error" }
+func (*MatchKindType) String() string   { return "match_kind" }
+func (*DontCareType) String() string    { return "_" }
+func (t *StackType) String() string     { return fmt.Sprintf("%s[%d]", t.Elem, t.Size) }
+func (t *TypeVar) String() string       { return t.Name }
+func (t *NewType) String() string       { return t.Decl.Name }
+func (t *TableType) String() string     { return "table " + t.Table.Name }
 func (*ApplyResultType) String() string { return "apply_result" }
-func (*ActionRunType) String() string  { return "action_list" }
-func (t *ActionType) String() string   { return "action " + t.Action.Name }
-func (*StateType) String() string      { return "state" }
-func (t *SetType) String() string      { return fmt.Sprintf("set<%s>", t.Elem) }
-func (t *StructDecl) String() string   { return t.Kind.String() + " " + t.Name }
-func (t *EnumDecl) String() string     { return "enum " + t.Name }
+func (*ActionRunType) String() string   { return "action_list" }
+func (t *ActionType) String() string    { return "action " + t.Action.Name }
+func (*StateType) String() string       { return "state" }
+func (t *SetType) String() string       { return fmt.Sprintf("set<%s>", t.Elem) }
+func (t *StructDecl) String() string    { return t.Kind.String() + " " + t.Name }
+func (t *EnumDecl) String() string      { return "enum " + t.Name }
 func (t *TupleType) String() string {
 	parts := make([]string, len(t.Elems))
 	for i, e := range t.Elems {
