@@ -1,0 +1,250 @@
+package main
+
+// The fabric commands: up, down, clean, ls and exec, thin layers over
+// harness/fabric.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/topo"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:      "up",
+		Usage:     "build a topology as network namespaces and veth links (Mininet's job)",
+		ArgsUsage: "TOPOLOGY.yaml",
+		Description: "Creates one network namespace per host and per switch, named RUN-NODE (see 'ip netns list'),\n" +
+			"and one veth pair per link. Host interfaces get their address, a static neighbour entry for\n" +
+			"their gateway and a default route, so no ARP is needed; IPv6 and multicast are off; transmit\n" +
+			"checksum offload is off on host interfaces; every interface is shaped to its link bandwidth\n" +
+			"with tbf. A switch's ports are the veth ends in its namespace, named TAGs<id>p<port> after\n" +
+			"the P4 port number; 'grid ls RUN' shows the mapping, recorded in /run/grid/RUN/state.json.\n" +
+			"This kernel has no netem: link delay and loss are recorded for the switch back end to emulate.\n" +
+			"The run stays up after grid exits; remove it with 'grid down RUN'. Interrupting 'grid up'\n" +
+			"(Ctrl-C, SIGTERM) or any error rolls back what was built. Needs root.\n\n" +
+			"Example:\n  sudo grid up topologies/fattree-k4.yaml --name ft4\n  sudo grid exec ft4 h1 -- ip addr\n  sudo grid down ft4",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", Aliases: []string{"n"}, Usage: "run name, the prefix of its namespaces (default: the file name without extension)"},
+			&cli.IntFlag{Name: "workers", Usage: "goroutines building in parallel (default: 2 per CPU)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("grid up: give exactly one topology file (see 'grid up --help')", 2)
+			}
+			t, err := topo.Load(c.Args().First())
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer stop()
+			began := time.Now()
+			st, err := fabric.Up(ctx, t, fabric.Options{Name: c.String("name"), Workers: c.Int("workers")})
+			if err != nil {
+				if errors.Is(err, context.Canceled) {
+					return fmt.Errorf("interrupted: everything built was removed")
+				}
+				return err
+			}
+			hosts, switches := 0, 0
+			for _, n := range st.Nodes {
+				if n.Kind == topo.KindSwitch {
+					switches++
+				} else {
+					hosts++
+				}
+			}
+			fmt.Fprintf(c.App.Writer, "run %s up: %d hosts, %d switches, %d links in %v (namespaces %s-*)\n",
+				st.Run, hosts, switches, len(st.Links), time.Since(began).Round(time.Millisecond), st.Run)
+			if n := len(st.Emulation.Pending); n > 0 {
+				fmt.Fprintf(c.App.Writer, "warning: %d links have delay or loss that no qdisc applies (no netem in this kernel); the switch back end must emulate them\n", n)
+			}
+			fmt.Fprintf(c.App.Writer, "next: grid ls %s; grid exec %s NODE -- CMD; grid down %s\n", st.Run, st.Run, st.Run)
+			return nil
+		},
+	})
+
+	register(&cli.Command{
+		Name:      "down",
+		Usage:     "remove runs: their recorded processes, namespaces, links and state",
+		ArgsUsage: "RUN...",
+		Description: "Stops the processes recorded in each run's state (SIGTERM, then SIGKILL after 2 s), deletes\n" +
+			"its namespaces (which removes their interfaces and qdiscs) and its state in /run/grid.\n\n" +
+			"Example:\n  sudo grid down ft4",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.Exit("grid down: name the runs to remove (see 'grid ls')", 2)
+			}
+			var errs []error
+			for _, run := range c.Args().Slice() {
+				if err := fabric.Down(run); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintf(c.App.Writer, "run %s down\n", run)
+			}
+			return errors.Join(errs...)
+		},
+	})
+
+	register(&cli.Command{
+		Name:      "clean",
+		Usage:     "remove every leftover of grid runs, including crashed and half-built ones",
+		ArgsUsage: "[RUN-PATTERN...]",
+		Description: "Removes all runs (or those whose names match the shell patterns) whatever state they are in:\n" +
+			"built, half built by a killed 'grid up', or half torn down. For each it stops the recorded\n" +
+			"processes, deletes the namespaces and the state. Without patterns it also deletes interfaces\n" +
+			"named like grid's from the root namespace. Runs a live 'grid up' is still building are skipped.\n\n" +
+			"Example:\n  sudo grid clean\n  sudo grid clean 'ft*'",
+		Action: func(c *cli.Context) error {
+			rep, err := fabric.Clean(c.Args().Slice()...)
+			if rep != nil {
+				for _, r := range rep.Runs {
+					fmt.Fprintf(c.App.Writer, "removed run %s\n", r)
+				}
+				for _, r := range rep.Busy {
+					fmt.Fprintf(c.App.Writer, "skipped run %s: a live 'grid up' is building it\n", r)
+				}
+				for _, i := range rep.Interfaces {
+					fmt.Fprintf(c.App.Writer, "removed stray interface %s\n", i)
+				}
+				if err == nil && len(rep.Runs)+len(rep.Interfaces) == 0 {
+					fmt.Fprintln(c.App.Writer, "nothing to clean")
+				}
+			}
+			return err
+		},
+	})
+
+	register(&cli.Command{
+		Name:      "ls",
+		Usage:     "list runs, or the nodes and interfaces of one run",
+		ArgsUsage: "[RUN]",
+		Description: "Without arguments lists every run with its status and size. With a run name lists its\n" +
+			"nodes, their namespaces and interfaces: name, port (the P4 port on switches), MAC, address\n" +
+			"and the peer at the other end.\n\n" +
+			"Example:\n  grid ls\n  grid ls ft4",
+		Action: func(c *cli.Context) error {
+			switch c.NArg() {
+			case 0:
+				return listRuns(c)
+			case 1:
+				st, err := fabric.LoadState(c.Args().First())
+				if err != nil {
+					return err
+				}
+				return listNodes(c, st)
+			default:
+				return cli.Exit("grid ls: give at most one run", 2)
+			}
+		},
+	})
+
+	register(&cli.Command{
+		Name:      "exec",
+		Usage:     "run a command inside a node's namespace (Mininet's 'h1 ping h2')",
+		ArgsUsage: "RUN NODE -- COMMAND [ARG...]",
+		Description: "Replaces grid with COMMAND running in the network namespace of NODE (a host or a switch),\n" +
+			"with /sys showing that namespace, like 'ip netns exec'. Standard input, output and error\n" +
+			"and the exit status are the command's. The process is recorded in the run's state, so\n" +
+			"'grid down' stops it if it still runs.\n\n" +
+			"Example:\n  sudo grid exec ft4 h1 -- ping -c 1 10.0.2.1",
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			args := c.Args().Slice()
+			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+				return cli.ShowCommandHelp(c, "exec")
+			}
+			if len(args) >= 3 && args[2] == "--" {
+				args = append(args[:2:2], args[3:]...)
+			}
+			if len(args) < 3 {
+				return cli.Exit("grid exec: usage: grid exec RUN NODE -- COMMAND [ARG...]", 2)
+			}
+			return fabric.Exec(args[0], args[1], args[2:])
+		},
+	})
+}
+
+func listRuns(c *cli.Context) error {
+	runs, err := fabric.Runs()
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(c.App.Writer, "no runs")
+		return nil
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "RUN\tSTATUS\tTOPOLOGY\tHOSTS\tSWITCHES\tLINKS\tPROCESSES\tCREATED")
+	for _, run := range runs {
+		st, err := fabric.LoadState(run)
+		if err != nil {
+			fmt.Fprintf(w, "%s\tno state (remove with 'grid clean')\t\t\t\t\t\t\n", run)
+			continue
+		}
+		hosts, switches := 0, 0
+		for _, n := range st.Nodes {
+			if n.Kind == topo.KindSwitch {
+				switches++
+			} else {
+				hosts++
+			}
+		}
+		alive := 0
+		for _, p := range st.Processes {
+			if p.Alive() {
+				alive++
+			}
+		}
+		src := st.TopologyFile
+		if src == "" {
+			src = st.TopologyName
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", st.Run, st.Describe(), src, hosts, switches, len(st.Links),
+			alive, st.Created.Local().Format(time.DateTime))
+	}
+	return w.Flush()
+}
+
+func listNodes(c *cli.Context, st *fabric.State) error {
+	fmt.Fprintf(c.App.Writer, "run %s (%s), topology %s, interface tag %s\n", st.Run, st.Describe(), st.TopologyName, st.Tag)
+	w := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "NODE\tKIND\tNETNS\tINTERFACE\tPORT\tMAC\tADDRESS\tPEER")
+	for _, n := range st.Nodes {
+		if len(n.Interfaces) == 0 {
+			fmt.Fprintf(w, "%s\t%s\t%s\t\t\t\t\t\n", n.Name, n.Kind, n.Namespace)
+		}
+		for i, ifc := range n.Interfaces {
+			name, kind, ns := n.Name, string(n.Kind), n.Namespace
+			if i > 0 {
+				name, kind, ns = "", "", ""
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s:%d\n", name, kind, ns, ifc.Name, ifc.Port, ifc.MAC, ifc.IP, ifc.Peer.Node, ifc.Peer.Port)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, p := range st.Processes {
+		if p.Alive() {
+			fmt.Fprintf(c.App.Writer, "process %d (%s) in %s\n", p.PID, p.Role, p.Node)
+		}
+	}
+	if !st.Emulation.Netem {
+		fmt.Fprintf(c.App.Writer, "netem: unavailable (%s); %d links need delay/loss emulation by the switch\n",
+			strings.TrimSpace(st.Emulation.NetemError), len(st.Emulation.Pending))
+	}
+	return nil
+}

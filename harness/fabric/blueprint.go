@@ -1,0 +1,218 @@
+package fabric
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"sort"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/grid-ina/grid/harness/topo"
+)
+
+// ifindexBase + port is the ifindex of every veth end inside its namespace.
+// Fixing the index at creation saves a lookup per interface; starting at 100
+// stays clear of lo (1) and of the fallback tunnel devices (tunl0, sit0, ...)
+// that some kernels add to every new namespace.
+const ifindexBase = 100
+
+// defaultMTU applies to links that give none.
+const defaultMTU = 1500
+
+// blueprint is a topology resolved into kernel objects: namespace and
+// interface names, ifindexes, MACs and addresses, plus the handles the build
+// opens on them.
+type blueprint struct {
+	run   string
+	tag   string
+	topo  *topo.Topology
+	nodes []*nodePlan
+	links []*linkPlan
+}
+
+type nodePlan struct {
+	node   *topo.Node
+	ns     string // namespace name
+	ifaces []*ifacePlan
+
+	// Open while building; closed before the build returns.
+	handle netns.NsHandle  // the namespace
+	nl     *netlink.Handle // rtnetlink socket inside the namespace
+	sock   int             // AF_INET socket inside a host's namespace, for ethtool ioctls; -1 if none
+}
+
+type ifacePlan struct {
+	node  *nodePlan
+	name  string
+	port  int
+	index int
+	mac   net.HardwareAddr
+	mtu   int
+	host  *topo.HostInterface // nil on a switch
+	link  *linkPlan
+}
+
+type linkPlan struct {
+	link *topo.Link
+	a, b *ifacePlan
+}
+
+// newBlueprint resolves t for run, whose interfaces carry tag.
+func newBlueprint(run, tag string, t *topo.Topology, plan *topo.AddressPlan) (*blueprint, error) {
+	bp := &blueprint{run: run, tag: tag, topo: t}
+	byName := make(map[string]*nodePlan, len(t.Nodes))
+	ordinal := map[topo.Kind]int{}
+	for _, n := range t.Nodes {
+		if !nodeNameRE.MatchString(n.Name) {
+			return nil, fmt.Errorf("%s: node %q: name cannot be part of a namespace name (letters, digits, '_', '.', '-')", where(t, n.Line), n.Name)
+		}
+		if byName[n.Name] != nil {
+			return nil, fmt.Errorf("%s: node %q defined twice", where(t, n.Line), n.Name)
+		}
+		ordinal[n.Kind]++
+		np := &nodePlan{node: n, ns: NamespaceName(run, n.Name), handle: -1, sock: -1}
+		byName[n.Name] = np
+		bp.nodes = append(bp.nodes, np)
+	}
+	// Node ids name the interfaces; the topology assigns them, but a
+	// hand-built topology may leave them 0: fall back to the order of the kind.
+	ids := map[*nodePlan]int{}
+	seen := map[topo.Kind]int{}
+	for _, np := range bp.nodes {
+		seen[np.node.Kind]++
+		ids[np] = np.node.ID
+		if ids[np] <= 0 {
+			ids[np] = seen[np.node.Kind]
+		}
+	}
+	for _, l := range t.Links {
+		lp := &linkPlan{link: l}
+		var err error
+		if lp.a, err = bp.iface(byName, ids, plan, l, l.A); err != nil {
+			return nil, err
+		}
+		if lp.b, err = bp.iface(byName, ids, plan, l, l.B); err != nil {
+			return nil, err
+		}
+		lp.a.link, lp.b.link = lp, lp
+		bp.links = append(bp.links, lp)
+	}
+	for _, np := range bp.nodes {
+		sort.Slice(np.ifaces, func(i, j int) bool { return np.ifaces[i].port < np.ifaces[j].port })
+		for i := 1; i < len(np.ifaces); i++ {
+			if np.ifaces[i].port == np.ifaces[i-1].port {
+				return nil, fmt.Errorf("%s: node %q port %d is used by two links", where(t, np.ifaces[i].link.link.Line), np.node.Name, np.ifaces[i].port)
+			}
+		}
+	}
+	return bp, nil
+}
+
+func (bp *blueprint) iface(byName map[string]*nodePlan, ids map[*nodePlan]int, plan *topo.AddressPlan, l *topo.Link, ep topo.Endpoint) (*ifacePlan, error) {
+	np := byName[ep.Node]
+	if np == nil {
+		return nil, fmt.Errorf("%s: link endpoint %s:%d: no such node", where(bp.topo, l.Line), ep.Node, ep.Port)
+	}
+	name, err := ifaceName(bp.tag, np.node.Kind, ids[np], ep.Port)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where(bp.topo, l.Line), err)
+	}
+	ip := &ifacePlan{node: np, name: name, port: ep.Port, index: ifindexBase + ep.Port, mtu: l.MTU}
+	if ip.mtu == 0 {
+		ip.mtu = defaultMTU
+	}
+	if np.node.Kind == topo.KindSwitch {
+		sp, ok := plan.Port(ep.Node, ep.Port)
+		if !ok {
+			return nil, fmt.Errorf("addressing plan has no entry for switch %s port %d", ep.Node, ep.Port)
+		}
+		ip.mac = sp.MAC
+	} else {
+		hi, ok := plan.Interface(ep.Node, ep.Port)
+		if !ok {
+			return nil, fmt.Errorf("addressing plan has no entry for host %s interface %d", ep.Node, ep.Port)
+		}
+		ip.mac = hi.MAC
+		ip.host = &hi
+	}
+	if len(ip.mac) != 6 {
+		return nil, fmt.Errorf("addressing plan gives %s:%d no 6-byte MAC", ep.Node, ep.Port)
+	}
+	np.ifaces = append(np.ifaces, ip)
+	return ip, nil
+}
+
+// where names a place in the topology's file for error messages.
+func where(t *topo.Topology, line int) string {
+	src := t.Source
+	if src == "" {
+		src = "topology " + t.Name
+	}
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", src, line)
+	}
+	return src
+}
+
+// state is the run's record for the blueprint, before anything is built.
+func (bp *blueprint) state() *State {
+	s := &State{Run: bp.run, Tag: bp.tag, TopologyName: bp.topo.Name, Status: StatusBuilding}
+	if bp.topo.Source != "" {
+		if abs, err := filepath.Abs(bp.topo.Source); err == nil {
+			s.TopologyFile = abs
+		} else {
+			s.TopologyFile = bp.topo.Source
+		}
+	}
+	for _, np := range bp.nodes {
+		n := Node{Name: np.node.Name, Kind: np.node.Kind, ID: np.node.ID, Namespace: np.ns}
+		for _, ip := range np.ifaces {
+			peer := ip.link.b
+			if peer == ip {
+				peer = ip.link.a
+			}
+			i := Interface{
+				Name: ip.name, Port: ip.port, Index: ip.index, MAC: ip.mac.String(), MTU: ip.mtu,
+				Peer:     topo.Endpoint{Node: peer.node.node.Name, Port: peer.port},
+				RateBits: float64(ip.link.link.Bandwidth),
+			}
+			if ip.host != nil {
+				i.IP = ip.host.IP.String()
+				if ip.host.Gateway.IsValid() {
+					i.Gateway = ip.host.Gateway.String()
+					i.GatewayMAC = ip.host.GatewayMAC.String()
+				}
+			}
+			n.Interfaces = append(n.Interfaces, i)
+		}
+		s.Nodes = append(s.Nodes, n)
+	}
+	for _, lp := range bp.links {
+		s.Links = append(s.Links, Link{
+			A: lp.link.A, B: lp.link.B, IfA: lp.a.name, IfB: lp.b.name,
+			RateBits: float64(lp.link.Bandwidth), Delay: lp.link.Delay, Loss: lp.link.Loss,
+		})
+	}
+	return s
+}
+
+// closeHandles releases every handle the build opened, so that removing the
+// namespaces lets the kernel free them.
+func (bp *blueprint) closeHandles() {
+	for _, np := range bp.nodes {
+		if np.nl != nil {
+			np.nl.Close()
+			np.nl = nil
+		}
+		if np.sock >= 0 {
+			closeFD(np.sock)
+			np.sock = -1
+		}
+		if np.handle >= 0 {
+			np.handle.Close()
+			np.handle = -1
+		}
+	}
+}

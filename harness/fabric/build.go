@@ -1,0 +1,527 @@
+package fabric
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/grid-ina/grid/harness/topo"
+)
+
+// Options tune Up.
+type Options struct {
+	// Name is the run name, the prefix of its namespaces; DefaultRunName(t) when empty.
+	Name string
+	// Workers is how many goroutines build in parallel; 0 means 2 per CPU.
+	Workers int
+}
+
+// ErrNotRoot is returned when the fabric lacks the privileges to build.
+var ErrNotRoot = errors.New("building network namespaces needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN): run grid with sudo")
+
+// CheckRoot returns ErrNotRoot unless the process runs as root.
+func CheckRoot() error {
+	if unix.Geteuid() != 0 {
+		return ErrNotRoot
+	}
+	return nil
+}
+
+// Up builds topology t as a run: one network namespace per node, one veth
+// pair per link, host addressing, static neighbours and routes, and tbf
+// shaping, all named after the run. On any error, or when ctx is cancelled
+// (SIGINT or SIGTERM in the CLI), everything built so far is removed before
+// Up returns. Nothing is created when the process is not root or t is invalid.
+// The returned state is also in StateDir/RUN/state.json.
+func Up(ctx context.Context, t *topo.Topology, opts Options) (*State, error) {
+	if err := CheckRoot(); err != nil {
+		return nil, err
+	}
+	plan, err := t.Plan()
+	if err != nil {
+		return nil, err
+	}
+	run := opts.Name
+	if run == "" {
+		run = DefaultRunName(t)
+	}
+	if err := CheckRunName(run); err != nil {
+		return nil, err
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = 2 * runtime.NumCPU()
+	}
+	began := time.Now()
+
+	var bp *blueprint
+	var st *State
+	err = globalLock(func() error {
+		if _, err := os.Stat(runDir(run)); err == nil {
+			return fmt.Errorf("run %q exists: remove it with 'grid down %s' or choose another --name", run, run)
+		}
+		tag, err := freeTag(run)
+		if err != nil {
+			return err
+		}
+		if bp, err = newBlueprint(run, tag, t, plan); err != nil {
+			return err
+		}
+		for _, np := range bp.nodes {
+			if namespaceExists(np.ns) {
+				return fmt.Errorf("network namespace %s already exists (not made by grid for run %q): choose another --name", np.ns, run)
+			}
+		}
+		st = bp.state()
+		st.Created = began.UTC()
+		self, err := ProcessOf(os.Getpid(), "", "grid-up")
+		if err != nil {
+			return err
+		}
+		st.Builder = &self
+		if err := os.Mkdir(runDir(run), 0o755); err != nil {
+			return fmt.Errorf("create run directory: %w", err)
+		}
+		if err := st.save(); err != nil {
+			os.RemoveAll(runDir(run))
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	b := &builder{bp: bp, workers: workers}
+	if err := b.build(ctx, st); err != nil {
+		b.bp.closeHandles()
+		if rerr := b.rollback(); rerr != nil {
+			return nil, fmt.Errorf("%w; rolling back failed too, run 'grid clean': %w", err, rerr)
+		}
+		return nil, err
+	}
+	st.Status = StatusUp
+	st.Builder = nil
+	if err := st.save(); err != nil {
+		return nil, err
+	}
+	slog.Debug("run up", "run", run, "namespaces", len(bp.nodes), "links", len(bp.links), "took", time.Since(began))
+	return st, nil
+}
+
+// freeTag picks run's interface tag, avoiding the tags of existing runs.
+// Called under the global lock.
+func freeTag(run string) (string, error) {
+	runs, err := Runs()
+	if err != nil {
+		return "", err
+	}
+	used := map[string]bool{}
+	for _, r := range runs {
+		if s, err := LoadState(r); err == nil {
+			used[s.Tag] = true
+		}
+	}
+	for attempt := 0; attempt < 1000; attempt++ {
+		if tag := runTag(run, attempt); !used[tag] {
+			return tag, nil
+		}
+	}
+	return "", fmt.Errorf("no free interface tag for run %q", run)
+}
+
+type builder struct {
+	bp      *blueprint
+	workers int
+
+	mu      sync.Mutex
+	created []string // namespaces mounted so far, removed on rollback
+}
+
+func (b *builder) build(ctx context.Context, st *State) error {
+	if err := prepareNetnsDir(); err != nil {
+		return err
+	}
+	probe := make(chan netemProbe, 1)
+	go func() { probe <- probeNetem() }()
+
+	t0 := time.Now()
+	if err := b.createNamespaces(ctx); err != nil {
+		return err
+	}
+	t1 := time.Now()
+	if err := b.createLinks(ctx); err != nil {
+		return err
+	}
+	t2 := time.Now()
+	netem := <-probe
+	st.Emulation = Emulation{Netem: netem.err == nil}
+	if netem.err != nil {
+		st.Emulation.NetemError = netem.err.Error()
+	}
+	if err := b.configure(ctx, netem.err == nil); err != nil {
+		return err
+	}
+	t3 := time.Now()
+	b.bp.closeHandles()
+	if !st.Emulation.Netem {
+		for _, l := range st.Links {
+			if l.Delay > 0 || l.Loss > 0 {
+				st.Emulation.Pending = append(st.Emulation.Pending, l)
+			}
+		}
+		if n := len(st.Emulation.Pending); n > 0 {
+			slog.Warn("this kernel has no netem qdisc: link delay and loss are NOT applied by the fabric; "+
+				"the switch back end must emulate them (recorded in the run state under emulation.pending)",
+				"run", b.bp.run, "links", n, "netem_error", st.Emulation.NetemError)
+		}
+	}
+	slog.Debug("build phases", "namespaces", t1.Sub(t0), "links", t2.Sub(t1), "configure", t3.Sub(t2))
+	return ctx.Err()
+}
+
+// parallel runs job(i) for i in [0,n) on the builder's workers; each worker
+// first calls setup, and its cleanup when done. It stops handing out jobs at
+// the first error or when ctx is done, and returns the first error.
+func (b *builder) parallel(ctx context.Context, n int, worker func(jobs <-chan int) error) error {
+	jobs := make(chan int)
+	errs := make(chan error, b.workers)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var once sync.Once
+	for w := 0; w < min(b.workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := worker(jobs); err != nil {
+				errs <- err
+				once.Do(func() { close(stop) })
+			}
+		}()
+	}
+feed:
+	for i := 0; i < n; i++ {
+		select {
+		case jobs <- i:
+		case <-stop:
+			break feed
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// createNamespaces creates and mounts one namespace per node, switches off
+// IPv6 in it (no link-local addresses, DAD, MLD or router solicitations),
+// brings up its loopback and opens the handles the later phases use.
+func (b *builder) createNamespaces(ctx context.Context) error {
+	ipv6 := true
+	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
+		ipv6 = false
+	}
+	return b.parallel(ctx, len(b.bp.nodes), func(jobs <-chan int) error {
+		th, err := lockNsThread()
+		if err != nil {
+			return err
+		}
+		defer th.release()
+		for i := range jobs {
+			np := b.bp.nodes[i]
+			ns, err := th.create(np.ns)
+			if err != nil {
+				return err
+			}
+			b.mu.Lock()
+			b.created = append(b.created, np.ns)
+			b.mu.Unlock()
+			np.handle = ns
+			err = setupNamespace(np, ipv6)
+			if berr := th.back(); berr != nil {
+				return errors.Join(err, berr)
+			}
+			if err != nil {
+				return fmt.Errorf("namespace %s: %w", np.ns, err)
+			}
+		}
+		return nil
+	})
+}
+
+// setupNamespace runs on a thread inside np's fresh namespace.
+func setupNamespace(np *nodePlan, ipv6 bool) error {
+	if ipv6 {
+		// "default" covers interfaces created later, "all" the ones present (lo).
+		for _, key := range []string{"net/ipv6/conf/default/disable_ipv6", "net/ipv6/conf/all/disable_ipv6"} {
+			if err := writeSysctl(key, "1"); err != nil {
+				return err
+			}
+		}
+	}
+	h, err := netlink.NewHandleAt(netns.None(), unix.NETLINK_ROUTE)
+	if err != nil {
+		return fmt.Errorf("open rtnetlink socket: %w", err)
+	}
+	np.nl = h
+	if err := h.LinkSetUp(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: 1, Name: "lo"}}); err != nil {
+		return fmt.Errorf("bring up lo: %w", err)
+	}
+	if np.node.Kind != topo.KindSwitch {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open ioctl socket: %w", err)
+		}
+		np.sock = fd
+	}
+	return nil
+}
+
+// createLinks creates each link as one veth pair whose ends are born inside
+// their namespaces, named, addressed, numbered, up and without ARP or
+// multicast: one rtnetlink request per link, no moves, no lookups.
+func (b *builder) createLinks(ctx context.Context) error {
+	return b.parallel(ctx, len(b.bp.links), func(jobs <-chan int) error {
+		sock, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
+		if err != nil {
+			return fmt.Errorf("open rtnetlink socket: %w", err)
+		}
+		defer sock.Close()
+		sh := &nl.SocketHandle{Socket: sock}
+		for i := range jobs {
+			if err := createVeth(sh, b.bp.links[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// vethFlags are the flags of every veth end: no ARP (neighbours are static),
+// no multicast (no IGMP reports polluting traffic counts), and up. Only the
+// first end can be created up: the kernel opens the peer before pairing the
+// two, and a veth without its peer refuses to open (ENOTCONN), so configure
+// brings the peer up.
+const (
+	vethFlags  = unix.IFF_UP | unix.IFF_NOARP
+	vethChange = unix.IFF_UP | unix.IFF_NOARP | unix.IFF_MULTICAST
+)
+
+func createVeth(sh *nl.SocketHandle, lp *linkPlan) error {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_CREATE|unix.NLM_F_EXCL|unix.NLM_F_ACK)
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: sh}
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(lp.a.index)
+	msg.Flags = vethFlags
+	msg.Change = vethChange
+	req.AddData(msg)
+	for _, attr := range endAttrs(lp.a) {
+		req.AddData(attr)
+	}
+	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+	info.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("veth"))
+	peer := info.AddRtAttr(nl.IFLA_INFO_DATA, nil).AddRtAttr(nl.VETH_INFO_PEER, nil)
+	pmsg := nl.NewIfInfomsgChild(peer, unix.AF_UNSPEC)
+	pmsg.Index = int32(lp.b.index)
+	pmsg.Flags = vethFlags &^ unix.IFF_UP
+	pmsg.Change = vethChange
+	for _, attr := range endAttrs(lp.b) {
+		peer.AddChild(attr)
+	}
+	req.AddData(info)
+	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil {
+		return fmt.Errorf("create veth %s/%s <-> %s/%s: %w", lp.a.node.ns, lp.a.name, lp.b.node.ns, lp.b.name, err)
+	}
+	return nil
+}
+
+func endAttrs(ip *ifacePlan) []*nl.RtAttr {
+	return []*nl.RtAttr{
+		nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(ip.name)),
+		nl.NewRtAttr(unix.IFLA_ADDRESS, ip.mac),
+		nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(ip.mtu))),
+		nl.NewRtAttr(unix.IFLA_NET_NS_FD, nl.Uint32Attr(uint32(ip.node.handle))),
+	}
+}
+
+// configure brings up the second end of every veth, addresses the hosts and
+// shapes every interface, node by node in parallel, through the rtnetlink socket each namespace already has open.
+func (b *builder) configure(ctx context.Context, netem bool) error {
+	return b.parallel(ctx, len(b.bp.nodes), func(jobs <-chan int) error {
+		for i := range jobs {
+			np := b.bp.nodes[i]
+			for _, ip := range np.ifaces {
+				if ip.link.b == ip {
+					if err := np.nl.LinkSetUp(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: ip.index, Name: ip.name}}); err != nil {
+						return fmt.Errorf("%s: bring up %s: %w", np.ns, ip.name, err)
+					}
+				}
+				if ip.host != nil {
+					if err := configureHostInterface(np, ip); err != nil {
+						return fmt.Errorf("%s %s: %w", np.ns, ip.name, err)
+					}
+				}
+				if err := shape(np.nl, ip, netem); err != nil {
+					return fmt.Errorf("%s %s: %w", np.ns, ip.name, err)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// configureHostInterface switches off transmit checksum offload (raw-socket
+// readers on the switch side must see correct checksums), then installs the
+// address, a static neighbour entry for the gateway and the route through it.
+// The address gets no prefix route: every destination goes through the
+// gateway, whose MAC is known, so no ARP is ever needed.
+func configureHostInterface(np *nodePlan, ip *ifacePlan) error {
+	if err := setTxChecksum(np.sock, ip.name, false); err != nil {
+		return err
+	}
+	hi := ip.host
+	link := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: ip.index, Name: ip.name}}
+	if !hi.IP.IsValid() {
+		return fmt.Errorf("addressing plan gives %s no IP address", hi.Host)
+	}
+	addr := &netlink.Addr{
+		IPNet: &net.IPNet{IP: hi.IP.Addr().AsSlice(), Mask: net.CIDRMask(hi.IP.Bits(), hi.IP.Addr().BitLen())},
+		Flags: unix.IFA_F_NOPREFIXROUTE,
+	}
+	if err := np.nl.AddrAdd(link, addr); err != nil {
+		return fmt.Errorf("add address %s: %w", hi.IP, err)
+	}
+	if !hi.Gateway.IsValid() {
+		return nil
+	}
+	gw := net.IP(hi.Gateway.AsSlice())
+	if err := np.nl.NeighAdd(&netlink.Neigh{
+		LinkIndex: ip.index, Family: unix.AF_INET, State: netlink.NUD_PERMANENT,
+		IP: gw, HardwareAddr: hi.GatewayMAC,
+	}); err != nil {
+		return fmt.Errorf("add neighbour %s lladdr %s: %w", gw, hi.GatewayMAC, err)
+	}
+	// The first interface carries the default route; further ones (multi-homed
+	// hosts) reach their own subnet through their gateway.
+	dst := &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}
+	if ip != np.ifaces[0] {
+		dst = &net.IPNet{IP: hi.IP.Masked().Addr().AsSlice(), Mask: addr.Mask}
+	}
+	if err := np.nl.RouteAdd(&netlink.Route{
+		LinkIndex: ip.index, Dst: dst, Gw: gw, Flags: int(netlink.FLAG_ONLINK),
+	}); err != nil {
+		return fmt.Errorf("add route %s via %s: %w", dst, gw, err)
+	}
+	return nil
+}
+
+// tbfLatency bounds the time a packet waits in a shaped queue (tc's "latency"):
+// the queue holds rate*tbfLatency bytes beyond the burst.
+const tbfLatency = 20 * time.Millisecond
+
+// tbfParams returns the tbf burst and limit in bytes for a rate in bytes/s:
+// the burst covers a millisecond at line rate, and at least two full frames so
+// a frame always fits the bucket.
+func tbfParams(rateBytes float64, mtu int) (burst, limit uint32) {
+	b := math.Max(rateBytes/1000, float64(2*(mtu+14)))
+	l := b + rateBytes*tbfLatency.Seconds()
+	return uint32(math.Min(b, math.MaxUint32/2)), uint32(math.Min(l, math.MaxUint32))
+}
+
+// shape limits an interface's egress to its link's bandwidth with tbf (each
+// direction is shaped at its sender). When netem exists and the link has
+// delay or loss, netem does both rate and impairment instead.
+func shape(h *netlink.Handle, ip *ifacePlan, netem bool) error {
+	l := ip.link.link
+	rateBytes := float64(l.Bandwidth) / 8
+	attrs := netlink.QdiscAttrs{LinkIndex: ip.index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT}
+	if netem && (l.Delay > 0 || l.Loss > 0) {
+		q := netlink.NewNetem(attrs, netlink.NetemQdiscAttrs{
+			Latency: uint32(l.Delay.Microseconds()),
+			Loss:    float32(l.Loss),
+			Rate64:  uint64(rateBytes),
+		})
+		if err := h.QdiscAdd(q); err != nil {
+			return fmt.Errorf("add netem (delay %v, loss %g%%): %w", l.Delay, l.Loss, err)
+		}
+		return nil
+	}
+	if l.Bandwidth <= 0 {
+		return nil
+	}
+	burst, limit := tbfParams(rateBytes, ip.mtu)
+	q := &netlink.Tbf{
+		QdiscAttrs: attrs,
+		Rate:       uint64(rateBytes),
+		Buffer:     netlink.Xmittime(uint64(rateBytes), burst),
+		Limit:      limit,
+	}
+	if err := h.QdiscAdd(q); err != nil {
+		return fmt.Errorf("add tbf rate %.0f bit/s: %w", float64(l.Bandwidth), err)
+	}
+	return nil
+}
+
+// rollback removes what a failed or interrupted build created: its namespaces
+// (which takes their interfaces with them) and then the run's state.
+func (b *builder) rollback() error {
+	b.mu.Lock()
+	created := b.created
+	b.mu.Unlock()
+	if err := removeNamespaces(created, b.workers); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(runDir(b.bp.run)); err != nil {
+		return fmt.Errorf("remove state of run %q: %w", b.bp.run, err)
+	}
+	slog.Info("rolled back", "run", b.bp.run, "namespaces", len(created))
+	return nil
+}
+
+// removeNamespaces removes namespaces in parallel (unmounting waits for RCU
+// grace periods, which overlap across threads).
+func removeNamespaces(names []string, workers int) error {
+	if workers <= 0 {
+		workers = 2 * runtime.NumCPU()
+	}
+	jobs := make(chan string)
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, len(names)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range jobs {
+				if err := removeNamespace(name); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, n := range names {
+		jobs <- n
+	}
+	close(jobs)
+	wg.Wait()
+	return errors.Join(errs...)
+}

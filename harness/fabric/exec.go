@@ -1,0 +1,142 @@
+package fabric
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// nodeNamespace returns the state of run and the namespace path of its node.
+func nodeNamespace(run, node string) (*State, string, error) {
+	s, err := LoadState(run)
+	if err != nil {
+		return nil, "", err
+	}
+	n := s.Node(node)
+	if n == nil {
+		return nil, "", fmt.Errorf("run %q has no node %q (see 'grid ls %s')", run, node, run)
+	}
+	if s.Status != StatusUp {
+		return nil, "", fmt.Errorf("run %q is not up (%s)", run, s.Describe())
+	}
+	return s, filepath.Join(NetnsDir, n.Namespace), nil
+}
+
+// Exec replaces the calling process with argv running inside node's namespace,
+// as `ip netns exec` does: standard streams, signals and the exit status are
+// the command's own. The process is recorded in the run's state first (exec
+// keeps the PID and start time), so `grid down` stops it if it still runs.
+// Exec returns only on error.
+func Exec(run, node string, argv []string) error {
+	if err := CheckRoot(); err != nil {
+		return err
+	}
+	if len(argv) == 0 {
+		return errors.New("no command given")
+	}
+	_, nsPath, err := nodeNamespace(run, node)
+	if err != nil {
+		return err
+	}
+	bin, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	self, err := ProcessOf(os.Getpid(), node, "exec")
+	if err != nil {
+		return err
+	}
+	if err := RecordProcess(run, self); err != nil {
+		return err
+	}
+	// The exec happens from this thread, which carries the namespace into
+	// the new program; the thread never returns to Go code unless exec fails.
+	runtime.LockOSThread()
+	ns, err := netns.GetFromPath(nsPath)
+	if err != nil {
+		return fmt.Errorf("open namespace of %s: %w", node, err)
+	}
+	if err := netns.Set(ns); err != nil {
+		return fmt.Errorf("enter namespace of %s: %w", node, err)
+	}
+	ns.Close()
+	remountSys()
+	err = unix.Exec(bin, argv, os.Environ())
+	// Still here: the thread is in the node's namespace and stays locked, so
+	// Go discards it rather than reusing it for other goroutines.
+	return fmt.Errorf("exec %s: %w", bin, err)
+}
+
+// remountSys gives the calling thread a private mount namespace with a sysfs
+// of its network namespace, so /sys/class/net lists the node's interfaces (as
+// `ip netns exec` arranges). It is a convenience: on failure the command
+// still runs, only with the root namespace's /sys.
+func remountSys() {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		slog.Debug("no private mount namespace for exec; /sys shows the root namespace", "err", err)
+		return
+	}
+	if err := unix.Mount("", "/", "none", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+		slog.Debug("cannot make / a slave mount; /sys shows the root namespace", "err", err)
+		return
+	}
+	if err := unix.Unmount("/sys", unix.MNT_DETACH); err != nil {
+		slog.Debug("cannot unmount /sys in the private mount namespace", "err", err)
+		return
+	}
+	if err := unix.Mount("sysfs", "/sys", "sysfs", 0, ""); err != nil {
+		slog.Debug("cannot mount the namespace's sysfs", "err", err)
+	}
+}
+
+// Start starts cmd inside node's namespace of run and records it in the run's
+// state under role, so `grid down` and `grid clean` stop it. This is how the
+// switch back end and the experiment runner attach processes to a run. The
+// caller waits for cmd as usual; ForgetProcess removes the record early.
+func Start(run, node string, cmd *exec.Cmd, role string) error {
+	_, nsPath, err := nodeNamespace(run, node)
+	if err != nil {
+		return err
+	}
+	if err := startIn(nsPath, cmd); err != nil {
+		return fmt.Errorf("start %s in %s of run %q: %w", cmd.Path, node, run, err)
+	}
+	p, err := ProcessOf(cmd.Process.Pid, node, role)
+	if err == nil {
+		err = RecordProcess(run, p)
+	}
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("record %s process of run %q: %w", role, run, err)
+	}
+	return nil
+}
+
+// startIn forks cmd from a thread inside the namespace at nsPath; the child
+// inherits the thread's namespace. The thread returns to the root namespace
+// before it is unlocked, or dies with its goroutine if it cannot.
+func startIn(nsPath string, cmd *exec.Cmd) error {
+	ns, err := netns.GetFromPath(nsPath)
+	if err != nil {
+		return fmt.Errorf("open namespace: %w", err)
+	}
+	defer ns.Close()
+	th, err := lockNsThread()
+	if err != nil {
+		return err
+	}
+	defer th.release()
+	if err := th.enter(ns); err != nil {
+		return err
+	}
+	startErr := cmd.Start()
+	return errors.Join(startErr, th.back())
+}

@@ -1,0 +1,215 @@
+package fabric
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/grid-ina/grid/harness/topo"
+)
+
+// useTempStateDir points StateDir at a fresh directory for one test.
+func useTempStateDir(t *testing.T) {
+	t.Helper()
+	old := StateDir
+	StateDir = t.TempDir()
+	t.Cleanup(func() { StateDir = old })
+}
+
+func fatTreeBlueprint(t *testing.T, k int) *blueprint {
+	t.Helper()
+	tp, err := topo.FatTree(k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := tp.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := newBlueprint("ft", "g123", tp, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp
+}
+
+func TestBlueprintOfFatTreeK4NumbersPortsAfterP4Ports(t *testing.T) {
+	bp := fatTreeBlueprint(t, 4)
+	if len(bp.nodes) != 36 || len(bp.links) != 48 {
+		t.Fatalf("%d nodes, %d links; want 36 and 48", len(bp.nodes), len(bp.links))
+	}
+	ifaces := 0
+	for _, np := range bp.nodes {
+		names := map[string]bool{}
+		for _, ip := range np.ifaces {
+			ifaces++
+			if ip.index != ifindexBase+ip.port {
+				t.Errorf("%s %s: ifindex %d for port %d", np.ns, ip.name, ip.index, ip.port)
+			}
+			if names[ip.name] {
+				t.Errorf("%s: interface name %s twice", np.ns, ip.name)
+			}
+			names[ip.name] = true
+			if np.node.Kind == topo.KindSwitch && ip.host != nil || np.node.Kind == topo.KindHost && ip.host == nil {
+				t.Errorf("%s %s: host addressing on the wrong kind of node", np.ns, ip.name)
+			}
+		}
+		if np.ns != "ft-"+np.node.Name {
+			t.Errorf("namespace of %s is %s", np.node.Name, np.ns)
+		}
+	}
+	if ifaces != 96 {
+		t.Fatalf("%d interfaces, want 96 (two per link)", ifaces)
+	}
+	e1 := bp.nodes[indexOfNode(t, bp, "e1")]
+	if got := e1.ifaces[0]; got.port != 1 || got.name != "g123s13p1" || got.mac.String() != "02:01:00:0d:00:01" {
+		t.Fatalf("e1's first port: port %d name %s mac %s", got.port, got.name, got.mac)
+	}
+}
+
+func indexOfNode(t *testing.T, bp *blueprint, name string) int {
+	for i, np := range bp.nodes {
+		if np.node.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("no node %s", name)
+	return -1
+}
+
+func TestBlueprintRejectsNodeNamesUnfitForNamespaces(t *testing.T) {
+	tp := &topo.Topology{Name: "bad", Source: "bad.yaml", Nodes: []*topo.Node{{Name: "a/b", Kind: topo.KindHost, Line: 7}}}
+	_, err := newBlueprint("r", "g000", tp, &topo.AddressPlan{})
+	if err == nil || err.Error() != `bad.yaml:7: node "a/b": name cannot be part of a namespace name (letters, digits, '_', '.', '-')` {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestStateRoundTripsThroughTheStateFile(t *testing.T) {
+	useTempStateDir(t)
+	bp := fatTreeBlueprint(t, 4)
+	st := bp.state()
+	if err := os.Mkdir(runDir("ft"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.save(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadState("ft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1 := got.Node("h1")
+	if h1 == nil || h1.Namespace != "ft-h1" || len(h1.Interfaces) != 1 {
+		t.Fatalf("h1 = %+v", h1)
+	}
+	eth0 := h1.Port(0)
+	if eth0.IP != "10.0.1.1/24" || eth0.Gateway != "10.0.1.254" || eth0.Peer != (topo.Endpoint{Node: "e1", Port: 1}) || eth0.RateBits != 100e9 {
+		t.Fatalf("h1 eth0 = %+v", eth0)
+	}
+	if got.Node("e1").Port(1).Name != "g123s13p1" {
+		t.Fatalf("e1 port 1 = %+v", got.Node("e1").Port(1))
+	}
+	if runs, _ := Runs(); len(runs) != 1 || runs[0] != "ft" {
+		t.Fatalf("Runs() = %v", runs)
+	}
+	if _, err := LoadState("nope"); err == nil {
+		t.Fatal("loading a missing run succeeded")
+	}
+}
+
+func TestRecordProcessDropsExitedProcesses(t *testing.T) {
+	useTempStateDir(t)
+	st := &State{Run: "r", Status: StatusUp}
+	if err := os.Mkdir(runDir("r"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.save(); err != nil {
+		t.Fatal(err)
+	}
+	short := exec.Command("true")
+	if err := short.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ProcessOf(short.Process.Pid, "h1", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RecordProcess("r", p); err != nil {
+		t.Fatal(err)
+	}
+	short.Wait()
+	self, err := ProcessOf(os.Getpid(), "", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RecordProcess("r", self); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := LoadState("r")
+	if len(got.Processes) != 1 || got.Processes[0].PID != os.Getpid() {
+		t.Fatalf("processes = %+v; want only this test process", got.Processes)
+	}
+	if err := ForgetProcess("r", os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := LoadState("r"); len(got.Processes) != 0 {
+		t.Fatalf("processes after forget = %+v", got.Processes)
+	}
+}
+
+func TestProcessWithOtherStartTimeIsNotAlive(t *testing.T) {
+	self, err := ProcessOf(os.Getpid(), "", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !self.Alive() {
+		t.Fatal("this process is not alive")
+	}
+	recycled := self
+	recycled.Start++
+	if recycled.Alive() {
+		t.Fatal("a PID with another start time counts as the recorded process")
+	}
+}
+
+func TestStopProcessesEndsRecordedProcesses(t *testing.T) {
+	stubborn := exec.Command("sh", "-c", "trap '' TERM; while :; do sleep 0.1; done")
+	polite := exec.Command("sleep", "60")
+	var procs []Process
+	for _, c := range []*exec.Cmd{stubborn, polite} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		time.Sleep(20 * time.Millisecond) // let sh install its trap
+		p, err := ProcessOf(c.Process.Pid, "", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, p)
+	}
+	if err := stopProcesses(procs); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if p.Alive() {
+			t.Errorf("process %d still alive", p.PID)
+		}
+	}
+}
+
+func TestTbfBurstHoldsTwoFramesAndLimitCoversLatency(t *testing.T) {
+	burst, limit := tbfParams(10e6/8, 1500)
+	if burst != 2*1514 {
+		t.Errorf("burst at 10 Mbit/s = %d, want two frames (3028)", burst)
+	}
+	if want := uint32(3028 + 10e6/8*0.02); limit != want {
+		t.Errorf("limit at 10 Mbit/s = %d, want %d", limit, want)
+	}
+	burst, _ = tbfParams(100e9/8, 1500)
+	if burst != 12_500_000 {
+		t.Errorf("burst at 100 Gbit/s = %d, want 1 ms worth (12500000)", burst)
+	}
+}
