@@ -1,0 +1,759 @@
+package midend
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+)
+
+// cpName is the control-plane name of a declaration `local` inside the
+// object whose name is prefix, honouring @name (a leading '.' makes it
+// absolute), as p4c does.
+func cpName(annos ast.Annotations, local, prefix string) string {
+	if n, ok := annos.StringArg("name"); ok {
+		if strings.HasPrefix(n, ".") {
+			return n[1:]
+		}
+		local = n
+	}
+	if prefix == "" {
+		return local
+	}
+	return prefix + "." + local
+}
+
+// instance returns the object a top-level (or not yet bound) instance
+// declaration denotes, allocating externs on first use.
+func (l *lowerer) instance(d *ast.InstanceDecl, sc *scope) (val, error) {
+	prefix := ""
+	key := objKey{decl: d, prefix: prefix}
+	if o, ok := l.objs[key]; ok {
+		return o, nil
+	}
+	o, err := l.allocInstance(d, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// allocInstance creates the lowered form of an instance declared in the
+// object named prefix.
+func (l *lowerer) allocInstance(d *ast.InstanceDecl, prefix string) (*objV, error) {
+	key := objKey{decl: d, prefix: prefix}
+	if o, ok := l.objs[key]; ok {
+		return o, nil
+	}
+	ot, ok := d.Type.Resolved().(*ast.ObjectType)
+	if !ok {
+		return nil, unsupported(d, "instance of %v", d.Type.Resolved())
+	}
+	o := &objV{inst: d, typ: ot, name: cpName(d.Annos, d.Name, prefix)}
+	l.objs[key] = o
+	ext, ok := ot.Decl.(*ast.ExternDecl)
+	if !ok {
+		return o, nil // parser/control instance: its scope is built when applied
+	}
+	intArg := func(i int) (int, error) {
+		if i >= len(d.Args) {
+			return 0, unsupported(d, "%s without argument %d", ext.Name, i+1)
+		}
+		v, ok := bigOf(d.Args[i].Value)
+		if !ok {
+			return 0, unsupported(d.Args[i].Value, "non-constant %s argument", ext.Name)
+		}
+		return int(v.Int64()), nil
+	}
+	unitArg := func(i int) (string, error) {
+		if i >= len(d.Args) {
+			return "", unsupported(d, "%s without a type argument", ext.Name)
+		}
+		c := d.Args[i].Value.Info().Const
+		if c == nil || c.Member == nil {
+			return "", unsupported(d.Args[i].Value, "non-constant %s type", ext.Name)
+		}
+		return c.Member.Name, nil
+	}
+	switch ext.Name {
+	case "register":
+		size, err := intArg(0)
+		if err != nil {
+			return nil, err
+		}
+		w := 0
+		if len(ot.Args) == 1 {
+			if t, ok := scalarType(ot.Args[0]); ok {
+				w = t.width
+			}
+		}
+		if w == 0 {
+			return nil, unsupported(d, "register of non-bit type")
+		}
+		o.reg = &Register{Name: l.uniqueName(o.name), Pos: d.Pos, Annos: d.Annos, Size: size, Width: w}
+		l.out.Registers = append(l.out.Registers, o.reg)
+	case "counter", "direct_counter":
+		c := &Counter{Name: l.uniqueName(o.name), Pos: d.Pos, Annos: d.Annos, Direct: ext.Name == "direct_counter"}
+		ui := 1
+		if c.Direct {
+			ui = 0
+		} else {
+			size, err := intArg(0)
+			if err != nil {
+				return nil, err
+			}
+			c.Size = size
+		}
+		u, err := unitArg(ui)
+		if err != nil {
+			return nil, err
+		}
+		c.Unit = u
+		o.counter = c
+		l.out.Counters = append(l.out.Counters, c)
+	case "meter", "direct_meter":
+		m := &Meter{Name: l.uniqueName(o.name), Pos: d.Pos, Annos: d.Annos, Direct: ext.Name == "direct_meter"}
+		ui := 1
+		if m.Direct {
+			ui = 0
+		} else {
+			size, err := intArg(0)
+			if err != nil {
+				return nil, err
+			}
+			m.Size = size
+		}
+		u, err := unitArg(ui)
+		if err != nil {
+			return nil, err
+		}
+		m.Unit = u
+		o.meter = m
+		l.out.Meters = append(l.out.Meters, m)
+	default:
+		return nil, unsupported(d, "extern %s", ext.Name)
+	}
+	return o, nil
+}
+
+// callExpr lowers a call used as a value.
+func (a *actx) callExpr(c *ast.Call) (val, error) {
+	v, err := a.call(c, false)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, unsupported(c, "using the result of this call")
+	}
+	return v, nil
+}
+
+// call lowers a call; the result is the returned value (nil for void).
+func (a *actx) call(c *ast.Call, isStmt bool) (val, error) {
+	switch c.Kind {
+	case ast.CallAction:
+		return nil, a.inlineAction(c)
+	case ast.CallFunction:
+		return a.inlineFunction(c)
+	case ast.CallExternFunction:
+		return a.externFunction(c)
+	case ast.CallExternMethod:
+		return a.externMethod(c)
+	case ast.CallBuiltin:
+		return a.builtin(c)
+	case ast.CallTableApply:
+		return nil, unsupported(c, "applying a table inside an action or function")
+	case ast.CallControlApply, ast.CallParserApply:
+		return nil, unsupported(c, "applying a control or parser here")
+	}
+	return nil, unsupported(c, "this call")
+}
+
+// bindParams binds callee parameters to the call's arguments in scope sc
+// with P4's copy-in/copy-out semantics for scalars: in/directionless
+// arguments are evaluated into temporaries before the body runs, out/inout
+// are copied back afterwards. Headers and structs are passed by reference
+// (their fields keep the caller's storage), out headers start invalid.
+// It returns the copy-out function to run after the body.
+func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope) (func() error, error) {
+	type copyOut struct {
+		dst, src val
+	}
+	var outs []copyOut
+	bound := map[*ast.Param]bool{}
+	for i, arg := range c.Args {
+		var p *ast.Param
+		if i < len(c.ArgParams) {
+			p = c.ArgParams[i]
+		}
+		if p == nil {
+			return nil, unsupported(arg.Value, "argument without a matching parameter")
+		}
+		bound[p] = true
+		pt := p.Type.Resolved()
+		if _, dc := arg.Value.(*ast.DontCare); dc {
+			v, err := a.l.alloc(p, pt, p.Name, p.Name)
+			if err != nil {
+				return nil, err
+			}
+			sc.m[p] = v
+			continue
+		}
+		v, err := a.value(arg.Value)
+		if err != nil {
+			return nil, err
+		}
+		sv, isScalar := v.(*scalarV)
+		switch p.Dir {
+		case ast.DirNone, ast.DirIn:
+			if isScalar && sv.loc {
+				t := a.l.tempScalar(pt)
+				a.emitPrim(a.assignPrim(t.ref, sv.ref))
+				t.loc = false
+				sc.m[p] = t
+			} else if isScalar {
+				sc.m[p] = &scalarV{ref: sv.ref, t: pt}
+			} else {
+				sc.m[p] = v
+			}
+		case ast.DirOut, ast.DirInOut:
+			if isScalar {
+				if !sv.loc {
+					return nil, unsupported(arg.Value, "out argument that is not a location")
+				}
+				t := a.l.tempScalar(pt)
+				if p.Dir == ast.DirInOut {
+					a.emitPrim(a.assignPrim(t.ref, sv.ref))
+				}
+				sc.m[p] = t
+				outs = append(outs, copyOut{dst: sv, src: t})
+			} else {
+				sc.m[p] = v
+				if p.Dir == ast.DirOut {
+					if err := a.invalidate(v); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	for _, p := range params {
+		if bound[p] {
+			continue
+		}
+		if p.Default != nil {
+			v, err := a.value(p.Default)
+			if err != nil {
+				return nil, err
+			}
+			sc.m[p] = v
+			continue
+		}
+		if p.Dir == ast.DirNone {
+			return nil, unsupported(c, "call without argument for %s", p.Name)
+		}
+		// Optional out parameters left unbound write to a scratch location.
+		v, err := a.l.alloc(p, p.Type.Resolved(), p.Name, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		sc.m[p] = v
+	}
+	return func() error {
+		for _, o := range outs {
+			if err := a.store(c, o.dst, o.src); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+func (a *actx) inlineAction(c *ast.Call) error {
+	act := c.Action
+	sc := newScope(a.sc, a.sc.prefix)
+	done, err := a.bindParams(c, act.Params, sc)
+	if err != nil {
+		return err
+	}
+	r := &retCtx{}
+	inner := &actx{l: a.l, sc: sc, prims: a.prims, ret: r, inParser: a.inParser, inAction: a.inAction, exits: a.exits}
+	if err := inner.block(act.Body); err != nil {
+		return err
+	}
+	inner.finishReturns(r)
+	return done()
+}
+
+func (a *actx) inlineFunction(c *ast.Call) (val, error) {
+	fn := c.Function
+	if len(fn.TypeParams) > 0 {
+		return nil, unsupported(c, "generic functions")
+	}
+	sc := newScope(a.sc, a.sc.prefix)
+	done, err := a.bindParams(c, fn.Params, sc)
+	if err != nil {
+		return nil, err
+	}
+	r := &retCtx{}
+	var result val
+	if rt := fn.Return.Resolved(); rt != nil {
+		if _, void := rt.(*ast.VoidType); !void {
+			if _, ok := scalarType(rt); ok {
+				r.result = a.l.tempScalar(rt)
+				result = r.result
+			} else {
+				v, err := a.l.alloc(fn, rt, "tmp", "tmp")
+				if err != nil {
+					return nil, err
+				}
+				r.resultVal = v
+				result = v
+			}
+		}
+	}
+	inner := &actx{l: a.l, sc: sc, prims: a.prims, ret: r, inParser: a.inParser, inAction: a.inAction, exits: a.exits}
+	if err := inner.block(fn.Body); err != nil {
+		return nil, err
+	}
+	inner.finishReturns(r)
+	if err := done(); err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+// argVal lowers argument i of c.
+func (a *actx) argVal(c *ast.Call, i int) (val, error) {
+	if i >= len(c.Args) {
+		return nil, unsupported(c, "missing argument %d", i+1)
+	}
+	return a.value(c.Args[i].Value)
+}
+
+func (a *actx) argData(c *ast.Call, i int) (*bmv2json.Value, error) {
+	if i >= len(c.Args) {
+		return nil, unsupported(c, "missing argument %d", i+1)
+	}
+	return a.data(c.Args[i].Value)
+}
+
+// argField lowers argument i, which must be a field location.
+func (a *actx) argField(c *ast.Call, i int) (*bmv2json.Value, error) {
+	v, err := a.argVal(c, i)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(*scalarV)
+	if !ok || !s.loc {
+		return nil, unsupported(c.Args[i].Value, "this argument must be a field or variable")
+	}
+	return s.ref, nil
+}
+
+func (a *actx) externFunction(c *ast.Call) (val, error) {
+	name := c.ExternFunc.Name
+	if a.inParser && name != "verify" {
+		return nil, unsupported(c, "%s in a parser", name)
+	}
+	switch name {
+	case "mark_to_drop":
+		a.emit(prim("mark_to_drop", bmv2json.Named("header", a.l.stdMeta.Name)))
+		return nil, nil
+	case "verify":
+		cnd, err := a.cond(c.Args[0].Value)
+		if err != nil {
+			return nil, err
+		}
+		e, err := a.argData(c, 1)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim("verify", param(cnd), param(e)))
+		return nil, nil
+	case "random":
+		dst, err := a.argField(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		lo, err := a.argData(c, 1)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := a.argData(c, 2)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim("modify_field_rng_uniform", dst, param(lo), param(hi)))
+		return nil, nil
+	case "hash":
+		return nil, a.hash(c)
+	case "clone", "clone3", "clone_preserving_field_list":
+		ct := c.Args[0].Value.Info().Const
+		if ct == nil || ct.Member == nil {
+			return nil, unsupported(c, "clone type that is not a constant")
+		}
+		sess, err := a.argData(c, 1)
+		if err != nil {
+			return nil, err
+		}
+		fl, err := a.fieldList(c, name == "clone_preserving_field_list", 2)
+		if err != nil {
+			return nil, err
+		}
+		op := "clone_ingress_pkt_to_egress"
+		if ct.Member.Name == "E2E" {
+			op = "clone_egress_pkt_to_egress"
+		}
+		if name == "clone3" {
+			return nil, unsupported(c, "clone3 (use clone_preserving_field_list)")
+		}
+		a.emit(prim(op, param(sess), fl))
+		return nil, nil
+	case "resubmit_preserving_field_list", "recirculate_preserving_field_list":
+		fl, err := a.fieldList(c, true, 0)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim(strings.TrimSuffix(name, "_preserving_field_list"), fl))
+		return nil, nil
+	case "truncate":
+		n, err := a.argData(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim("truncate", param(n)))
+		return nil, nil
+	case "log_msg":
+		return nil, a.logMsg(c)
+	}
+	return nil, unsupported(c, "extern function %s", name)
+}
+
+// fieldList creates the bmv2 field list of a clone/resubmit/recirculate:
+// the user metadata fields annotated @field_list(index).
+func (a *actx) fieldList(c *ast.Call, hasIndex bool, argi int) (*bmv2json.Value, error) {
+	fl := &FieldList{ID: len(a.l.out.FieldLists) + 1, Name: a.l.uniqueName("empty")}
+	if hasIndex {
+		idx, ok := bigOf(c.Args[argi].Value)
+		if !ok {
+			return nil, unsupported(c.Args[argi].Value, "field list index that is not a constant")
+		}
+		fields := a.l.fieldListFields(idx.Int64())
+		if len(fields) > 0 {
+			a.l.names[fl.Name] = false
+			fl.Name = a.l.uniqueName("field_list")
+		}
+		fl.Elements = fields
+	}
+	a.l.out.FieldLists = append(a.l.out.FieldLists, fl)
+	return hexInt(int64(fl.ID), 0), nil
+}
+
+// fieldListFields returns the user metadata fields annotated with
+// @field_list(idx).
+func (l *lowerer) fieldListFields(idx int64) []*bmv2json.Value {
+	var out []*bmv2json.Value
+	var walk func(v val, d *ast.StructDecl)
+	walk = func(v val, d *ast.StructDecl) {
+		sv, ok := v.(*structV)
+		if !ok {
+			return
+		}
+		for _, f := range d.Fields {
+			fv := sv.fields[f.Name]
+			if sub, ok := fv.(*structV); ok {
+				walk(sub, sub.decl)
+				continue
+			}
+			an := f.Annos.Get("field_list")
+			if an == nil {
+				continue
+			}
+			for _, arg := range an.Args {
+				if c := arg.Info().Const; c != nil && c.Int != nil && c.Int.Int64() == idx {
+					if s, ok := fv.(*scalarV); ok {
+						out = append(out, s.ref)
+					}
+				}
+			}
+		}
+	}
+	if l.userMeta != nil {
+		walk(l.userMeta, l.userMeta.decl)
+	}
+	return out
+}
+
+var hashAlgos = map[string]string{
+	"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16", "crc16_custom": "crc16_custom",
+	"random": "random", "identity": "identity", "csum16": "csum16", "xor16": "xor16",
+}
+
+// calcInputs lowers a list expression to calculation inputs; non-field
+// elements are first computed into temporaries (bmv2 hashes fields and
+// constants only).
+func (a *actx) calcInputs(e ast.Expr) ([]bmv2json.CalcInput, error) {
+	v, err := a.value(e)
+	if err != nil {
+		return nil, err
+	}
+	var out []bmv2json.CalcInput
+	var add func(n ast.Node, v val) error
+	add = func(n ast.Node, v val) error {
+		switch x := v.(type) {
+		case *scalarV:
+			if isFieldRef(x.ref) {
+				out = append(out, bmv2json.CalcInput{Type: "field", Value: x.ref})
+				return nil
+			}
+			if x.ref.Type == "hexstr" {
+				st, _ := scalarType(x.t)
+				w := st.width
+				out = append(out, bmv2json.CalcInput{Type: "hexstr", Value: x.ref, Bitwidth: &w})
+				return nil
+			}
+			t := a.l.tempScalar(x.t)
+			a.emitPrim(a.assignPrim(t.ref, x.ref))
+			out = append(out, bmv2json.CalcInput{Type: "field", Value: t.ref})
+		case *headerV:
+			for _, f := range x.decl.Fields {
+				out = append(out, bmv2json.CalcInput{Type: "field", Value: bmv2json.Field(x.h.Name, f.Name)})
+			}
+		case *structV:
+			for _, f := range x.decl.Fields {
+				if err := add(n, x.fields[f.Name]); err != nil {
+					return err
+				}
+			}
+		case *tupleV:
+			for _, el := range x.elems {
+				if err := add(n, el); err != nil {
+					return err
+				}
+			}
+		default:
+			return unsupported(n, "hash or checksum input of this kind")
+		}
+		return nil
+	}
+	if err := add(e, v); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (l *lowerer) algo(n ast.Node, e ast.Expr) (string, error) {
+	c := e.Info().Const
+	if c == nil || c.Member == nil {
+		return "", unsupported(n, "hash algorithm that is not a constant")
+	}
+	al, ok := hashAlgos[c.Member.Name]
+	if !ok {
+		return "", unsupported(n, "hash algorithm %s", c.Member.Name)
+	}
+	return al, nil
+}
+
+func (a *actx) hash(c *ast.Call) error {
+	if len(c.Args) != 5 {
+		return unsupported(c, "hash with %d arguments", len(c.Args))
+	}
+	dst, err := a.argField(c, 0)
+	if err != nil {
+		return err
+	}
+	al, err := a.l.algo(c, c.Args[1].Value)
+	if err != nil {
+		return err
+	}
+	base, err := a.argData(c, 2)
+	if err != nil {
+		return err
+	}
+	inputs, err := a.calcInputs(c.Args[3].Value)
+	if err != nil {
+		return err
+	}
+	max, err := a.argData(c, 4)
+	if err != nil {
+		return err
+	}
+	calc := &Calculation{Name: a.l.uniqueName("calc"), Pos: c.Pos, Algo: al, Input: inputs}
+	a.l.out.Calculations = append(a.l.out.Calculations, calc)
+	a.emit(prim("modify_field_with_hash_based_offset", dst, param(base), bmv2json.Named("calculation", calc.Name), param(max)))
+	return nil
+}
+
+func (a *actx) logMsg(c *ast.Call) error {
+	s, ok := c.Args[0].Value.(*ast.StringLit)
+	if !ok {
+		return unsupported(c, "log_msg with a non-literal format")
+	}
+	vec := &bmv2json.Value{Type: "parameters_vector", Kind: bmv2json.KindRaw, Raw: []byte("[]")}
+	if len(c.Args) > 1 {
+		v, err := a.argVal(c, 1)
+		if err != nil {
+			return err
+		}
+		var elems []*bmv2json.Value
+		var add func(v val)
+		add = func(v val) {
+			switch x := v.(type) {
+			case *scalarV:
+				elems = append(elems, param(x.ref))
+			case *tupleV:
+				for _, e := range x.elems {
+					add(e)
+				}
+			case *structV:
+				for _, f := range x.decl.Fields {
+					add(x.fields[f.Name])
+				}
+			case *headerV:
+				for _, f := range x.decl.Fields {
+					elems = append(elems, bmv2json.Field(x.h.Name, f.Name))
+				}
+			}
+		}
+		add(v)
+		raw, err := marshalValues(elems)
+		if err != nil {
+			return err
+		}
+		vec.Raw = raw
+	}
+	a.emit(prim("log_msg", bmv2json.Named("string", s.Value), vec))
+	return nil
+}
+
+func (a *actx) externMethod(c *ast.Call) (val, error) {
+	recv := c.Receiver()
+	m := c.Method
+	ext := m.Extern.Name
+	switch ext {
+	case "packet_in":
+		return a.packetIn(c)
+	case "packet_out":
+		return nil, unsupported(c, "packet_out.%s outside the deparser", m.Name)
+	}
+	rv, err := a.value(recv)
+	if err != nil {
+		return nil, err
+	}
+	o, ok := rv.(*objV)
+	if !ok {
+		return nil, unsupported(c, "method call on this value")
+	}
+	if a.inParser {
+		return nil, unsupported(c, "%s.%s in a parser", ext, m.Name)
+	}
+	switch {
+	case o.reg != nil && m.Name == "read":
+		dst, err := a.argField(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		idx, err := a.argData(c, 1)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim("register_read", dst, bmv2json.Named("register_array", o.reg.Name), param(idx)))
+		return nil, nil
+	case o.reg != nil && m.Name == "write":
+		idx, err := a.argData(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		v, err := a.argData(c, 1)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim("register_write", bmv2json.Named("register_array", o.reg.Name), param(idx), param(v)))
+		return nil, nil
+	case o.counter != nil && m.Name == "count":
+		if o.counter.Direct {
+			return nil, nil // bmv2 counts direct counters itself on every hit
+		}
+		idx, err := a.argData(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim("count", bmv2json.Named("counter_array", o.counter.Name), param(idx)))
+		return nil, nil
+	case o.meter != nil && !o.meter.Direct && m.Name == "execute_meter":
+		idx, err := a.argData(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		dst, err := a.argField(c, 1)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim("execute_meter", bmv2json.Named("meter_array", o.meter.Name), param(idx), dst))
+		return nil, nil
+	case o.meter != nil && o.meter.Direct && m.Name == "read":
+		dst, err := a.argField(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		h, f, _ := dst.FieldRef()
+		if o.meter.ResultTarget != nil && (o.meter.ResultTarget[0] != h || o.meter.ResultTarget[1] != f) {
+			return nil, unsupported(c, "reading direct meter %s into two different locations", o.name)
+		}
+		o.meter.ResultTarget = []string{h, f}
+		return nil, nil
+	}
+	return nil, unsupported(c, "%s.%s", ext, m.Name)
+}
+
+func (a *actx) builtin(c *ast.Call) (val, error) {
+	recv := c.Receiver()
+	rv, err := a.value(recv)
+	if err != nil {
+		return nil, err
+	}
+	switch c.Builtin {
+	case "isValid":
+		h, ok := rv.(*headerV)
+		if !ok {
+			return nil, unsupported(c, "isValid on this value")
+		}
+		return &scalarV{ref: bmv2json.Field(h.h.Name, "$valid$"), t: ast.TBool}, nil
+	case "setValid", "setInvalid":
+		h, ok := rv.(*headerV)
+		if !ok {
+			return nil, unsupported(c, "%s on this value", c.Builtin)
+		}
+		op := "add_header"
+		if c.Builtin == "setInvalid" {
+			op = "remove_header"
+		}
+		a.emitPrim(prim(op, bmv2json.Named("header", h.h.Name)))
+		return nil, nil
+	case "push_front", "pop_front":
+		st, ok := rv.(*stackV)
+		if !ok {
+			return nil, unsupported(c, "%s on this value", c.Builtin)
+		}
+		n, ok := bigOf(c.Args[0].Value)
+		if !ok {
+			return nil, unsupported(c, "%s count that is not a constant", c.Builtin)
+		}
+		op := "push"
+		if c.Builtin == "pop_front" {
+			op = "pop"
+		}
+		a.emitPrim(prim(op, bmv2json.Named("header_stack", st.s.Name), hexBig(n, 0)))
+		return nil, nil
+	}
+	return nil, unsupported(c, "builtin %s", c.Builtin)
+}
+
+func marshalValues(vs []*bmv2json.Value) ([]byte, error) {
+	if vs == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal(vs)
+}

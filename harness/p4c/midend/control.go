@@ -1,0 +1,1018 @@
+package midend
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+)
+
+// slot is a not yet known successor in the pipeline graph (a table's
+// next_tables entry, a conditional's branch, the pipeline entry); it is
+// filled when the next node is created.
+type slot func(next *string)
+
+// cctx lowers an apply block into the pipeline graph, continuation style:
+// dangling holds the slots the next created node is linked from.
+// Straight-line statements accumulate in block and become a synthesized
+// table with one hidden action (p4c's tbl_act) when a table or conditional
+// follows.
+type cctx struct {
+	l        *lowerer
+	pipe     *Pipeline
+	sc       *scope
+	block    []bmv2json.Primitive
+	blockPos ast.Pos
+	exits    []int
+	dangling []slot
+	rets     *[]slot
+}
+
+// lowerPipeline lowers ingress or egress.
+func (l *lowerer) lowerPipeline(d ast.Decl, name string, args []val) error {
+	cd, ok := d.(*ast.ControlDecl)
+	if !ok {
+		return unsupported(d, "%s must be a control", name)
+	}
+	if len(cd.Params) != len(args) {
+		return unsupported(cd, "%s control with %d parameters (want %d)", name, len(cd.Params), len(args))
+	}
+	pipe := &Pipeline{Name: name, Pos: cd.Pos, Source: cd.Name}
+	sc := newScope(nil, cpName(cd.Annos, cd.Name, ""))
+	for i, p := range cd.Params {
+		sc.m[p] = args[i]
+	}
+	var rets []slot
+	c := &cctx{l: l, pipe: pipe, sc: sc, rets: &rets}
+	c.dangling = []slot{func(n *string) { pipe.Init = n }}
+	if err := c.instantiateLocals(cd); err != nil {
+		return err
+	}
+	if err := c.blockStmt(cd.Apply); err != nil {
+		return err
+	}
+	c.flush()
+	if name == "ingress" {
+		l.out.Ingress = pipe
+	} else {
+		l.out.Egress = pipe
+	}
+	return nil
+}
+
+// instantiateLocals creates the storage of a control's local variables and
+// instances in c.sc (initializers run as straight-line code).
+func (c *cctx) instantiateLocals(cd *ast.ControlDecl) error {
+	if len(cd.CtorParams) > 0 {
+		return unsupported(cd, "controls with constructor parameters")
+	}
+	for _, d := range cd.Locals {
+		switch x := d.(type) {
+		case *ast.VarDecl:
+			if err := c.straight(&ast.DeclStmt{Pos: x.Pos, Decl: x}); err != nil {
+				return err
+			}
+		case *ast.InstanceDecl:
+			o, err := c.l.allocInstance(x, c.sc.prefix)
+			if err != nil {
+				return err
+			}
+			c.sc.m[x] = o
+		case *ast.ValueSetDecl:
+			return unsupported(x, "value sets")
+		}
+	}
+	return nil
+}
+
+// actx returns a straight-line lowering context appending to the block.
+func (c *cctx) actx() *actx {
+	return &actx{l: c.l, sc: c.sc, prims: &c.block, exits: &c.exits}
+}
+
+// straight lowers a straight-line statement into the current block.
+func (c *cctx) straight(s ast.Stmt) error {
+	if len(c.block) == 0 {
+		c.blockPos = s.Position()
+	}
+	return c.actx().stmt(s)
+}
+
+// link points every dangling slot at the node called name.
+func (c *cctx) link(name string) {
+	n := name
+	for _, s := range c.dangling {
+		s(&n)
+	}
+	c.dangling = nil
+}
+
+// flush turns the pending straight-line code into a synthesized table.
+func (c *cctx) flush() {
+	if len(c.block) == 0 {
+		return
+	}
+	a := c.actx()
+	for _, j := range c.exits {
+		a.patch(j, 0, len(c.block))
+	}
+	c.exits = nil
+	base := fmt.Sprintf("%sl%d", c.l.base, c.blockPos.Line)
+	act := &Action{Name: c.l.uniqueName(base), Prims: c.block, Pos: c.blockPos, Hidden: true}
+	c.l.out.Actions = append(c.l.out.Actions, act)
+	t := &Table{
+		Name: c.l.uniqueName("tbl_" + act.Name), Pos: c.blockPos, Hidden: true,
+		Actions: []ActionUse{{Action: act}}, Default: act, DefaultConst: true,
+		Size: 1024, Next: map[string]*string{act.Name: nil},
+	}
+	c.pipe.Tables = append(c.pipe.Tables, t)
+	c.block = nil
+	c.link(t.Name)
+	name := act.Name
+	c.dangling = []slot{func(n *string) { t.Next[name] = n }}
+}
+
+func (c *cctx) blockStmt(b *ast.BlockStmt) error {
+	if b == nil {
+		return nil
+	}
+	for _, s := range b.Stmts {
+		if c.dangling == nil && len(c.block) == 0 {
+			return nil // unreachable after return/exit
+		}
+		if err := c.stmt(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cctx) stmt(s ast.Stmt) error {
+	switch x := s.(type) {
+	case *ast.BlockStmt:
+		return c.blockStmt(x)
+	case *ast.EmptyStmt:
+		return nil
+	case *ast.ExitStmt:
+		c.flush()
+		c.dangling = nil
+		return nil
+	case *ast.ReturnStmt:
+		if x.Value != nil {
+			return unsupported(x, "return with a value in a control")
+		}
+		c.flush()
+		*c.rets = append(*c.rets, c.dangling...)
+		c.dangling = nil
+		return nil
+	case *ast.IfStmt:
+		return c.ifStmt(x)
+	case *ast.SwitchStmt:
+		return c.switchStmt(x)
+	case *ast.CallStmt:
+		switch x.Call.Kind {
+		case ast.CallTableApply:
+			_, err := c.applyTable(x.Call, false)
+			return err
+		case ast.CallControlApply:
+			return c.applyControl(x.Call)
+		}
+	}
+	if err := c.hoistApplies(s); err != nil {
+		return err
+	}
+	return c.straight(s)
+}
+
+// hoistApplies lowers table applications nested in the expressions of a
+// straight-line statement (`bool b = t.apply().hit;`): the table is applied
+// first and its hit/miss result stored in a temporary the expression then
+// reads.
+func (c *cctx) hoistApplies(s ast.Node) error {
+	var found []*ast.Member
+	var bad ast.Node
+	ast.Inspect(s, func(n ast.Node) bool {
+		switch m := n.(type) {
+		case *ast.Member:
+			if m.Kind == ast.MemberTableHit || m.Kind == ast.MemberTableMiss {
+				found = append(found, m)
+				return false
+			}
+			if m.Kind == ast.MemberTableActionRun {
+				bad = m
+			}
+		case *ast.Call:
+			if m.Kind == ast.CallTableApply || m.Kind == ast.CallControlApply {
+				bad = m
+			}
+		}
+		return true
+	})
+	if len(found) == 0 && bad != nil {
+		return unsupported(bad, "table or control application inside this expression")
+	}
+	for _, m := range found {
+		call, ok := m.X.(*ast.Call)
+		if !ok || call.Kind != ast.CallTableApply {
+			return unsupported(m, ".%s on this expression", m.Name)
+		}
+		tmp := c.l.tempScalar(ast.TBool)
+		t, err := c.applyTable(call, true)
+		if err != nil {
+			return err
+		}
+		hitVal, missVal := int64(1), int64(0)
+		if m.Kind == ast.MemberTableMiss {
+			hitVal, missVal = 0, 1
+		}
+		c.dangling = []slot{func(n *string) { t.Next["__HIT__"] = n }}
+		c.blockPos = m.Pos
+		c.block = append(c.block, prim("assign", tmp.ref, hexInt(hitVal, 1)))
+		c.flush()
+		after := c.dangling
+		c.dangling = []slot{func(n *string) { t.Next["__MISS__"] = n }}
+		c.blockPos = m.Pos
+		c.block = append(c.block, prim("assign", tmp.ref, hexInt(missVal, 1)))
+		c.flush()
+		c.dangling = append(after, c.dangling...)
+		c.l.override[m] = &scalarV{ref: tmp.ref, t: ast.TBool}
+	}
+	return nil
+}
+
+// hitMissCond recognises `t.apply().hit`, `.miss` and their negations.
+func hitMissCond(e ast.Expr) (call *ast.Call, hit bool, ok bool) {
+	neg := false
+	for {
+		u, isU := e.(*ast.Unary)
+		if !isU || u.Op != ast.OpNot {
+			break
+		}
+		neg = !neg
+		e = u.X
+	}
+	m, isM := e.(*ast.Member)
+	if !isM || (m.Kind != ast.MemberTableHit && m.Kind != ast.MemberTableMiss) {
+		return nil, false, false
+	}
+	call, isC := m.X.(*ast.Call)
+	if !isC || call.Kind != ast.CallTableApply {
+		return nil, false, false
+	}
+	hit = m.Kind == ast.MemberTableHit
+	if neg {
+		hit = !hit
+	}
+	return call, hit, true
+}
+
+func (c *cctx) ifStmt(x *ast.IfStmt) error {
+	var trueSlot, falseSlot slot
+	if call, hit, ok := hitMissCond(x.Cond); ok {
+		c.flush()
+		t, err := c.applyTable(call, true)
+		if err != nil {
+			return err
+		}
+		hk, mk := "__HIT__", "__MISS__"
+		if !hit {
+			hk, mk = mk, hk
+		}
+		trueSlot = func(n *string) { t.Next[hk] = n }
+		falseSlot = func(n *string) { t.Next[mk] = n }
+	} else {
+		if err := c.hoistApplies(x.Cond); err != nil {
+			return err
+		}
+		if len(c.block) == 0 {
+			c.blockPos = x.Pos
+		}
+		cond, err := c.actx().cond(x.Cond)
+		if err != nil {
+			return err
+		}
+		if cond.Kind == bmv2json.KindBool {
+			if cond.Bool {
+				return c.stmt(x.Then)
+			}
+			if x.Else != nil {
+				return c.stmt(x.Else)
+			}
+			return nil
+		}
+		c.flush()
+		cn := &Cond{Name: c.l.nodeName(), Pos: x.Pos, Expr: cond}
+		c.pipe.Conds = append(c.pipe.Conds, cn)
+		c.link(cn.Name)
+		trueSlot = func(n *string) { cn.True = n }
+		falseSlot = func(n *string) { cn.False = n }
+	}
+	c.dangling = []slot{trueSlot}
+	if err := c.stmt(x.Then); err != nil {
+		return err
+	}
+	c.flush()
+	afterThen := c.dangling
+	c.dangling = []slot{falseSlot}
+	if x.Else != nil {
+		if err := c.stmt(x.Else); err != nil {
+			return err
+		}
+		c.flush()
+	}
+	c.dangling = append(afterThen, c.dangling...)
+	return nil
+}
+
+func (l *lowerer) nodeName() string {
+	for {
+		n := fmt.Sprintf("node_%d", l.nodeSeq)
+		l.nodeSeq++
+		if !l.names[n] {
+			l.names[n] = true
+			return n
+		}
+	}
+}
+
+func (c *cctx) switchStmt(x *ast.SwitchStmt) error {
+	m, ok := x.Expr.(*ast.Member)
+	if !ok || m.Kind != ast.MemberTableActionRun {
+		return c.valueSwitch(x)
+	}
+	call, ok := m.X.(*ast.Call)
+	if !ok || call.Kind != ast.CallTableApply {
+		return unsupported(x, "switch on this expression")
+	}
+	c.flush()
+	t, err := c.applyTable(call, false)
+	if err != nil {
+		return err
+	}
+	// Map each action's next_tables entry to the case body it selects.
+	handled := map[string]bool{}
+	var after []slot
+	var pending []slot
+	actionOf := func(label ast.Expr) (string, error) {
+		id, ok := label.(*ast.Ident)
+		if !ok {
+			return "", unsupported(label, "switch label of this form")
+		}
+		ad, ok := id.Decl.(*ast.ActionDecl)
+		if !ok {
+			return "", unsupported(label, "switch label that is not an action")
+		}
+		for _, u := range t.Actions {
+			if u.decl == ad {
+				return u.Action.Name, nil
+			}
+		}
+		return "", srcError(label, "action %s is not an action of table %s", ad.Name, t.Name)
+	}
+	var defaultBody *ast.BlockStmt
+	hasDefault := false
+	for _, cs := range x.Cases {
+		if _, isDef := cs.Label.(*ast.Default); isDef {
+			hasDefault = true
+			defaultBody = cs.Body
+			pending = nil
+			continue
+		}
+		an, err := actionOf(cs.Label)
+		if err != nil {
+			return err
+		}
+		handled[an] = true
+		name := an
+		pending = append(pending, func(n *string) { t.Next[name] = n })
+		if cs.Body == nil {
+			continue // falls through to the next case's body
+		}
+		c.dangling = pending
+		pending = nil
+		if err := c.blockStmt(cs.Body); err != nil {
+			return err
+		}
+		c.flush()
+		after = append(after, c.dangling...)
+	}
+	var rest []slot
+	for _, u := range t.Actions {
+		if !handled[u.Action.Name] {
+			name := u.Action.Name
+			rest = append(rest, func(n *string) { t.Next[name] = n })
+		}
+	}
+	if hasDefault {
+		c.dangling = append(pending, rest...)
+		if err := c.blockStmt(defaultBody); err != nil {
+			return err
+		}
+		c.flush()
+		after = append(after, c.dangling...)
+	} else {
+		after = append(after, rest...)
+	}
+	c.dangling = after
+	return nil
+}
+
+// valueSwitch lowers a switch on a bit/enum value to a chain of conditionals.
+func (c *cctx) valueSwitch(x *ast.SwitchStmt) error {
+	if err := c.hoistApplies(x.Expr); err != nil {
+		return err
+	}
+	if len(c.block) == 0 {
+		c.blockPos = x.Pos
+	}
+	a := c.actx()
+	v, err := a.data(x.Expr)
+	if err != nil {
+		return err
+	}
+	if !isFieldRef(v) {
+		t := c.l.tempScalar(x.Expr.Info().Type)
+		c.block = append(c.block, prim("assign", t.ref, param(v)))
+		v = t.ref
+	}
+	var after []slot
+	var labels []*bmv2json.Value
+	for i, cs := range x.Cases {
+		if _, isDef := cs.Label.(*ast.Default); isDef {
+			if err := c.blockStmt(cs.Body); err != nil {
+				return err
+			}
+			c.flush()
+			c.dangling = append(after, c.dangling...)
+			return nil
+		}
+		lv, err := a.data(cs.Label)
+		if err != nil {
+			return err
+		}
+		labels = append(labels, lv)
+		if cs.Body == nil && i+1 < len(x.Cases) {
+			continue
+		}
+		var cond *bmv2json.Value
+		for _, l := range labels {
+			eq := exprOp("==", v, l)
+			if cond == nil {
+				cond = eq
+			} else {
+				cond = exprOp("or", cond, eq)
+			}
+		}
+		labels = nil
+		c.flush()
+		cn := &Cond{Name: c.l.nodeName(), Pos: cs.Pos, Expr: cond}
+		c.pipe.Conds = append(c.pipe.Conds, cn)
+		c.link(cn.Name)
+		c.dangling = []slot{func(n *string) { cn.True = n }}
+		if err := c.blockStmt(cs.Body); err != nil {
+			return err
+		}
+		c.flush()
+		after = append(after, c.dangling...)
+		c.dangling = []slot{func(n *string) { cn.False = n }}
+	}
+	c.dangling = append(after, c.dangling...)
+	return nil
+}
+
+// applyControl inlines `c.apply(args)` of a control instance.
+func (c *cctx) applyControl(call *ast.Call) error {
+	a := c.actx()
+	rv, err := a.value(call.Receiver())
+	if err != nil {
+		return err
+	}
+	o, ok := rv.(*objV)
+	if !ok {
+		return unsupported(call, "apply on this value")
+	}
+	cd, ok := o.typ.Decl.(*ast.ControlDecl)
+	if !ok {
+		return unsupported(call, "apply of %s", o.typ.Decl.DeclName())
+	}
+	if len(c.block) == 0 {
+		c.blockPos = call.Pos
+	}
+	sc := newScope(nil, o.name)
+	done, err := a.bindParams(call, cd.Params, sc)
+	if err != nil {
+		return err
+	}
+	var rets []slot
+	inner := &cctx{l: c.l, pipe: c.pipe, sc: sc, block: c.block, blockPos: c.blockPos, exits: c.exits, dangling: c.dangling, rets: &rets}
+	if err := inner.instantiateLocals(cd); err != nil {
+		return err
+	}
+	if err := inner.blockStmt(cd.Apply); err != nil {
+		return err
+	}
+	if len(rets) > 0 {
+		inner.flush()
+		inner.dangling = append(inner.dangling, rets...)
+	}
+	c.block, c.blockPos, c.exits, c.dangling = inner.block, inner.blockPos, inner.exits, inner.dangling
+	if c.dangling == nil && len(c.block) == 0 {
+		return nil
+	}
+	if len(c.block) == 0 {
+		c.blockPos = call.Pos
+	}
+	return done()
+}
+
+// ExprText renders an expression as P4 source, the way p4c names table
+// keys in P4Info and bmv2 JSON.
+func ExprText(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.Member:
+		return ExprText(x.X) + "." + x.Name
+	case *ast.Index:
+		return ExprText(x.X) + "[" + ExprText(x.Index) + "]"
+	case *ast.Slice:
+		return fmt.Sprintf("%s[%d:%d]", ExprText(x.X), x.HiVal, x.LoVal)
+	case *ast.IntLit:
+		if x.Text != "" {
+			return x.Text
+		}
+		return x.Value.String()
+	case *ast.BoolLit:
+		return fmt.Sprint(x.Value)
+	case *ast.Call:
+		var args []string
+		for _, a := range x.Args {
+			args = append(args, ExprText(a.Value))
+		}
+		return ExprText(x.Fun) + "(" + strings.Join(args, ", ") + ")"
+	case *ast.Binary:
+		return ExprText(x.X) + " " + x.Op.String() + " " + ExprText(x.Y)
+	case *ast.Unary:
+		return x.Op.String() + ExprText(x.X)
+	case *ast.Cast:
+		return "(" + typeText(x.Type) + ")" + ExprText(x.X)
+	}
+	return fmt.Sprintf("%T", e)
+}
+
+func typeText(t ast.TypeExpr) string {
+	if r := t.Resolved(); r != nil {
+		return r.String()
+	}
+	return "?"
+}
+
+// applyTable lowers `t.apply()` and links it into the graph. With hitMiss
+// the table's successors are __HIT__/__MISS__, else one per action.
+func (c *cctx) applyTable(call *ast.Call, hitMiss bool) (*Table, error) {
+	td := call.Table
+	key := tableKey{decl: td, prefix: c.sc.prefix}
+	if _, dup := c.l.tables[key]; dup {
+		return nil, unsupported(call, "applying table %s more than once", td.Name)
+	}
+	t := &Table{Name: cpName(td.Annos, td.Name, c.sc.prefix), Pos: td.Pos, Annos: td.Annos, HitMiss: hitMiss, Next: map[string]*string{}}
+	c.l.tables[key] = t
+	c.l.names[t.Name] = true
+	if len(c.block) == 0 {
+		c.blockPos = call.Pos
+	}
+	a := c.actx()
+	if err := c.tableKeys(a, td, t); err != nil {
+		return nil, err
+	}
+	if err := c.tableActions(a, td, t); err != nil {
+		return nil, err
+	}
+	if err := c.tableProps(td, t); err != nil {
+		return nil, err
+	}
+	c.flush()
+	c.pipe.Tables = append(c.pipe.Tables, t)
+	c.link(t.Name)
+	if hitMiss {
+		t.Next["__HIT__"] = nil
+		t.Next["__MISS__"] = nil
+	} else {
+		for _, u := range t.Actions {
+			name := u.Action.Name
+			t.Next[name] = nil
+			c.dangling = append(c.dangling, func(n *string) { t.Next[name] = n })
+		}
+	}
+	return t, nil
+}
+
+var matchKinds = map[string]bool{"exact": true, "lpm": true, "ternary": true, "range": true, "optional": true}
+
+func (c *cctx) tableKeys(a *actx, td *ast.TableDecl, t *Table) error {
+	for _, k := range td.Keys {
+		mk := k.MatchKind.Name
+		if !matchKinds[mk] {
+			return unsupported(k, "match kind %s", mk)
+		}
+		name := ExprText(k.Expr)
+		if n, ok := k.Annos.StringArg("name"); ok {
+			name = n
+		}
+		ke := KeyElem{MatchType: mk, Name: name, Annos: k.Annos}
+		expr := k.Expr
+		if sl, ok := expr.(*ast.Slice); ok {
+			base, err := a.value(sl.X)
+			if err != nil {
+				return err
+			}
+			if s, ok := base.(*scalarV); ok && isFieldRef(s.ref) {
+				bt, _ := scalarType(s.t)
+				h, f, _ := s.ref.FieldRef()
+				ke.Target = []string{h, f}
+				ke.Mask = hexConst(new(big.Int).Lsh(mask(sl.HiVal-sl.LoVal+1), uint(sl.LoVal)), bt.width)
+				ke.Width = sl.HiVal - sl.LoVal + 1
+				if sl.LoVal != 0 {
+					// bmv2 does not shift masked keys; compute the slice instead.
+					ke.Mask = ""
+					ke.Target = nil
+				} else {
+					t.Keys = append(t.Keys, ke)
+					continue
+				}
+			}
+		}
+		v, err := a.value(expr)
+		if err != nil {
+			return err
+		}
+		s, ok := v.(*scalarV)
+		if !ok {
+			return unsupported(k, "table key of this type")
+		}
+		st, _ := scalarType(s.t)
+		ke.Width = st.width
+		if !isFieldRef(s.ref) {
+			tmp := c.l.tempScalar(s.t)
+			c.block = append(c.block, prim("assign", tmp.ref, param(s.ref)))
+			s = tmp
+		}
+		h, f, _ := s.ref.FieldRef()
+		ke.Target = []string{h, f}
+		t.Keys = append(t.Keys, ke)
+	}
+	return nil
+}
+
+// tableAction returns the lowered action for an entry of a table's action
+// list, lowering it on first use.
+func (c *cctx) tableAction(a *actx, ref *ast.ActionRef) (*Action, int, error) {
+	ad, ok := ref.Name.Decl.(*ast.ActionDecl)
+	if !ok {
+		return nil, 0, unsupported(ref, "action reference to %s", ref.Name.Name)
+	}
+	prefix := ""
+	if ad.Control != nil {
+		prefix = c.sc.prefix
+	}
+	var boundText []string
+	for _, arg := range ref.Args {
+		boundText = append(boundText, ExprText(arg.Value))
+	}
+	key := actionKey{decl: ad, prefix: prefix, bound: strings.Join(boundText, ",")}
+	nb := len(ref.Args)
+	if act, ok := c.l.actions[key]; ok {
+		return act, nb, nil
+	}
+	act := &Action{Name: cpName(ad.Annos, ad.Name, prefix), Pos: ad.Pos, Annos: ad.Annos}
+	if c.l.names[act.Name] && !c.l.actionNames[act.Name] {
+		act.Name = c.l.uniqueName(act.Name)
+	}
+	c.l.names[act.Name] = true
+	c.l.actionNames[act.Name] = true
+	sc := newScope(c.sc, c.sc.prefix)
+	if nb > len(ad.Params) {
+		return nil, 0, srcError(ref, "too many arguments for action %s", ad.Name)
+	}
+	for i, p := range ad.Params {
+		if i < nb {
+			v, err := a.value(ref.Args[i].Value)
+			if err != nil {
+				return nil, 0, err
+			}
+			sc.m[p] = v
+			continue
+		}
+		if p.Dir != ast.DirNone {
+			return nil, 0, unsupported(p, "action parameter %s with a direction not bound in the actions list", p.Name)
+		}
+		st, ok := scalarType(p.Type.Resolved())
+		if !ok {
+			return nil, 0, unsupported(p, "action data of type %v", p.Type.Resolved())
+		}
+		sc.m[p] = &scalarV{ref: bmv2json.Param(len(act.Params)), t: p.Type.Resolved()}
+		act.Params = append(act.Params, Param{Name: p.Name, Width: st.width, Annos: p.Annos})
+	}
+	var exits []int
+	ax := &actx{l: c.l, sc: sc, prims: &act.Prims, inAction: true, exits: &exits}
+	r := &retCtx{}
+	ax.ret = r
+	if err := ax.block(ad.Body); err != nil {
+		return nil, 0, err
+	}
+	ax.finishReturns(r)
+	for _, j := range exits {
+		ax.patch(j, 0, len(act.Prims))
+	}
+	c.l.actions[key] = act
+	c.l.out.Actions = append(c.l.out.Actions, act)
+	return act, nb, nil
+}
+
+// constArgs converts the constant arguments of an action reference (after
+// the bound ones) to hex strings of the parameter widths.
+func constArgs(ref *ast.ActionRef, act *Action, nb int) ([]string, error) {
+	var out []string
+	for i, arg := range ref.Args[nb:] {
+		v, ok := bigOf(arg.Value)
+		if !ok {
+			if c := arg.Value.Info().Const; c != nil && c.Kind == ast.ValBool {
+				v = big.NewInt(0)
+				if c.Bool {
+					v = big.NewInt(1)
+				}
+			} else {
+				return nil, unsupported(arg.Value, "action argument that is not a constant")
+			}
+		}
+		if i >= len(act.Params) {
+			return nil, srcError(arg.Value, "too many arguments for action %s", act.Name)
+		}
+		w := act.Params[i].Width
+		if v.Sign() < 0 {
+			v = new(big.Int).And(v, mask(w))
+		}
+		out = append(out, hexConst(v, w))
+	}
+	return out, nil
+}
+
+func (c *cctx) tableActions(a *actx, td *ast.TableDecl, t *Table) error {
+	for _, ref := range td.Actions {
+		act, _, err := c.tableAction(a, ref)
+		if err != nil {
+			return err
+		}
+		t.Actions = append(t.Actions, ActionUse{
+			Action: act, decl: ref.Name.Decl.(*ast.ActionDecl), Annos: ref.Annos,
+			DefaultOnly: ref.Annos.Get("defaultonly") != nil, TableOnly: ref.Annos.Get("tableonly") != nil,
+		})
+	}
+	dref := td.DefaultAction
+	if dref == nil {
+		na, ok := c.l.prog.Lookup("NoAction").(*ast.ActionDecl)
+		if !ok {
+			return unsupported(td, "table without default_action when NoAction is not declared")
+		}
+		act, _, err := c.tableAction(a, &ast.ActionRef{Pos: td.Pos, Name: &ast.Ident{Pos: td.Pos, Name: "NoAction", Decl: na}})
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, u := range t.Actions {
+			found = found || u.Action == act
+		}
+		if !found {
+			t.Actions = append(t.Actions, ActionUse{Action: act, decl: na, DefaultOnly: true})
+		}
+		t.Default = act
+		return nil
+	}
+	// The default action is one of the listed ones: bound args are the
+	// same; the rest are the constant action data.
+	ad, ok := dref.Name.Decl.(*ast.ActionDecl)
+	if !ok {
+		return unsupported(dref, "default_action of this form")
+	}
+	var use *ActionUse
+	for i := range t.Actions {
+		if t.Actions[i].decl == ad {
+			use = &t.Actions[i]
+		}
+	}
+	if use == nil {
+		return srcError(dref, "default action %s is not in the actions list of table %s", ad.Name, td.Name)
+	}
+	nb := len(ad.Params) - len(use.Action.Params)
+	if len(dref.Args) < nb {
+		nb = len(dref.Args)
+	}
+	args, err := constArgs(dref, use.Action, nb)
+	if err != nil {
+		return err
+	}
+	t.Default = use.Action
+	t.DefaultArgs = args
+	t.DefaultConst = td.DefaultActionConst
+	return nil
+}
+
+func (c *cctx) tableProps(td *ast.TableDecl, t *Table) error {
+	t.Size = 1024
+	if td.Size != nil {
+		v, ok := bigOf(td.Size)
+		if !ok {
+			return unsupported(td.Size, "table size that is not a constant")
+		}
+		t.Size = int(v.Int64())
+		t.HasSize = true
+	}
+	for _, p := range td.Custom {
+		switch p.Name {
+		case "counters", "meters":
+			id, ok := p.Value.(*ast.Ident)
+			if !ok {
+				return unsupported(p, "%s property of this form", p.Name)
+			}
+			rv, err := c.actx().value(id)
+			if err != nil {
+				return err
+			}
+			o, ok := rv.(*objV)
+			if !ok {
+				return unsupported(p, "%s property that is not an extern instance", p.Name)
+			}
+			if p.Name == "counters" && o.counter != nil && o.counter.Direct {
+				o.counter.Binding = t.Name
+				t.DirectCounter = o.counter.Name
+				continue
+			}
+			if p.Name == "meters" && o.meter != nil && o.meter.Direct {
+				o.meter.Binding = t.Name
+				t.DirectMeter = o.meter.Name
+				continue
+			}
+			return unsupported(p, "%s property with %s", p.Name, o.name)
+		case "support_timeout":
+			if cst := p.Value.Info().Const; cst != nil && cst.Kind == ast.ValBool && !cst.Bool {
+				continue
+			}
+			return unsupported(p, "idle timeout (support_timeout = true)")
+		default:
+			return unsupported(p, "table property %s", p.Name)
+		}
+	}
+	if td.HasEntries {
+		if err := c.tableEntries(td, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cctx) tableEntries(td *ast.TableDecl, t *Table) error {
+	t.EntriesConst = td.EntriesConst
+	for i, e := range td.Entries {
+		if len(e.Keys) != len(t.Keys) {
+			return srcError(e, "entry has %d keys, table %s has %d", len(e.Keys), td.Name, len(t.Keys))
+		}
+		en := Entry{Pos: e.Pos, Priority: i + 1}
+		if e.Priority != nil {
+			v, ok := bigOf(e.Priority)
+			if !ok {
+				return unsupported(e.Priority, "priority that is not a constant")
+			}
+			en.Priority = int(v.Int64())
+		}
+		for j, k := range e.Keys {
+			mk, err := entryKey(k, t.Keys[j])
+			if err != nil {
+				return err
+			}
+			en.Keys = append(en.Keys, mk)
+		}
+		ad, ok := e.Action.Name.Decl.(*ast.ActionDecl)
+		if !ok {
+			return unsupported(e.Action, "entry action of this form")
+		}
+		var use *ActionUse
+		for k := range t.Actions {
+			if t.Actions[k].decl == ad {
+				use = &t.Actions[k]
+			}
+		}
+		if use == nil {
+			return srcError(e.Action, "action %s is not in the actions list of table %s", ad.Name, td.Name)
+		}
+		nb := len(ad.Params) - len(use.Action.Params)
+		if nb > len(e.Action.Args) {
+			nb = len(e.Action.Args)
+		}
+		args, err := constArgs(e.Action, use.Action, nb)
+		if err != nil {
+			return err
+		}
+		en.Action = use.Action
+		en.Args = args
+		t.Entries = append(t.Entries, en)
+	}
+	return nil
+}
+
+// entryKey converts one keyset expression of a const entry.
+func entryKey(k ast.Expr, ke KeyElem) (bmv2json.MatchKey, error) {
+	w := ke.Width
+	str := func(v *big.Int) *string {
+		if v.Sign() < 0 {
+			v = new(big.Int).And(v, mask(w))
+		}
+		s := hexConst(v, w)
+		return &s
+	}
+	mk := bmv2json.MatchKey{MatchType: ke.MatchType}
+	isWild := false
+	switch k.(type) {
+	case *ast.Default, *ast.DontCare:
+		isWild = true
+	}
+	switch ke.MatchType {
+	case "exact":
+		v, ok := bigOf(k)
+		if !ok {
+			return mk, unsupported(k, "exact key that is not a constant")
+		}
+		mk.Key = str(v)
+	case "ternary", "optional":
+		if ke.MatchType == "optional" {
+			mk.MatchType = "ternary"
+		}
+		if isWild {
+			mk.Key, mk.Mask = str(big.NewInt(0)), str(big.NewInt(0))
+			break
+		}
+		if b, ok := k.(*ast.Binary); ok && b.Op == ast.OpMask {
+			v, ok1 := bigOf(b.X)
+			m, ok2 := bigOf(b.Y)
+			if !ok1 || !ok2 {
+				return mk, unsupported(k, "mask that is not a constant")
+			}
+			mk.Key, mk.Mask = str(new(big.Int).And(v, m)), str(m)
+			break
+		}
+		v, ok := bigOf(k)
+		if !ok {
+			return mk, unsupported(k, "key that is not a constant")
+		}
+		mk.Key, mk.Mask = str(v), str(mask(w))
+	case "lpm":
+		if isWild {
+			mk.Key = str(big.NewInt(0))
+			z := 0
+			mk.PrefixLength = &z
+			break
+		}
+		if b, ok := k.(*ast.Binary); ok && b.Op == ast.OpMask {
+			v, ok1 := bigOf(b.X)
+			m, ok2 := bigOf(b.Y)
+			if !ok1 || !ok2 {
+				return mk, unsupported(k, "mask that is not a constant")
+			}
+			pl := 0
+			for i := w - 1; i >= 0 && m.Bit(i) == 1; i-- {
+				pl++
+			}
+			mk.Key = str(new(big.Int).And(v, m))
+			mk.PrefixLength = &pl
+			break
+		}
+		v, ok := bigOf(k)
+		if !ok {
+			return mk, unsupported(k, "key that is not a constant")
+		}
+		mk.Key = str(v)
+		pl := w
+		mk.PrefixLength = &pl
+	case "range":
+		if isWild {
+			mk.Start, mk.End = str(big.NewInt(0)), str(mask(w))
+			break
+		}
+		if b, ok := k.(*ast.Binary); ok && b.Op == ast.OpRange {
+			lo, ok1 := bigOf(b.X)
+			hi, ok2 := bigOf(b.Y)
+			if !ok1 || !ok2 {
+				return mk, unsupported(k, "range bound that is not a constant")
+			}
+			mk.Start, mk.End = str(lo), str(hi)
+			break
+		}
+		v, ok := bigOf(k)
+		if !ok {
+			return mk, unsupported(k, "key that is not a constant")
+		}
+		mk.Start, mk.End = str(v), str(v)
+	}
+	return mk, nil
+}

@@ -1,0 +1,492 @@
+package midend
+
+import (
+	"math/big"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+)
+
+// constVal converts a compile-time constant of type t to a bmv2 value.
+func (l *lowerer) constVal(n ast.Node, c *ast.Value, t ast.Type) (val, error) {
+	switch c.Kind {
+	case ast.ValBool:
+		if c.Bool {
+			return &scalarV{ref: hexInt(1, 1), t: ast.TBool}, nil
+		}
+		return &scalarV{ref: hexInt(0, 1), t: ast.TBool}, nil
+	case ast.ValInt:
+		w := 0
+		if ti, ok := scalarType(t); ok {
+			w = ti.width
+		}
+		return &scalarV{ref: hexBig(c.Int, w), t: t}, nil
+	case ast.ValError:
+		return &scalarV{ref: hexInt(int64(l.errorVals[c.Member]), 32), t: ast.TError}, nil
+	case ast.ValEnum:
+		ti, _ := scalarType(t)
+		if c.Int != nil {
+			return &scalarV{ref: hexBig(c.Int, ti.width), t: t}, nil
+		}
+		return &scalarV{ref: hexInt(int64(l.enumVals[c.Member]), 32), t: t}, nil
+	case ast.ValTuple:
+		tv := &tupleV{}
+		var elemTypes []ast.Type
+		if tt, ok := t.(*ast.TupleType); ok {
+			elemTypes = tt.Elems
+		}
+		for i, e := range c.Elems {
+			var et ast.Type = ast.TInt
+			if i < len(elemTypes) {
+				et = elemTypes[i]
+			}
+			v, err := l.constVal(n, e, et)
+			if err != nil {
+				return nil, err
+			}
+			tv.elems = append(tv.elems, v)
+		}
+		return tv, nil
+	}
+	return nil, unsupported(n, "constant %v", c)
+}
+
+// value lowers an expression to what it denotes. Function calls inside it
+// are inlined into a.prims before the value is used.
+func (a *actx) value(e ast.Expr) (val, error) {
+	if v, ok := a.l.override[e]; ok {
+		return v, nil
+	}
+	info := e.Info()
+	if c := info.Const; c != nil {
+		if _, ok := e.(*ast.ListExpr); !ok || c.Kind != ast.ValTuple {
+			return a.l.constVal(e, c, info.Type)
+		}
+	}
+	switch x := e.(type) {
+	case *ast.Ident:
+		if v, ok := a.sc.lookup(x.Decl); ok {
+			return v, nil
+		}
+		switch d := x.Decl.(type) {
+		case *ast.InstanceDecl:
+			return a.l.instance(d, a.sc)
+		case *ast.ConstDecl:
+			if c := d.Value.Info().Const; c != nil {
+				return a.l.constVal(x, c, d.Type.Resolved())
+			}
+		}
+		return nil, unsupported(x, "reference to %s here", x.Name)
+	case *ast.Member:
+		return a.member(x)
+	case *ast.Index:
+		base, err := a.value(x.X)
+		if err != nil {
+			return nil, err
+		}
+		st, ok := base.(*stackV)
+		if !ok {
+			return nil, unsupported(x, "indexing a non-stack value")
+		}
+		if c := x.Index.Info().Const; c != nil && c.Int != nil {
+			i := int(c.Int.Int64())
+			if i < 0 || i >= len(st.elem) {
+				return nil, srcError(x, "index %d out of bounds of stack of size %d", i, len(st.elem))
+			}
+			return st.elem[i], nil
+		}
+		return nil, unsupported(x, "header stack index that is not a compile-time constant")
+	case *ast.Slice:
+		v, err := a.data(x.X)
+		if err != nil {
+			return nil, err
+		}
+		w := x.HiVal - x.LoVal + 1
+		r := v
+		if x.LoVal > 0 {
+			r = exprOp(">>", r, hexInt(int64(x.LoVal), 0))
+		}
+		r = exprOp("&", r, maskHex(w))
+		return &scalarV{ref: r, t: info.Type}, nil
+	case *ast.Call:
+		return a.callExpr(x)
+	case *ast.Unary:
+		return a.unary(x)
+	case *ast.Binary:
+		return a.binary(x)
+	case *ast.Ternary:
+		c, err := a.cond(x.Cond)
+		if err != nil {
+			return nil, err
+		}
+		t, err := a.data(x.Then)
+		if err != nil {
+			return nil, err
+		}
+		f, err := a.data(x.Else)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := scalarType(info.Type); !ok {
+			return nil, unsupported(x, "?: on values of type %v", info.Type)
+		}
+		r := exprOp("?", t, f)
+		r.Op.Cond = c
+		return &scalarV{ref: r, t: info.Type}, nil
+	case *ast.Cast:
+		return a.cast(x)
+	case *ast.ListExpr:
+		tv := &tupleV{}
+		for _, el := range x.Elems {
+			v, err := a.value(el)
+			if err != nil {
+				return nil, err
+			}
+			tv.elems = append(tv.elems, v)
+		}
+		return tv, nil
+	case *ast.StructInit:
+		sd, ok := info.Type.(*ast.StructDecl)
+		if !ok {
+			return nil, unsupported(x, "struct initializer of type %v", info.Type)
+		}
+		sv := &structV{decl: sd, fields: map[string]val{}}
+		for _, f := range x.Fields {
+			v, err := a.value(f.Value)
+			if err != nil {
+				return nil, err
+			}
+			sv.fields[f.Name] = v
+		}
+		return sv, nil
+	}
+	return nil, unsupported(e, "expression %T", e)
+}
+
+// data lowers a scalar expression to a data value (bools as 0/1).
+func (a *actx) data(e ast.Expr) (*bmv2json.Value, error) {
+	v, err := a.value(e)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(*scalarV)
+	if !ok {
+		return nil, unsupported(e, "a non-scalar value where a scalar is needed")
+	}
+	return s.ref, nil
+}
+
+// cond lowers a boolean expression to a bmv2 boolean expression.
+func (a *actx) cond(e ast.Expr) (*bmv2json.Value, error) {
+	if c := e.Info().Const; c != nil && c.Kind == ast.ValBool {
+		return bmv2json.Bool(c.Bool), nil
+	}
+	d, err := a.data(e)
+	if err != nil {
+		return nil, err
+	}
+	return toBool(d), nil
+}
+
+// toBool converts a 0/1 data value to a boolean expression.
+func toBool(d *bmv2json.Value) *bmv2json.Value {
+	if d.Type == "hexstr" {
+		return bmv2json.Bool(d.Str != "0x0" && d.Str != "0x00" && d.Str != "0x0000")
+	}
+	return d2b(d)
+}
+
+func (a *actx) member(x *ast.Member) (val, error) {
+	switch x.Kind {
+	case ast.MemberField:
+		base, err := a.value(x.X)
+		if err != nil {
+			return nil, err
+		}
+		switch b := base.(type) {
+		case *structV:
+			if f, ok := b.fields[x.Name]; ok {
+				return f, nil
+			}
+		case *headerV:
+			return &scalarV{ref: bmv2json.Field(b.h.Name, x.Name), t: x.Info().Type, loc: true}, nil
+		}
+		return nil, unsupported(x, "field %s of this value", x.Name)
+	case ast.MemberStackSize:
+		base, err := a.value(x.X)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok := base.(*stackV); ok {
+			return &scalarV{ref: hexInt(int64(len(st.elem)), 32), t: x.Info().Type}, nil
+		}
+	}
+	return nil, unsupported(x, "member .%s here", x.Name)
+}
+
+// ti returns the storage of the type of expression e (32-bit when it is not
+// a sized scalar).
+func ti(e ast.Expr) typeInfo {
+	if t, ok := scalarType(e.Info().Type); ok {
+		return t
+	}
+	return typeInfo{}
+}
+
+// fixWidth truncates an arithmetic result to the width of its type:
+// `& mask` for bit<W>, two_comp_mod for int<W> (what p4c emits).
+func fixWidth(r *bmv2json.Value, t typeInfo) *bmv2json.Value {
+	if t.width == 0 {
+		return r
+	}
+	if t.signed {
+		return exprOp("two_comp_mod", r, hexInt(int64(t.width), 0))
+	}
+	return exprOp("&", r, maskHex(t.width))
+}
+
+func (a *actx) unary(x *ast.Unary) (val, error) {
+	t := x.Info().Type
+	switch x.Op {
+	case ast.OpNot:
+		c, err := a.cond(x.X)
+		if err != nil {
+			return nil, err
+		}
+		return &scalarV{ref: b2d(exprOp("not", nil, c)), t: t}, nil
+	case ast.OpPlus:
+		return a.value(x.X)
+	}
+	d, err := a.data(x.X)
+	if err != nil {
+		return nil, err
+	}
+	info := ti(x)
+	if info.width == 0 {
+		return nil, unsupported(x, "%s on a value without a width", x.Op)
+	}
+	switch x.Op {
+	case ast.OpNeg:
+		return &scalarV{ref: fixWidth(exprOp("-", hexInt(0, 0), d), info), t: t}, nil
+	case ast.OpBitNot:
+		return &scalarV{ref: fixWidth(exprOp("~", nil, d), info), t: t}, nil
+	}
+	return nil, unsupported(x, "operator %s", x.Op)
+}
+
+var cmpOps = map[ast.BinaryOp]string{
+	ast.OpEq: "==", ast.OpNe: "!=", ast.OpLt: "<", ast.OpLe: "<=", ast.OpGt: ">", ast.OpGe: ">=",
+}
+
+func (a *actx) binary(x *ast.Binary) (val, error) {
+	t := x.Info().Type
+	switch x.Op {
+	case ast.OpAnd, ast.OpOr:
+		l, err := a.cond(x.X)
+		if err != nil {
+			return nil, err
+		}
+		r, err := a.cond(x.Y)
+		if err != nil {
+			return nil, err
+		}
+		op := "and"
+		if x.Op == ast.OpOr {
+			op = "or"
+		}
+		return &scalarV{ref: b2d(exprOp(op, l, r)), t: t}, nil
+	case ast.OpEq, ast.OpNe:
+		// Equality of headers and structs compares field by field.
+		lv, err := a.value(x.X)
+		if err != nil {
+			return nil, err
+		}
+		rv, err := a.value(x.Y)
+		if err != nil {
+			return nil, err
+		}
+		c, err := a.equal(x, lv, rv)
+		if err != nil {
+			return nil, err
+		}
+		if x.Op == ast.OpNe {
+			c = exprOp("not", nil, c)
+		}
+		return &scalarV{ref: b2d(c), t: t}, nil
+	}
+	l, err := a.data(x.X)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.data(x.Y)
+	if err != nil {
+		return nil, err
+	}
+	if op, ok := cmpOps[x.Op]; ok {
+		return &scalarV{ref: b2d(exprOp(op, l, r)), t: t}, nil
+	}
+	info := ti(x)
+	switch x.Op {
+	case ast.OpAdd, ast.OpSub, ast.OpMul, ast.OpShl:
+		op := map[ast.BinaryOp]string{ast.OpAdd: "+", ast.OpSub: "-", ast.OpMul: "*", ast.OpShl: "<<"}[x.Op]
+		return &scalarV{ref: fixWidth(exprOp(op, l, r), info), t: t}, nil
+	case ast.OpShr:
+		return &scalarV{ref: fixWidth(exprOp(">>", l, r), info), t: t}, nil
+	case ast.OpBitAnd, ast.OpBitOr, ast.OpBitXor:
+		op := map[ast.BinaryOp]string{ast.OpBitAnd: "&", ast.OpBitOr: "|", ast.OpBitXor: "^"}[x.Op]
+		return &scalarV{ref: fixWidth(exprOp(op, l, r), info), t: t}, nil
+	case ast.OpAddSat, ast.OpSubSat:
+		op := "+"
+		if x.Op == ast.OpSubSat {
+			op = "-"
+		}
+		sat := "usat_cast"
+		if info.signed {
+			sat = "sat_cast"
+		}
+		return &scalarV{ref: exprOp(sat, exprOp(op, l, r), hexInt(int64(info.width), 0)), t: t}, nil
+	case ast.OpConcat:
+		lt, rt := ti(x.X), ti(x.Y)
+		if lt.width == 0 || rt.width == 0 {
+			return nil, unsupported(x, "++ on values without a width")
+		}
+		if lt.signed {
+			l = exprOp("&", l, maskHex(lt.width))
+		}
+		if rt.signed {
+			r = exprOp("&", r, maskHex(rt.width))
+		}
+		sh := exprOp("&", exprOp("<<", l, hexInt(int64(rt.width), 0)), maskHex(lt.width+rt.width))
+		res := exprOp("|", sh, r)
+		if info.signed {
+			res = fixWidth(res, info)
+		}
+		return &scalarV{ref: res, t: t}, nil
+	}
+	return nil, unsupported(x, "operator %s outside compile-time constants", x.Op)
+}
+
+// equal compares two values of the same type.
+func (a *actx) equal(n ast.Node, lv, rv val) (*bmv2json.Value, error) {
+	switch l := lv.(type) {
+	case *scalarV:
+		r, ok := rv.(*scalarV)
+		if !ok {
+			return nil, unsupported(n, "comparison of mismatched values")
+		}
+		return exprOp("==", l.ref, r.ref), nil
+	case *headerV:
+		r, ok := rv.(*headerV)
+		if !ok {
+			return nil, unsupported(n, "comparison of a header with a non-header")
+		}
+		// Two headers are equal when both are invalid, or both valid with equal fields.
+		lvld := toBool(bmv2json.Field(l.h.Name, "$valid$"))
+		rvld := toBool(bmv2json.Field(r.h.Name, "$valid$"))
+		same := exprOp("==", bmv2json.Field(l.h.Name, "$valid$"), bmv2json.Field(r.h.Name, "$valid$"))
+		fields := bmv2json.Bool(true)
+		for _, f := range l.decl.Fields {
+			fields = and(fields, exprOp("==", bmv2json.Field(l.h.Name, f.Name), bmv2json.Field(r.h.Name, f.Name)))
+		}
+		bothValid := exprOp("and", lvld, rvld)
+		return exprOp("and", same, exprOp("or", exprOp("not", nil, bothValid), fields)), nil
+	case *structV:
+		r, ok := rv.(*structV)
+		if !ok {
+			return nil, unsupported(n, "comparison of a struct with a non-struct")
+		}
+		res := bmv2json.Bool(true)
+		for _, f := range l.decl.Fields {
+			c, err := a.equal(n, l.fields[f.Name], r.fields[f.Name])
+			if err != nil {
+				return nil, err
+			}
+			res = and(res, c)
+		}
+		return res, nil
+	case *tupleV:
+		if s, ok := rv.(*structV); ok {
+			res := bmv2json.Bool(true)
+			for i, f := range s.decl.Fields {
+				if i >= len(l.elems) {
+					break
+				}
+				c, err := a.equal(n, l.elems[i], s.fields[f.Name])
+				if err != nil {
+					return nil, err
+				}
+				res = and(res, c)
+			}
+			return res, nil
+		}
+	}
+	if _, ok := rv.(*tupleV); ok {
+		return a.equal(n, rv, lv)
+	}
+	return nil, unsupported(n, "comparison of these values")
+}
+
+func and(l, r *bmv2json.Value) *bmv2json.Value {
+	if l.Kind == bmv2json.KindBool && l.Bool {
+		return r
+	}
+	return exprOp("and", l, r)
+}
+
+func (a *actx) cast(x *ast.Cast) (val, error) {
+	to := x.Type.Resolved()
+	from := x.X.Info().Type
+	v, err := a.value(x.X)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(*scalarV)
+	if !ok {
+		// Casts of structs/headers (e.g. `(H){...}`) only change the static type.
+		if tv, isTuple := v.(*tupleV); isTuple {
+			if sd, ok := to.(*ast.StructDecl); ok {
+				sv := &structV{decl: sd, fields: map[string]val{}}
+				for i, f := range sd.Fields {
+					if i < len(tv.elems) {
+						sv.fields[f.Name] = tv.elems[i]
+					}
+				}
+				return sv, nil
+			}
+		}
+		return v, nil
+	}
+	tt, ok1 := scalarType(to)
+	ft, ok2 := scalarType(from)
+	if !ok1 {
+		return nil, unsupported(x, "cast to %v", to)
+	}
+	if _, isInt := from.(*ast.IntLitType); isInt || !ok2 {
+		return &scalarV{ref: s.ref, t: to}, nil
+	}
+	r := s.ref
+	switch {
+	case tt.isBool && !ft.isBool:
+		r = b2d(exprOp("!=", r, hexInt(0, ft.width)))
+	case ft.isBool:
+		// bool is already stored as 0/1
+	case tt.signed:
+		if tt.width < ft.width || !ft.signed {
+			r = exprOp("two_comp_mod", r, hexInt(int64(tt.width), 0))
+		}
+	default:
+		if tt.width < ft.width || ft.signed {
+			r = exprOp("&", r, maskHex(tt.width))
+		}
+	}
+	return &scalarV{ref: r, t: to}, nil
+}
+
+// bigOf returns the integer value of a constant expression.
+func bigOf(e ast.Expr) (*big.Int, bool) {
+	c := e.Info().Const
+	if c == nil || c.Int == nil {
+		return nil, false
+	}
+	return c.Int, true
+}

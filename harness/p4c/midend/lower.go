@@ -1,0 +1,402 @@
+package midend
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+)
+
+// scope maps declarations (parameters, locals, instances) to what they
+// denote in one inlined copy of a parser, control, action or function.
+// Declarations are unique pointers, so inlining the same control twice just
+// means two scopes binding the same decls differently.
+type scope struct {
+	parent *scope
+	m      map[ast.Decl]val
+	// prefix is the control-plane name prefix of objects declared here
+	// ("ingress", "ingress.c1").
+	prefix string
+}
+
+func newScope(parent *scope, prefix string) *scope {
+	return &scope{parent: parent, m: map[ast.Decl]val{}, prefix: prefix}
+}
+
+func (s *scope) lookup(d ast.Decl) (val, bool) {
+	for x := s; x != nil; x = x.parent {
+		if v, ok := x.m[d]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// lowerer holds the program being built and the naming state.
+type lowerer struct {
+	prog    *ast.Program
+	out     *Program
+	scalars *HeaderType
+	stdMeta *Header
+	names   map[string]bool // every bmv2 object name used so far
+	headerT map[*ast.StructDecl]*HeaderType
+	// actions lowered per (declaration, scope): an action declared in a
+	// control inlined twice is two actions.
+	actions map[actionKey]*Action
+	// tables lowered, to reject a table applied twice with different
+	// continuations.
+	tables map[tableKey]*Table
+	// objs are the extern instances by declaration and scope prefix.
+	objs      map[objKey]*objV
+	enumVals  map[*ast.EnumMember]int
+	errorVals map[*ast.EnumMember]int
+	// override replaces expressions already lowered by the control
+	// graph (hit/miss of a hoisted table application).
+	override    map[ast.Expr]val
+	actionNames map[string]bool
+	userMeta    *structV
+	base        string // file name stem for synthesized names
+	nodeSeq     int
+	calcSeq     int
+	tmpSeq      int
+}
+
+type actionKey struct {
+	decl   *ast.ActionDecl
+	prefix string
+	bound  string
+}
+
+type tableKey struct {
+	decl   *ast.TableDecl
+	prefix string
+}
+
+type objKey struct {
+	decl   ast.Decl
+	prefix string
+}
+
+// Lower lowers a checked program whose main file is source.
+func Lower(prog *ast.Program, source string) (*Program, error) {
+	l := &lowerer{
+		prog:        prog,
+		out:         &Program{Source: filepath.Base(source)},
+		names:       map[string]bool{},
+		headerT:     map[*ast.StructDecl]*HeaderType{},
+		actions:     map[actionKey]*Action{},
+		tables:      map[tableKey]*Table{},
+		objs:        map[objKey]*objV{},
+		enumVals:    map[*ast.EnumMember]int{},
+		errorVals:   map[*ast.EnumMember]int{},
+		override:    map[ast.Expr]val{},
+		actionNames: map[string]bool{},
+		base:        regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(strings.TrimSuffix(filepath.Base(source), ".p4"), ""),
+	}
+	if err := l.run(); err != nil {
+		return nil, err
+	}
+	return l.out, nil
+}
+
+// v1modelBlocks are the six V1Switch arguments in order.
+var v1modelBlocks = []string{"parser", "verifyChecksum", "ingress", "egress", "computeChecksum", "deparser"}
+
+func (l *lowerer) run() error {
+	main := l.prog.Main
+	if main == nil {
+		return fmt.Errorf("program has no `main` package instance")
+	}
+	ot, ok := main.Type.Resolved().(*ast.ObjectType)
+	if !ok || ot.Decl.DeclName() != "V1Switch" {
+		return unsupported(main, "only the v1model V1Switch package is supported (main is %v)", main.Type.Resolved())
+	}
+	if len(main.Args) != 6 {
+		return unsupported(main, "V1Switch with %d arguments (want 6)", len(main.Args))
+	}
+	blocks := make([]ast.Decl, 6)
+	for i, a := range main.Args {
+		d, err := l.blockDecl(a.Value)
+		if err != nil {
+			return err
+		}
+		blocks[i] = d
+	}
+	l.numberEnums()
+
+	// The shared state of all six blocks: headers, metadata, standard_metadata.
+	l.scalars = &HeaderType{Name: "scalars_0"}
+	l.out.HeaderTypes = append(l.out.HeaderTypes, l.scalars)
+	l.out.Headers = append(l.out.Headers, &Header{Name: "scalars", Type: l.scalars, Metadata: true})
+	l.names["scalars"] = true
+	pd, ok := blocks[0].(*ast.ParserDecl)
+	if !ok {
+		return unsupported(main.Args[0], "the first V1Switch argument must be a parser")
+	}
+	if len(pd.Params) != 4 {
+		return unsupported(pd, "v1model parser with %d parameters (want 4)", len(pd.Params))
+	}
+	hdrs, err := l.allocGlobal(pd.Params[1], "")
+	if err != nil {
+		return err
+	}
+	meta, err := l.allocGlobal(pd.Params[2], "userMetadata")
+	if err != nil {
+		return err
+	}
+	if sv, ok := meta.(*structV); ok {
+		l.userMeta = sv
+	}
+	smT, ok := pd.Params[3].Type.Resolved().(*ast.StructDecl)
+	if !ok {
+		return unsupported(pd.Params[3], "standard_metadata parameter of type %v", pd.Params[3].Type.Resolved())
+	}
+	smType := l.headerType(smT, "standard_metadata")
+	l.stdMeta = &Header{Name: "standard_metadata", Type: smType, Metadata: true}
+	l.names["standard_metadata"] = true
+	l.out.Headers = append(l.out.Headers, l.stdMeta)
+	std := &headerV{h: l.stdMeta, decl: smT}
+	l.collectHeaderDecls()
+
+	shared := map[int]val{1: hdrs, 2: meta, 3: std}
+	for i, d := range blocks {
+		var err error
+		switch i {
+		case 0:
+			err = l.lowerParser(pd, shared)
+		case 1, 4:
+			err = l.lowerChecksumControl(d, i == 1, []val{hdrs, meta})
+		case 2, 3:
+			err = l.lowerPipeline(d, v1modelBlocks[i], []val{hdrs, meta, std})
+		case 5:
+			err = l.lowerDeparser(d, hdrs)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	l.finishErrors()
+	return nil
+}
+
+// blockDecl resolves a V1Switch argument (`MyParser()` or an instance name)
+// to the parser or control declaration.
+func (l *lowerer) blockDecl(e ast.Expr) (ast.Decl, error) {
+	switch x := e.(type) {
+	case *ast.Call:
+		if len(x.Args) != 0 {
+			return nil, unsupported(x, "constructor arguments of parsers and controls")
+		}
+		return l.blockDecl(x.Fun)
+	case *ast.Ident:
+		switch d := x.Decl.(type) {
+		case *ast.ParserDecl, *ast.ControlDecl:
+			return d, nil
+		case *ast.InstanceDecl:
+			if len(d.Args) != 0 {
+				return nil, unsupported(d, "constructor arguments of parsers and controls")
+			}
+			if ot, ok := d.Type.Resolved().(*ast.ObjectType); ok {
+				return ot.Decl, nil
+			}
+		}
+	}
+	return nil, unsupported(e, "V1Switch argument of this form")
+}
+
+// uniqueName returns base or base_N, whichever is still free.
+func (l *lowerer) uniqueName(base string) string {
+	if !l.names[base] {
+		l.names[base] = true
+		return base
+	}
+	for i := 0; ; i++ {
+		n := fmt.Sprintf("%s_%d", base, i)
+		if !l.names[n] {
+			l.names[n] = true
+			return n
+		}
+	}
+}
+
+// headerType returns the bmv2 header type of a header or struct
+// declaration, creating it on first use.
+func (l *lowerer) headerType(d *ast.StructDecl, name string) *HeaderType {
+	if ht, ok := l.headerT[d]; ok {
+		return ht
+	}
+	ht := &HeaderType{Name: name}
+	total := 0
+	for _, f := range d.Fields {
+		ti, ok := scalarType(f.Type.Resolved())
+		if !ok {
+			// Checked by callers (headers hold only scalars); skip defensively.
+			continue
+		}
+		ht.Fields = append(ht.Fields, bmv2json.HeaderField{Name: f.Name, Bitwidth: ti.width, Signed: ti.signed})
+		total += ti.width
+	}
+	if d.Kind != ast.KindHeader && total%8 != 0 {
+		// bmv2 wants metadata types to be whole bytes, as p4c pads them.
+		ht.Fields = append(ht.Fields, bmv2json.HeaderField{Name: "_padding", Bitwidth: 8 - total%8})
+	}
+	l.headerT[d] = ht
+	l.out.HeaderTypes = append(l.out.HeaderTypes, ht)
+	return ht
+}
+
+// collectHeaderDecls records @controller_header types for P4Info.
+func (l *lowerer) collectHeaderDecls() {
+	for _, d := range l.prog.Decls {
+		sd, ok := d.(*ast.StructDecl)
+		if !ok || sd.Kind != ast.KindHeader || sd.Annos.Get("controller_header") == nil {
+			continue
+		}
+		name, _ := sd.Annos.StringArg("controller_header")
+		ch := &ControllerHeader{Name: name, Annos: sd.Annos}
+		for _, f := range sd.Fields {
+			ti, _ := scalarType(f.Type.Resolved())
+			ch.Fields = append(ch.Fields, ControllerField{Name: f.Name, Width: ti.width, Annos: f.Annos})
+		}
+		l.out.ControllerHeaders = append(l.out.ControllerHeaders, ch)
+	}
+}
+
+// allocGlobal allocates the storage of a v1model parameter shared by all
+// blocks: the headers struct becomes header instances named after the
+// fields, the metadata struct becomes fields of scalars.
+func (l *lowerer) allocGlobal(p *ast.Param, scalarPrefix string) (val, error) {
+	return l.alloc(p, p.Type.Resolved(), "", scalarPrefix)
+}
+
+// alloc creates storage for a value of type t: header instances are named
+// instName (dotted paths flattened with '_'), scalars become fields of the
+// scalars header named scalarName.
+func (l *lowerer) alloc(n ast.Node, t ast.Type, instName, scalarName string) (val, error) {
+	join := func(a, b, sep string) string {
+		if a == "" {
+			return b
+		}
+		return a + sep + b
+	}
+	if ti, ok := scalarType(t); ok {
+		name := l.uniqueScalar(scalarName)
+		l.scalars.Fields = append(l.scalars.Fields, bmv2json.HeaderField{Name: name, Bitwidth: ti.width, Signed: ti.signed})
+		return &scalarV{ref: bmv2json.Field("scalars", name), t: t, loc: true}, nil
+	}
+	switch x := t.(type) {
+	case *ast.StructDecl:
+		switch x.Kind {
+		case ast.KindHeader:
+			for _, f := range x.Fields {
+				if _, ok := scalarType(f.Type.Resolved()); !ok {
+					return nil, unsupported(f, "header field of type %v", f.Type.Resolved())
+				}
+			}
+			h := &Header{Name: l.uniqueName(instName), Type: l.headerType(x, x.Name)}
+			l.out.Headers = append(l.out.Headers, h)
+			return &headerV{h: h, decl: x}, nil
+		case ast.KindHeaderUnion:
+			return nil, unsupported(n, "header unions")
+		}
+		sv := &structV{decl: x, fields: map[string]val{}}
+		for _, f := range x.Fields {
+			v, err := l.alloc(f, f.Type.Resolved(), join(instName, f.Name, "_"), join(scalarName, f.Name, "."))
+			if err != nil {
+				return nil, err
+			}
+			sv.fields[f.Name] = v
+		}
+		return sv, nil
+	case *ast.StackType:
+		ed, ok := x.Elem.(*ast.StructDecl)
+		if !ok || ed.Kind != ast.KindHeader {
+			return nil, unsupported(n, "stack of %v", x.Elem)
+		}
+		ht := l.headerType(ed, ed.Name)
+		st := &Stack{Name: l.uniqueName(instName), Type: ht}
+		sv := &stackV{s: st, decl: ed}
+		for i := 0; i < x.Size; i++ {
+			h := &Header{Name: l.uniqueName(fmt.Sprintf("%s[%d]", st.Name, i)), Type: ht}
+			l.out.Headers = append(l.out.Headers, h)
+			st.Elems = append(st.Elems, h)
+			sv.elem = append(sv.elem, &headerV{h: h, decl: ed})
+		}
+		l.out.Stacks = append(l.out.Stacks, st)
+		return sv, nil
+	case *ast.VarbitType:
+		return nil, unsupported(n, "varbit fields")
+	}
+	return nil, unsupported(n, "storage of type %v", t)
+}
+
+// uniqueScalar returns a fresh field name in the scalars header.
+func (l *lowerer) uniqueScalar(base string) string {
+	if base == "" {
+		base = "tmp"
+	}
+	used := func(n string) bool {
+		for _, f := range l.scalars.Fields {
+			if f.Name == n {
+				return true
+			}
+		}
+		return false
+	}
+	if !used(base) {
+		return base
+	}
+	for i := 0; ; i++ {
+		n := fmt.Sprintf("%s_%d", base, i)
+		if !used(n) {
+			return n
+		}
+	}
+}
+
+// tempScalar allocates a compiler temporary of type t.
+func (l *lowerer) tempScalar(t ast.Type) *scalarV {
+	ti, ok := scalarType(t)
+	if !ok {
+		ti = typeInfo{width: 32}
+	}
+	name := l.uniqueScalar("tmp")
+	l.scalars.Fields = append(l.scalars.Fields, bmv2json.HeaderField{Name: name, Bitwidth: ti.width, Signed: ti.signed})
+	return &scalarV{ref: bmv2json.Field("scalars", name), t: t, loc: true}
+}
+
+// numberEnums assigns the integer codes of errors and plain enums: errors
+// in declaration order (NoError = 0 as core.p4 declares it first), enum
+// members by position.
+func (l *lowerer) numberEnums() {
+	for i, m := range l.prog.Errors {
+		l.errorVals[m] = i
+	}
+	for _, d := range l.prog.Decls {
+		ed, ok := d.(*ast.EnumDecl)
+		if !ok {
+			continue
+		}
+		for i, m := range ed.Members {
+			l.enumVals[m] = i
+		}
+		if ed.Underlying != nil {
+			e := bmv2json.Enum{Name: ed.Name}
+			for _, m := range ed.Members {
+				if c := m.Value.Info().Const; c != nil && c.Int != nil {
+					e.Entries = append(e.Entries, bmv2json.NamedValue{Name: m.Name, Value: int(c.Int.Int64())})
+				}
+			}
+			l.out.Enums = append(l.out.Enums, e)
+		}
+	}
+}
+
+func (l *lowerer) finishErrors() {
+	for i, m := range l.prog.Errors {
+		l.out.Errors = append(l.out.Errors, bmv2json.NamedValue{Name: m.Name, Value: i})
+	}
+}

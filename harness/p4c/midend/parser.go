@@ -1,0 +1,501 @@
+package midend
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+)
+
+// packetV is the packet_in / packet_out parameter of a parser or deparser.
+type packetV struct{}
+
+func (*packetV) isVal() {}
+
+// lowerParser lowers the v1model parser, inlining sub-parsers.
+func (l *lowerer) lowerParser(pd *ast.ParserDecl, shared map[int]val) error {
+	sc := newScope(nil, cpName(pd.Annos, pd.Name, ""))
+	sc.m[pd.Params[0]] = &packetV{}
+	for i, v := range shared {
+		sc.m[pd.Params[i]] = v
+	}
+	l.out.Parser = &Parser{}
+	var initOps []bmv2json.Primitive
+	init := &actx{l: l, sc: sc, prims: &initOps, inParser: true}
+	if err := l.parserLocals(pd, init); err != nil {
+		return err
+	}
+	start, err := l.parserStates(pd, sc, func(s *ast.StateDecl) string { return s.Name }, "")
+	if err != nil {
+		return err
+	}
+	l.out.Parser.Init = start.Name
+	start.Ops = append(initOps, start.Ops...)
+	return nil
+}
+
+// parserLocals creates a parser's local variables and instances; their
+// initializers are lowered through a.
+func (l *lowerer) parserLocals(pd *ast.ParserDecl, a *actx) error {
+	if len(pd.CtorParams) > 0 {
+		return unsupported(pd, "parsers with constructor parameters")
+	}
+	for _, d := range pd.Locals {
+		switch x := d.(type) {
+		case *ast.VarDecl:
+			if err := a.declStmt(&ast.DeclStmt{Pos: x.Pos, Decl: x}); err != nil {
+				return err
+			}
+		case *ast.InstanceDecl:
+			o, err := l.allocInstance(x, a.sc.prefix)
+			if err != nil {
+				return err
+			}
+			a.sc.m[x] = o
+		case *ast.ValueSetDecl:
+			return unsupported(x, "parser value sets")
+		}
+	}
+	return nil
+}
+
+// parserStates lowers the states of pd in scope sc; stateName gives the
+// bmv2 name of each state and accept continues at acceptNext ("" for the
+// end of parsing). It returns the lowered start state.
+func (l *lowerer) parserStates(pd *ast.ParserDecl, sc *scope, stateName func(*ast.StateDecl) string, acceptNext string) (*ParseState, error) {
+	names := map[*ast.StateDecl]string{}
+	for _, s := range pd.States {
+		names[s] = stateName(s)
+	}
+	target := func(id *ast.Ident) (string, error) {
+		sd, ok := id.Decl.(*ast.StateDecl)
+		if !ok {
+			return "", unsupported(id, "transition to %s", id.Name)
+		}
+		switch {
+		case sd == ast.AcceptState || sd.Name == "accept" && names[sd] == "":
+			return acceptNext, nil
+		case sd == ast.RejectState || sd.Name == "reject" && names[sd] == "":
+			return "", nil
+		}
+		n, ok := names[sd]
+		if !ok {
+			return "", unsupported(id, "transition to state %s of another parser", sd.Name)
+		}
+		return n, nil
+	}
+	var start *ParseState
+	for _, s := range pd.States {
+		ps := &ParseState{Name: names[s]}
+		l.names[ps.Name] = true
+		if s.Name == "start" {
+			start = ps
+		}
+		l.out.Parser.States = append(l.out.Parser.States, ps)
+		cur := ps
+		for _, st := range s.Stmts {
+			if cs, ok := st.(*ast.CallStmt); ok && cs.Call.Kind == ast.CallParserApply {
+				next, err := l.inlineSubparser(cs.Call, sc, cur, names[s])
+				if err != nil {
+					return nil, err
+				}
+				cur = next
+				continue
+			}
+			a := &actx{l: l, sc: sc, prims: &cur.Ops, inParser: true}
+			if err := a.stmt(st); err != nil {
+				return nil, err
+			}
+		}
+		if err := l.transition(s, sc, cur, target); err != nil {
+			return nil, err
+		}
+	}
+	if start == nil {
+		return nil, srcError(pd, "parser %s has no start state", pd.Name)
+	}
+	return start, nil
+}
+
+// inlineSubparser lowers `p.apply(args)` inside state cur: cur jumps to the
+// sub-parser's start, whose accept continues in a new state that runs the
+// copy-out and the rest of the calling state.
+func (l *lowerer) inlineSubparser(call *ast.Call, sc *scope, cur *ParseState, stateName string) (*ParseState, error) {
+	a := &actx{l: l, sc: sc, prims: &cur.Ops, inParser: true}
+	rv, err := a.value(call.Receiver())
+	if err != nil {
+		return nil, err
+	}
+	o, ok := rv.(*objV)
+	if !ok {
+		return nil, unsupported(call, "apply on this value")
+	}
+	spd, ok := o.typ.Decl.(*ast.ParserDecl)
+	if !ok {
+		return nil, unsupported(call, "apply of %s", o.typ.Decl.DeclName())
+	}
+	sub := newScope(nil, o.name)
+	done, err := a.bindParams(call, spd.Params, sub)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.parserLocals(spd, &actx{l: l, sc: sub, prims: &cur.Ops, inParser: true}); err != nil {
+		return nil, err
+	}
+	cont := &ParseState{Name: l.uniqueName(stateName + "_0")}
+	prefix := strings.ReplaceAll(spd.Name+"_"+o.inst.Name, ".", "_")
+	subStart, err := l.parserStates(spd, sub, func(s *ast.StateDecl) string {
+		return l.uniqueName(prefix + "_" + s.Name)
+	}, cont.Name)
+	if err != nil {
+		return nil, err
+	}
+	n := subStart.Name
+	cur.Transitions = []*Transition{{Default: true, Next: n}}
+	l.out.Parser.States = append(l.out.Parser.States, cont)
+	ca := &actx{l: l, sc: sc, prims: &cont.Ops, inParser: true}
+	a.prims = ca.prims
+	if err := done(); err != nil {
+		return nil, err
+	}
+	return cont, nil
+}
+
+// transition lowers the transition of state s into ps.
+func (l *lowerer) transition(s *ast.StateDecl, sc *scope, ps *ParseState, target func(*ast.Ident) (string, error)) error {
+	tr := s.Transition
+	if tr == nil {
+		ps.Transitions = []*Transition{{Default: true}}
+		return nil
+	}
+	if tr.Next != nil {
+		n, err := target(tr.Next)
+		if err != nil {
+			return err
+		}
+		ps.Transitions = []*Transition{{Default: true, Next: n}}
+		return nil
+	}
+	sel := tr.Select
+	a := &actx{l: l, sc: sc, prims: &ps.Ops, inParser: true}
+	for _, e := range sel.Exprs {
+		k, w, err := l.selectKey(a, e)
+		if err != nil {
+			return err
+		}
+		ps.Key = append(ps.Key, k)
+		ps.KeyWidths = append(ps.KeyWidths, w)
+	}
+	for _, cs := range sel.Cases {
+		next, err := target(cs.State)
+		if err != nil {
+			return err
+		}
+		t, err := selectCase(cs, ps.KeyWidths)
+		if err != nil {
+			return err
+		}
+		t.Next = next
+		ps.Transitions = append(ps.Transitions, t)
+		if t.Default {
+			break
+		}
+	}
+	if n := len(ps.Transitions); n == 0 || !ps.Transitions[n-1].Default {
+		// No match: p4c's bmv2 back end rejects with error.NoMatch; the
+		// packet goes on to ingress, as for any reject on v1model.
+		ps.Transitions = append(ps.Transitions, &Transition{Default: true})
+	}
+	return nil
+}
+
+// selectKey lowers one select expression to a transition key component:
+// a field, a lookahead, or a temporary computed before the transition.
+func (l *lowerer) selectKey(a *actx, e ast.Expr) (*bmv2json.Value, int, error) {
+	v, err := a.value(e)
+	if err != nil {
+		return nil, 0, err
+	}
+	s, ok := v.(*scalarV)
+	if !ok {
+		return nil, 0, unsupported(e, "select on a non-scalar value")
+	}
+	st, _ := scalarType(s.t)
+	if st.width == 0 {
+		return nil, 0, unsupported(e, "select on a value without a width")
+	}
+	if isFieldRef(s.ref) || s.ref.Type == "lookahead" || s.ref.Type == "stack_field" {
+		return s.ref, st.width, nil
+	}
+	t := l.tempScalar(s.t)
+	a.emit(prim("set", t.ref, param(s.ref)))
+	return t.ref, st.width, nil
+}
+
+// selectCase encodes a keyset as a bmv2 transition value/mask: each key
+// component takes whole bytes.
+func selectCase(cs *ast.SelectCase, widths []int) (*Transition, error) {
+	if len(cs.Keys) == 1 {
+		switch cs.Keys[0].(type) {
+		case *ast.Default, *ast.DontCare:
+			return &Transition{Default: true}, nil
+		}
+	}
+	if len(cs.Keys) != len(widths) {
+		return nil, srcError(cs, "keyset has %d components, select has %d", len(cs.Keys), len(widths))
+	}
+	var val, msk strings.Builder
+	masked := false
+	for i, k := range cs.Keys {
+		bytes := (widths[i] + 7) / 8
+		v, m := big.NewInt(0), mask(widths[i])
+		switch x := k.(type) {
+		case *ast.Default, *ast.DontCare:
+			m = big.NewInt(0)
+			masked = true
+		case *ast.Binary:
+			if x.Op == ast.OpRange {
+				return nil, unsupported(k, "ranges in select keysets")
+			}
+			if x.Op != ast.OpMask {
+				cv, ok := bigOf(k)
+				if !ok {
+					return nil, unsupported(k, "keyset that is not a constant")
+				}
+				v = cv
+				break
+			}
+			cv, ok1 := bigOf(x.X)
+			cm, ok2 := bigOf(x.Y)
+			if !ok1 || !ok2 {
+				return nil, unsupported(k, "mask that is not a constant")
+			}
+			v, m = new(big.Int).And(cv, cm), new(big.Int).And(cm, mask(widths[i]))
+			masked = true
+		default:
+			cv, ok := bigOf(k)
+			if !ok {
+				if c := k.Info().Const; c != nil && c.Kind == ast.ValBool {
+					cv = big.NewInt(0)
+					if c.Bool {
+						cv = big.NewInt(1)
+					}
+				} else {
+					return nil, unsupported(k, "keyset that is not a constant (value sets are not supported)")
+				}
+			}
+			v = cv
+		}
+		v = new(big.Int).And(v, mask(widths[i]))
+		fmt.Fprintf(&val, "%0*x", bytes*2, v)
+		fmt.Fprintf(&msk, "%0*x", bytes*2, m)
+	}
+	t := &Transition{Value: "0x" + val.String()}
+	if masked {
+		t.Mask = "0x" + msk.String()
+	}
+	return t, nil
+}
+
+// packetIn lowers packet_in methods (extract, lookahead, advance).
+func (a *actx) packetIn(c *ast.Call) (val, error) {
+	if !a.inParser {
+		return nil, unsupported(c, "packet_in.%s outside the parser", c.Method.Name)
+	}
+	switch c.Method.Name {
+	case "extract":
+		if len(c.Args) != 1 {
+			return nil, unsupported(c, "extract with a variable-length field")
+		}
+		arg := c.Args[0].Value
+		if m, ok := arg.(*ast.Member); ok && m.Kind == ast.MemberStackNext {
+			sv, err := a.value(m.X)
+			if err != nil {
+				return nil, err
+			}
+			st, ok := sv.(*stackV)
+			if !ok {
+				return nil, unsupported(m, ".next of a non-stack")
+			}
+			a.emit(prim("extract", bmv2json.Named("stack", st.s.Name)))
+			return nil, nil
+		}
+		v, err := a.value(arg)
+		if err != nil {
+			return nil, err
+		}
+		h, ok := v.(*headerV)
+		if !ok {
+			return nil, unsupported(arg, "extract into this value")
+		}
+		a.emit(prim("extract", bmv2json.Named("regular", h.h.Name)))
+		return nil, nil
+	case "lookahead":
+		t := c.Info().Type
+		st, ok := scalarType(t)
+		if !ok {
+			return nil, unsupported(c, "lookahead of type %v", t)
+		}
+		return &scalarV{ref: &bmv2json.Value{Type: "lookahead", Kind: bmv2json.KindInts, Ints: []int{0, st.width}}, t: t}, nil
+	case "advance":
+		n, err := a.argData(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim("advance", param(n)))
+		return nil, nil
+	}
+	return nil, unsupported(c, "packet_in.%s", c.Method.Name)
+}
+
+// lowerDeparser collects the emit order of the deparser.
+func (l *lowerer) lowerDeparser(d ast.Decl, hdrs val) error {
+	cd, ok := d.(*ast.ControlDecl)
+	if !ok || len(cd.Params) != 2 {
+		return unsupported(d, "deparser must be a control with 2 parameters")
+	}
+	dp := &Deparser{Name: "deparser", Pos: cd.Pos}
+	sc := newScope(nil, cd.Name)
+	sc.m[cd.Params[0]] = &packetV{}
+	sc.m[cd.Params[1]] = hdrs
+	a := &actx{l: l, sc: sc, prims: new([]bmv2json.Primitive)}
+	var emit func(n ast.Node, v val) error
+	emit = func(n ast.Node, v val) error {
+		switch x := v.(type) {
+		case *headerV:
+			dp.Order = append(dp.Order, x.h.Name)
+		case *stackV:
+			for _, e := range x.elem {
+				dp.Order = append(dp.Order, e.h.Name)
+			}
+		case *structV:
+			for _, f := range x.decl.Fields {
+				if err := emit(n, x.fields[f.Name]); err != nil {
+					return err
+				}
+			}
+		default:
+			return unsupported(n, "emitting a value that is not a header")
+		}
+		return nil
+	}
+	var walk func(s ast.Stmt) error
+	walk = func(s ast.Stmt) error {
+		switch x := s.(type) {
+		case *ast.BlockStmt:
+			for _, st := range x.Stmts {
+				if err := walk(st); err != nil {
+					return err
+				}
+			}
+			return nil
+		case *ast.EmptyStmt:
+			return nil
+		case *ast.CallStmt:
+			c := x.Call
+			if c.Kind == ast.CallExternMethod && c.Method.Extern.Name == "packet_out" && c.Method.Name == "emit" {
+				v, err := a.value(c.Args[0].Value)
+				if err != nil {
+					return err
+				}
+				return emit(c, v)
+			}
+		}
+		return unsupported(s, "this statement in the deparser (only packet.emit is supported)")
+	}
+	for _, loc := range cd.Locals {
+		return unsupported(loc, "local declarations in the deparser")
+	}
+	if err := walk(cd.Apply); err != nil {
+		return err
+	}
+	l.out.Deparser = dp
+	return nil
+}
+
+// lowerChecksumControl lowers VerifyChecksum / ComputeChecksum controls,
+// which may only call verify_checksum / update_checksum (and their
+// _with_payload forms).
+func (l *lowerer) lowerChecksumControl(d ast.Decl, verify bool, args []val) error {
+	cd, ok := d.(*ast.ControlDecl)
+	if !ok || len(cd.Params) != 2 {
+		return unsupported(d, "checksum control must be a control with 2 parameters")
+	}
+	sc := newScope(nil, cd.Name)
+	sc.m[cd.Params[0]] = args[0]
+	sc.m[cd.Params[1]] = args[1]
+	for _, loc := range cd.Locals {
+		return unsupported(loc, "local declarations in checksum controls")
+	}
+	var walk func(s ast.Stmt) error
+	walk = func(s ast.Stmt) error {
+		switch x := s.(type) {
+		case *ast.BlockStmt:
+			for _, st := range x.Stmts {
+				if err := walk(st); err != nil {
+					return err
+				}
+			}
+			return nil
+		case *ast.EmptyStmt:
+			return nil
+		case *ast.CallStmt:
+			c := x.Call
+			if c.Kind == ast.CallExternFunction {
+				switch c.ExternFunc.Name {
+				case "verify_checksum", "update_checksum", "verify_checksum_with_payload", "update_checksum_with_payload":
+					return l.checksum(c, sc, verify)
+				}
+			}
+		}
+		return unsupported(s, "this statement in a checksum control (only verify_checksum/update_checksum are supported)")
+	}
+	return walk(cd.Apply)
+}
+
+func (l *lowerer) checksum(c *ast.Call, sc *scope, verify bool) error {
+	name := c.ExternFunc.Name
+	if strings.HasPrefix(name, "verify") != verify {
+		return unsupported(c, "%s in this control", name)
+	}
+	if len(c.Args) != 4 {
+		return unsupported(c, "%s with %d arguments", name, len(c.Args))
+	}
+	var scratch []bmv2json.Primitive
+	a := &actx{l: l, sc: sc, prims: &scratch}
+	cond, err := a.cond(c.Args[0].Value)
+	if err != nil {
+		return err
+	}
+	inputs, err := a.calcInputs(c.Args[1].Value)
+	if err != nil {
+		return err
+	}
+	target, err := a.argField(c, 2)
+	if err != nil {
+		return err
+	}
+	al, err := l.algo(c, c.Args[3].Value)
+	if err != nil {
+		return err
+	}
+	if len(scratch) > 0 {
+		return unsupported(c.Args[1].Value, "checksum inputs that are computed expressions")
+	}
+	if strings.HasSuffix(name, "_with_payload") {
+		inputs = append(inputs, bmv2json.CalcInput{Type: "payload", Value: &bmv2json.Value{Kind: bmv2json.KindNull}})
+	}
+	calc := &Calculation{Name: l.uniqueName("calc"), Pos: c.Pos, Algo: al, Input: inputs}
+	l.out.Calculations = append(l.out.Calculations, calc)
+	h, f, _ := target.FieldRef()
+	if cond.Kind == bmv2json.KindBool && !cond.Bool {
+		return nil
+	}
+	l.out.Checksums = append(l.out.Checksums, &Checksum{
+		Name: l.uniqueName("cksum"), Pos: c.Pos, Target: []string{h, f},
+		Calculation: calc.Name, Verify: verify, IfCond: cond,
+	})
+	return nil
+}

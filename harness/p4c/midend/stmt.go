@@ -1,0 +1,341 @@
+package midend
+
+import (
+	"fmt"
+	"math/big"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+)
+
+// actx lowers straight-line code (action bodies, function bodies and the
+// statements between tables in apply blocks) into a primitive list.
+// if-statements become _jump_if_zero/_jump with absolute primitive
+// indexes, as p4c emits for bmv2.
+type actx struct {
+	l     *lowerer
+	sc    *scope
+	prims *[]bmv2json.Primitive
+	ret   *retCtx
+	// inParser makes assignments parser "set" operations and rejects
+	// control-only constructs.
+	inParser bool
+	// inAction is true inside an action body.
+	inAction bool
+	// exits collects the jumps that follow an exit primitive: bmv2 stops
+	// the pipeline after the action, the rest of the action is skipped.
+	exits *[]int
+}
+
+// retCtx collects the jumps of `return` statements of an inlined function
+// or action, patched to the end of its body.
+type retCtx struct {
+	jumps  []int
+	result *scalarV // function return value, nil for void
+	// resultVal is set when the function returns a non-scalar value.
+	resultVal val
+}
+
+func (a *actx) emit(p bmv2json.Primitive) { *a.prims = append(*a.prims, p) }
+
+func (a *actx) block(b *ast.BlockStmt) error {
+	if b == nil {
+		return nil
+	}
+	for _, s := range b.Stmts {
+		if err := a.stmt(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *actx) stmt(s ast.Stmt) error {
+	switch x := s.(type) {
+	case *ast.BlockStmt:
+		return a.block(x)
+	case *ast.EmptyStmt:
+		return nil
+	case *ast.AssignStmt:
+		return a.assignStmt(x)
+	case *ast.CallStmt:
+		_, err := a.call(x.Call, true)
+		return err
+	case *ast.DeclStmt:
+		return a.declStmt(x)
+	case *ast.IfStmt:
+		if a.inParser {
+			return unsupported(x, "if-statements in parser states")
+		}
+		return a.ifStmt(x)
+	case *ast.ExitStmt:
+		if a.inParser {
+			return unsupported(x, "exit in a parser")
+		}
+		a.emit(prim("exit"))
+		if a.exits != nil {
+			*a.exits = append(*a.exits, len(*a.prims))
+			a.emit(prim("_jump", hexInt(0, 32)))
+		}
+		return nil
+	case *ast.ReturnStmt:
+		if a.ret == nil {
+			return unsupported(x, "return here")
+		}
+		if x.Value != nil {
+			v, err := a.value(x.Value)
+			if err != nil {
+				return err
+			}
+			switch {
+			case a.ret.result != nil:
+				if err := a.store(x, a.ret.result, v); err != nil {
+					return err
+				}
+			case a.ret.resultVal != nil:
+				if err := a.store(x, a.ret.resultVal, v); err != nil {
+					return err
+				}
+			}
+		}
+		a.ret.jumps = append(a.ret.jumps, len(*a.prims))
+		a.emit(prim("_jump", hexInt(0, 32)))
+		return nil
+	case *ast.SwitchStmt:
+		return unsupported(x, "switch statements inside actions and functions")
+	}
+	return unsupported(s, "statement %T here", s)
+}
+
+func (a *actx) declStmt(x *ast.DeclStmt) error {
+	switch d := x.Decl.(type) {
+	case *ast.VarDecl:
+		v, err := a.l.alloc(d, d.Type.Resolved(), d.Name, d.Name)
+		if err != nil {
+			return err
+		}
+		a.sc.m[d] = v
+		if d.Init != nil {
+			iv, err := a.value(d.Init)
+			if err != nil {
+				return err
+			}
+			return a.store(d, v, iv)
+		}
+		// An uninitialized header local starts invalid; a re-executed
+		// inlined copy must not see a previous packet's validity.
+		return a.invalidate(v)
+	case *ast.ConstDecl:
+		return nil // constants are folded by the checker
+	case *ast.InstanceDecl:
+		return unsupported(d, "instantiation inside a block")
+	}
+	return unsupported(x, "declaration %T here", x.Decl)
+}
+
+// invalidate marks every header inside v invalid.
+func (a *actx) invalidate(v val) error {
+	switch x := v.(type) {
+	case *headerV:
+		a.emitPrim(prim("remove_header", bmv2json.Named("header", x.h.Name)))
+	case *structV:
+		for _, f := range x.decl.Fields {
+			if err := a.invalidate(x.fields[f.Name]); err != nil {
+				return err
+			}
+		}
+	case *stackV:
+		for _, e := range x.elem {
+			a.emitPrim(prim("remove_header", bmv2json.Named("header", e.h.Name)))
+		}
+	}
+	return nil
+}
+
+// emitPrim emits a primitive; in parsers, p4c wraps primitives in a
+// "primitive" parser op.
+func (a *actx) emitPrim(p bmv2json.Primitive) {
+	if a.inParser && p.Op != "set" && p.Op != "extract" && p.Op != "verify" && p.Op != "advance" {
+		a.emit(bmv2json.Primitive{Op: "primitive", Parameters: []*bmv2json.Value{{Kind: bmv2json.KindPrim, Prim: &bmv2json.Primitive{Op: p.Op, Parameters: p.Parameters}}}})
+		return
+	}
+	a.emit(p)
+}
+
+func (a *actx) assignStmt(x *ast.AssignStmt) error {
+	if sl, ok := x.LHS.(*ast.Slice); ok {
+		return a.assignSlice(x, sl)
+	}
+	dst, err := a.value(x.LHS)
+	if err != nil {
+		return err
+	}
+	src, err := a.value(x.RHS)
+	if err != nil {
+		return err
+	}
+	return a.store(x, dst, src)
+}
+
+// assignSlice lowers `f[h:l] = v` to a read-modify-write of f.
+func (a *actx) assignSlice(x *ast.AssignStmt, sl *ast.Slice) error {
+	base, err := a.value(sl.X)
+	if err != nil {
+		return err
+	}
+	bs, ok := base.(*scalarV)
+	if !ok || !bs.loc {
+		return unsupported(x, "assignment to a slice of this expression")
+	}
+	v, err := a.data(x.RHS)
+	if err != nil {
+		return err
+	}
+	bt, _ := scalarType(bs.t)
+	w := sl.HiVal - sl.LoVal + 1
+	sliceMask := new(big.Int).Lsh(mask(w), uint(sl.LoVal))
+	keep := exprOp("&", bs.ref, hexBig(new(big.Int).Xor(mask(bt.width), sliceMask), bt.width))
+	ins := exprOp("&", exprOp("<<", v, hexInt(int64(sl.LoVal), 0)), hexBig(sliceMask, bt.width))
+	a.emitPrim(a.assignPrim(bs.ref, exprOp("|", keep, ins)))
+	return nil
+}
+
+// assignPrim is "assign" (or the parser's "set") of a scalar.
+func (a *actx) assignPrim(dst, src *bmv2json.Value) bmv2json.Primitive {
+	if a.inParser {
+		return prim("set", dst, param(src))
+	}
+	return prim("assign", dst, param(src))
+}
+
+// store writes src into the location dst (scalars, headers, structs,
+// stacks), field by field where bmv2 has no whole-value primitive.
+func (a *actx) store(n ast.Node, dst, src val) error {
+	switch d := dst.(type) {
+	case *scalarV:
+		if !d.loc {
+			return unsupported(n, "assignment to a value that is not a location")
+		}
+		s, ok := src.(*scalarV)
+		if !ok {
+			return unsupported(n, "assignment of a non-scalar to a scalar")
+		}
+		if s.ref == d.ref {
+			return nil
+		}
+		a.emitPrim(a.assignPrim(d.ref, s.ref))
+		return nil
+	case *headerV:
+		switch s := src.(type) {
+		case *headerV:
+			if s.h == d.h {
+				return nil
+			}
+			a.emitPrim(prim("assign_header", bmv2json.Named("header", d.h.Name), bmv2json.Named("header", s.h.Name)))
+			return nil
+		case *tupleV, *structV:
+			// Header initializer: the header becomes valid with these fields.
+			a.emitPrim(prim("add_header", bmv2json.Named("header", d.h.Name)))
+			for i, f := range d.decl.Fields {
+				var fv val
+				if t, ok := s.(*tupleV); ok && i < len(t.elems) {
+					fv = t.elems[i]
+				} else if sv, ok := s.(*structV); ok {
+					fv = sv.fields[f.Name]
+				}
+				if fv == nil {
+					continue
+				}
+				if err := a.store(n, &scalarV{ref: bmv2json.Field(d.h.Name, f.Name), t: f.Type.Resolved(), loc: true}, fv); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case *structV:
+		switch s := src.(type) {
+		case *structV:
+			if s == d {
+				return nil
+			}
+			for _, f := range d.decl.Fields {
+				if s.fields[f.Name] == nil {
+					continue
+				}
+				if err := a.store(n, d.fields[f.Name], s.fields[f.Name]); err != nil {
+					return err
+				}
+			}
+			return nil
+		case *tupleV:
+			for i, f := range d.decl.Fields {
+				if i < len(s.elems) {
+					if err := a.store(n, d.fields[f.Name], s.elems[i]); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+	case *stackV:
+		if s, ok := src.(*stackV); ok && len(s.elem) == len(d.elem) {
+			if s == d {
+				return nil
+			}
+			for i := range d.elem {
+				if err := a.store(n, d.elem[i], s.elem[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return unsupported(n, "this assignment")
+}
+
+func (a *actx) ifStmt(x *ast.IfStmt) error {
+	c, err := a.cond(x.Cond)
+	if err != nil {
+		return err
+	}
+	if c.Kind == bmv2json.KindBool {
+		// Constant condition: keep only the live branch.
+		if c.Bool {
+			return a.stmt(x.Then)
+		}
+		if x.Else != nil {
+			return a.stmt(x.Else)
+		}
+		return nil
+	}
+	jz := len(*a.prims)
+	a.emit(prim("_jump_if_zero", param(b2d(c)), hexInt(0, 32)))
+	if err := a.stmt(x.Then); err != nil {
+		return err
+	}
+	if x.Else == nil {
+		a.patch(jz, 1, len(*a.prims))
+		return nil
+	}
+	j := len(*a.prims)
+	a.emit(prim("_jump", hexInt(0, 32)))
+	a.patch(jz, 1, len(*a.prims))
+	if err := a.stmt(x.Else); err != nil {
+		return err
+	}
+	a.patch(j, 0, len(*a.prims))
+	return nil
+}
+
+// patch sets the jump target (parameter i of primitive at) to target.
+func (a *actx) patch(at, i, target int) {
+	(*a.prims)[at].Parameters[i] = bmv2json.Hexstr(fmt.Sprintf("0x%x", target))
+}
+
+// finishReturns points the collected return jumps at the current end.
+func (a *actx) finishReturns(r *retCtx) {
+	end := len(*a.prims)
+	for _, j := range r.jumps {
+		a.patch(j, 0, end)
+	}
+}

@@ -1,0 +1,187 @@
+package midend
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+)
+
+// val is what a P4 name or l-value denotes after lowering. Scalars live in
+// bmv2 fields (or are constants / action data), headers are instances,
+// structs are flattened into maps of their fields.
+type val interface{ isVal() }
+
+// scalarV is a bit/int/bool/enum/error value. ref is a field reference
+// when the value is a location, else an expression (constant, runtime data
+// or computed). Booleans stored in fields are 1-bit data; readBool converts.
+type scalarV struct {
+	ref *bmv2json.Value
+	t   ast.Type
+	loc bool // ref is a writable field
+}
+
+// headerV is a header instance (possibly an element of a stack).
+type headerV struct {
+	h    *Header
+	decl *ast.StructDecl
+	// dyn, when set, is an expression producing the header at run time
+	// (a stack element with a non-constant index).
+	dyn *bmv2json.Value
+}
+
+// stackV is a header stack.
+type stackV struct {
+	s    *Stack
+	decl *ast.StructDecl
+	elem []*headerV
+}
+
+// structV is a flattened struct value: each field its own val.
+type structV struct {
+	decl   *ast.StructDecl
+	fields map[string]val
+}
+
+// tupleV is a list expression value (only as an argument of hash,
+// checksum and log_msg, or a struct initializer before assignment).
+type tupleV struct{ elems []val }
+
+// objV is an instance of an extern, parser or control.
+type objV struct {
+	inst *ast.InstanceDecl
+	name string // control-plane name
+	typ  *ast.ObjectType
+	// lowered artefacts, filled when the extern is allocated.
+	reg     *Register
+	counter *Counter
+	meter   *Meter
+	// scope of a control/parser instance: the names its locals resolve to.
+	scope *scope
+}
+
+func (*scalarV) isVal() {}
+func (*headerV) isVal() {}
+func (*stackV) isVal()  {}
+func (*structV) isVal() {}
+func (*tupleV) isVal()  {}
+func (*objV) isVal()    {}
+
+// typeInfo describes how a scalar type is stored in bmv2.
+type typeInfo struct {
+	width  int
+	signed bool
+	isBool bool
+}
+
+// scalarType returns the storage of a scalar type, or ok=false for
+// non-scalar types.
+func scalarType(t ast.Type) (typeInfo, bool) {
+	switch x := t.(type) {
+	case *ast.BitsType:
+		return typeInfo{width: x.Width, signed: x.Signed}, true
+	case *ast.BoolType:
+		return typeInfo{width: 1, isBool: true}, true
+	case *ast.ErrorType:
+		return typeInfo{width: 32}, true
+	case *ast.EnumDecl:
+		if b := ast.Bits(x, true); b != nil {
+			return typeInfo{width: b.Width, signed: b.Signed}, true
+		}
+		return typeInfo{width: 32}, true
+	case *ast.NewType:
+		return scalarType(x.Underlying)
+	}
+	return typeInfo{}, false
+}
+
+// hexConst formats v as p4c does: 0x-prefixed, zero-padded to the width's
+// nibble count, with a leading minus for negative values.
+func hexConst(v *big.Int, width int) string {
+	neg := v.Sign() < 0
+	a := new(big.Int).Abs(v)
+	s := a.Text(16)
+	digits := (width + 3) / 4
+	if len(s) < digits {
+		s = strings.Repeat("0", digits-len(s)) + s
+	}
+	if neg {
+		return "-0x" + s
+	}
+	return "0x" + s
+}
+
+func hexInt(v int64, width int) *bmv2json.Value {
+	return bmv2json.Hexstr(hexConst(big.NewInt(v), width))
+}
+
+func hexBig(v *big.Int, width int) *bmv2json.Value {
+	return bmv2json.Hexstr(hexConst(v, width))
+}
+
+// mask returns 2^w - 1.
+func mask(w int) *big.Int {
+	m := new(big.Int).Lsh(big.NewInt(1), uint(w))
+	return m.Sub(m, big.NewInt(1))
+}
+
+func maskHex(w int) *bmv2json.Value { return hexBig(mask(w), w) }
+
+// unsupported builds the error every construct outside the subset gets.
+func unsupported(n ast.Node, format string, args ...any) error {
+	return fmt.Errorf("%s: unsupported: %s", n.Position(), fmt.Sprintf(format, args...))
+}
+
+// srcError is a plain error at a position (a program the checker accepted
+// but that bmv2 cannot run, e.g. a table applied twice).
+func srcError(n ast.Node, format string, args ...any) error {
+	return fmt.Errorf("%s: error: %s", n.Position(), fmt.Sprintf(format, args...))
+}
+
+// unwrap removes the "expression" wrapper p4c puts around primitive
+// parameters, giving the bare node.
+func exprOp(op string, l, r *bmv2json.Value) *bmv2json.Value { return bmv2json.Expr(op, l, r) }
+
+func d2b(v *bmv2json.Value) *bmv2json.Value {
+	if v.Kind == bmv2json.KindBool {
+		return v
+	}
+	if v.Type == "expression" && v.Kind == bmv2json.KindOp && v.Op.Op == "b2d" {
+		return v.Op.Right
+	}
+	return exprOp("d2b", nil, v)
+}
+
+func b2d(v *bmv2json.Value) *bmv2json.Value {
+	if v.Kind == bmv2json.KindBool {
+		if v.Bool {
+			return hexInt(1, 1)
+		}
+		return hexInt(0, 1)
+	}
+	if v.Type == "expression" && v.Kind == bmv2json.KindOp && v.Op.Op == "d2b" {
+		return v.Op.Right
+	}
+	return exprOp("b2d", nil, v)
+}
+
+// param wraps an expression as a primitive parameter: fields and constants
+// are passed as they are, computed values inside an "expression" node.
+func param(v *bmv2json.Value) *bmv2json.Value {
+	if v.Type == "expression" {
+		return bmv2json.Wrap(v)
+	}
+	return v
+}
+
+// prim builds a primitive call.
+func prim(op string, params ...*bmv2json.Value) bmv2json.Primitive {
+	return bmv2json.Primitive{Op: op, Parameters: params}
+}
+
+// isFieldRef reports whether v is a plain field reference.
+func isFieldRef(v *bmv2json.Value) bool {
+	return v != nil && v.Type == "field" && v.Kind == bmv2json.KindNames
+}

@@ -1,0 +1,231 @@
+// Package p4info derives the P4Runtime P4Info (p4.config.v1.P4Info) of a
+// lowered v1model program, with the names, aliases and IDs p4c's
+// --p4runtime-files output has, so controllers written against p4c's P4Info
+// work unchanged.
+package p4info
+
+import (
+	"fmt"
+	"math/big"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+	"github.com/grid-ina/grid/harness/p4c/midend"
+)
+
+var matchTypes = map[string]p4configv1.MatchField_MatchType{
+	"exact": p4configv1.MatchField_EXACT, "lpm": p4configv1.MatchField_LPM, "ternary": p4configv1.MatchField_TERNARY,
+	"range": p4configv1.MatchField_RANGE, "optional": p4configv1.MatchField_OPTIONAL,
+}
+
+// idAnno returns the value of an @id annotation, 0 when absent.
+func idAnno(annos ast.Annotations) uint32 {
+	a := annos.Get("id")
+	if a == nil || len(a.Args) != 1 {
+		return 0
+	}
+	if c := a.Args[0].Info(); c != nil && c.Const != nil && c.Const.Int != nil {
+		return uint32(c.Const.Int.Uint64())
+	}
+	if lit, ok := a.Args[0].(*ast.IntLit); ok {
+		return uint32(lit.Value.Uint64())
+	}
+	return 0
+}
+
+// Build derives the P4Info of p.
+func Build(p *midend.Program) (*p4configv1.P4Info, error) {
+	syms := NewSymbolTable()
+	var tables []*midend.Table
+	for _, pl := range []*midend.Pipeline{p.Ingress, p.Egress} {
+		if pl == nil {
+			continue
+		}
+		for _, t := range pl.Tables {
+			if !t.Hidden {
+				tables = append(tables, t)
+			}
+		}
+	}
+	// Actions in P4Info are those the control plane can use: the ones
+	// listed in tables, in the order of first use.
+	var actions []*midend.Action
+	seenAction := map[string]bool{}
+	for _, t := range tables {
+		for _, u := range t.Actions {
+			if !seenAction[u.Action.Name] {
+				seenAction[u.Action.Name] = true
+				actions = append(actions, u.Action)
+			}
+		}
+	}
+	add := func(kind p4configv1.P4Ids_Prefix, name string, annos ast.Annotations) error {
+		return syms.Add(Symbol{Kind: kind, Name: name, ID: idAnno(annos)})
+	}
+	for _, t := range tables {
+		if err := add(p4configv1.P4Ids_TABLE, t.Name, t.Annos); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range actions {
+		if err := add(p4configv1.P4Ids_ACTION, a.Name, a.Annos); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range p.Counters {
+		kind := p4configv1.P4Ids_COUNTER
+		if c.Direct {
+			kind = p4configv1.P4Ids_DIRECT_COUNTER
+		}
+		if err := add(kind, c.Name, c.Annos); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range p.Meters {
+		kind := p4configv1.P4Ids_METER
+		if m.Direct {
+			kind = p4configv1.P4Ids_DIRECT_METER
+		}
+		if err := add(kind, m.Name, m.Annos); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range p.Registers {
+		if err := add(p4configv1.P4Ids_REGISTER, r.Name, r.Annos); err != nil {
+			return nil, err
+		}
+	}
+	for _, ch := range p.ControllerHeaders {
+		if err := add(p4configv1.P4Ids_CONTROLLER_HEADER, ch.Name, ch.Annos); err != nil {
+			return nil, err
+		}
+	}
+	if err := syms.AssignIDs(); err != nil {
+		return nil, err
+	}
+	pre := func(kind p4configv1.P4Ids_Prefix, name string) *p4configv1.Preamble {
+		return &p4configv1.Preamble{Id: syms.ID(kind, name), Name: name, Alias: syms.Alias(name)}
+	}
+	info := &p4configv1.P4Info{PkgInfo: &p4configv1.PkgInfo{Arch: "v1model"}}
+	actionID := func(a *midend.Action) uint32 { return syms.ID(p4configv1.P4Ids_ACTION, a.Name) }
+	for _, t := range tables {
+		pt := &p4configv1.Table{Preamble: pre(p4configv1.P4Ids_TABLE, t.Name), Size: int64(t.Size)}
+		for i, k := range t.Keys {
+			pt.MatchFields = append(pt.MatchFields, &p4configv1.MatchField{
+				Id: uint32(i + 1), Name: k.Name, Bitwidth: int32(k.Width),
+				Match: &p4configv1.MatchField_MatchType_{MatchType: matchTypes[k.MatchType]},
+			})
+		}
+		for _, u := range t.Actions {
+			ref := &p4configv1.ActionRef{Id: actionID(u.Action)}
+			switch {
+			case u.DefaultOnly:
+				ref.Scope = p4configv1.ActionRef_DEFAULT_ONLY
+				ref.Annotations = []string{"@defaultonly"}
+			case u.TableOnly:
+				ref.Scope = p4configv1.ActionRef_TABLE_ONLY
+				ref.Annotations = []string{"@tableonly"}
+			}
+			pt.ActionRefs = append(pt.ActionRefs, ref)
+		}
+		if t.Default != nil {
+			if t.DefaultConst {
+				pt.ConstDefaultActionId = actionID(t.Default)
+			}
+			ida := &p4configv1.TableActionCall{ActionId: actionID(t.Default)}
+			for i, arg := range t.DefaultArgs {
+				v, ok := new(big.Int).SetString(arg[2:], 16)
+				if !ok {
+					return nil, fmt.Errorf("table %s: bad default argument %q", t.Name, arg)
+				}
+				ida.Arguments = append(ida.Arguments, &p4configv1.TableActionCall_Argument{ParamId: uint32(i + 1), Value: v.Bytes()})
+			}
+			pt.InitialDefaultAction = ida
+		}
+		if t.DirectCounter != "" {
+			pt.DirectResourceIds = append(pt.DirectResourceIds, syms.ID(p4configv1.P4Ids_DIRECT_COUNTER, t.DirectCounter))
+		}
+		if t.DirectMeter != "" {
+			pt.DirectResourceIds = append(pt.DirectResourceIds, syms.ID(p4configv1.P4Ids_DIRECT_METER, t.DirectMeter))
+		}
+		if len(t.Entries) > 0 {
+			pt.IsConstTable = t.EntriesConst
+			pt.HasInitialEntries = true
+		}
+		info.Tables = append(info.Tables, pt)
+	}
+	for _, a := range actions {
+		pa := &p4configv1.Action{Preamble: pre(p4configv1.P4Ids_ACTION, a.Name)}
+		for i, prm := range a.Params {
+			pa.Params = append(pa.Params, &p4configv1.Action_Param{Id: uint32(i + 1), Name: prm.Name, Bitwidth: int32(prm.Width)})
+		}
+		info.Actions = append(info.Actions, pa)
+	}
+	counterUnit := map[string]p4configv1.CounterSpec_Unit{
+		"packets": p4configv1.CounterSpec_PACKETS, "bytes": p4configv1.CounterSpec_BYTES, "packets_and_bytes": p4configv1.CounterSpec_BOTH,
+	}
+	for _, c := range p.Counters {
+		spec := &p4configv1.CounterSpec{Unit: counterUnit[c.Unit]}
+		if c.Direct {
+			info.DirectCounters = append(info.DirectCounters, &p4configv1.DirectCounter{
+				Preamble: pre(p4configv1.P4Ids_DIRECT_COUNTER, c.Name), Spec: spec,
+				DirectTableId: syms.ID(p4configv1.P4Ids_TABLE, c.Binding),
+			})
+			continue
+		}
+		info.Counters = append(info.Counters, &p4configv1.Counter{Preamble: pre(p4configv1.P4Ids_COUNTER, c.Name), Spec: spec, Size: int64(c.Size)})
+	}
+	meterUnit := map[string]p4configv1.MeterSpec_Unit{"packets": p4configv1.MeterSpec_PACKETS, "bytes": p4configv1.MeterSpec_BYTES}
+	for _, m := range p.Meters {
+		spec := &p4configv1.MeterSpec{Unit: meterUnit[m.Unit]}
+		if m.Direct {
+			info.DirectMeters = append(info.DirectMeters, &p4configv1.DirectMeter{
+				Preamble: pre(p4configv1.P4Ids_DIRECT_METER, m.Name), Spec: spec,
+				DirectTableId: syms.ID(p4configv1.P4Ids_TABLE, m.Binding),
+			})
+			continue
+		}
+		info.Meters = append(info.Meters, &p4configv1.Meter{Preamble: pre(p4configv1.P4Ids_METER, m.Name), Spec: spec, Size: int64(m.Size)})
+	}
+	for _, r := range p.Registers {
+		info.Registers = append(info.Registers, &p4configv1.Register{
+			Preamble: pre(p4configv1.P4Ids_REGISTER, r.Name),
+			TypeSpec: &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_Bitstring{
+				Bitstring: &p4configv1.P4BitstringLikeTypeSpec{TypeSpec: &p4configv1.P4BitstringLikeTypeSpec_Bit{
+					Bit: &p4configv1.P4BitTypeSpec{Bitwidth: int32(r.Width)},
+				}},
+			}},
+			Size: int32(r.Size),
+		})
+	}
+	for _, ch := range p.ControllerHeaders {
+		cm := &p4configv1.ControllerPacketMetadata{Preamble: pre(p4configv1.P4Ids_CONTROLLER_HEADER, ch.Name)}
+		for i, f := range ch.Fields {
+			cm.Metadata = append(cm.Metadata, &p4configv1.ControllerPacketMetadata_Metadata{Id: uint32(i + 1), Name: f.Name, Bitwidth: int32(f.Width)})
+		}
+		info.ControllerPacketMetadata = append(info.ControllerPacketMetadata, cm)
+	}
+	return info, nil
+}
+
+// MarshalText writes info in protobuf text format with the header comment
+// p4c puts on .p4info.txtpb files.
+func MarshalText(info *p4configv1.P4Info) ([]byte, error) {
+	b, err := prototext.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(info)
+	if err != nil {
+		return nil, fmt.Errorf("encode P4Info text: %w", err)
+	}
+	return append([]byte("# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"), b...), nil
+}
+
+// MarshalBinary writes info in protobuf wire format (deterministic).
+func MarshalBinary(info *p4configv1.P4Info) ([]byte, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(info)
+	if err != nil {
+		return nil, fmt.Errorf("encode P4Info: %w", err)
+	}
+	return b, nil
+}
