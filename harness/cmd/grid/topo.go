@@ -1,0 +1,199 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grid-ina/grid/harness/topo"
+)
+
+func init() {
+	outFlag := &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the topology to `FILE` instead of standard output"}
+	register(&cli.Command{
+		Name:  "topo",
+		Usage: "generate, check and draw topology files",
+		Description: "Topology files (YAML, documented by topologies/schema.json) describe the hosts, switches and\n" +
+			"links grid builds. The generators write the paper's topologies; show checks a file and draws it.\n\n" +
+			"Example:\n   grid topo fattree --k 4 -o /tmp/k4.yaml && grid topo show /tmp/k4.yaml --svg /tmp/k4.svg",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "fattree",
+				Usage: "write an Al-Fares k-ary fat-tree",
+				Description: "(k/2)^2 core switches, k pods of k/2 aggregation and k/2 edge switches, and k/2 hosts per\n" +
+					"edge switch unless --hosts-per-edge says otherwise. Every switch is programmable with 100Gbps\n" +
+					"capacity, every link 100Gbps; the last host is the PS, the others workers.\n\n" +
+					"Example (the paper's simulation, 80 switches and 192 servers):\n   grid topo fattree --k 8 --hosts-per-edge 6 -o fattree-k8.yaml",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "k", Usage: "switch port count `K`, even and at least 2", Required: true},
+					&cli.IntFlag{Name: "hosts-per-edge", Usage: "`H` hosts under each edge switch (default k/2)"},
+					outFlag,
+				},
+				Action: func(c *cli.Context) error {
+					return writeGenerated(c, func() (*topo.Topology, error) { return topo.FatTree(c.Int("k"), c.Int("hosts-per-edge")) })
+				},
+			},
+			{
+				Name:  "leafspine",
+				Usage: "write a leaf-spine (two-tier Clos) topology",
+				Description: "Every leaf links to every spine; hosts are spread over the leaves as evenly as possible.\n" +
+					"Every switch is programmable with 100Gbps capacity, every link 100Gbps; the last host is the PS.\n\n" +
+					"Example (the paper's simulation, 60 switches and 500 servers):\n   grid topo leafspine --spines 30 --leaves 30 --hosts 500 -o leafspine-60.yaml",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "spines", Usage: "number of spine switches `S`", Required: true},
+					&cli.IntFlag{Name: "leaves", Usage: "number of leaf switches `L`", Required: true},
+					&cli.IntFlag{Name: "hosts", Usage: "number of hosts `H` in total", Required: true},
+					outFlag,
+				},
+				Action: func(c *cli.Context) error {
+					return writeGenerated(c, func() (*topo.Topology, error) {
+						return topo.LeafSpine(c.Int("spines"), c.Int("leaves"), c.Int("hosts"))
+					})
+				},
+			},
+			{
+				Name:  "testbed",
+				Usage: "write the paper's testbed: switches s1, s2, s3 in a triangle with 8 workers and a PS",
+				Description: "s1 holds w1, w2 and the PS, s2 holds w3, w4, w7, s3 holds w5, w6, w8; 100Gbps links.\n\n" +
+					"Example:\n   grid topo testbed -o testbed.yaml",
+				Flags: []cli.Flag{outFlag},
+				Action: func(c *cli.Context) error {
+					return writeGenerated(c, func() (*topo.Topology, error) { return topo.Testbed(), nil })
+				},
+			},
+			{
+				Name:  "fig1",
+				Usage: "write the paper's Fig. 1 motivating example (3Gbps links, 9Gbps PS ingress and capacities)",
+				Description: "s1 holds w1-w4, s2 holds w5, w6, s3 holds w7, w8 and the PS; links L1 = s1-s3, L2 = s1-s2,\n" +
+					"L3 = s2-s3. The solver's known-answer tests use it.\n\nExample:\n   grid topo fig1 -o paper-fig1.yaml",
+				Flags: []cli.Flag{outFlag},
+				Action: func(c *cli.Context) error {
+					return writeGenerated(c, func() (*topo.Topology, error) { return topo.PaperFig1(), nil })
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "check a topology file, print a summary and optionally draw it",
+				ArgsUsage: "FILE",
+				Description: "Reads and validates FILE (errors name the line and field), prints counts by kind, tier and\n" +
+					"role, programmable switches, capacities, the PS and link bandwidths. --svg draws the topology\n" +
+					"as an image, --dot writes Graphviz input, --addresses prints the addressing plan.\n\n" +
+					"Example:\n   grid topo show topologies/testbed.yaml --svg testbed.svg",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "dot", Usage: "write Graphviz DOT to `FILE`"},
+					&cli.StringFlag{Name: "svg", Usage: "write an SVG drawing to `FILE`"},
+					&cli.BoolFlag{Name: "addresses", Usage: "print every host interface's address, gateway and MACs"},
+				},
+				Action: showTopology,
+			},
+		},
+	})
+}
+
+func writeGenerated(c *cli.Context, generate func() (*topo.Topology, error)) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (use -o FILE to choose the output)", c.Args().First())
+	}
+	t, err := generate()
+	if err != nil {
+		return err
+	}
+	data, err := topo.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if path := c.String("output"); path != "" {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("write topology: %w", err)
+		}
+		return nil
+	}
+	_, err = c.App.Writer.Write(data)
+	return err
+}
+
+func showTopology(c *cli.Context) error {
+	args, err := argsWithLateFlags(c)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return fmt.Errorf("show needs exactly one topology FILE, got %d arguments", len(args))
+	}
+	t, err := topo.Load(args[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(c.App.Writer, t.Summary())
+	if c.Bool("addresses") {
+		if err := printAddresses(c.App.Writer, t); err != nil {
+			return err
+		}
+	}
+	for _, out := range []struct {
+		flag string
+		data func() []byte
+	}{{"dot", t.DOT}, {"svg", t.SVG}} {
+		if path := c.String(out.flag); path != "" {
+			if err := os.WriteFile(path, out.data(), 0o644); err != nil {
+				return fmt.Errorf("write --%s: %w", out.flag, err)
+			}
+			fmt.Fprintf(c.App.Writer, "wrote %s\n", path)
+		}
+	}
+	return nil
+}
+
+// argsWithLateFlags returns the positional arguments and applies the flags
+// that follow them: urfave/cli v2 stops reading flags at the first argument,
+// and "grid topo show FILE --svg out.svg" is the natural order.
+func argsWithLateFlags(c *cli.Context) ([]string, error) {
+	rest := c.Args().Slice()
+	var positional []string
+	for len(rest) > 0 {
+		if !strings.HasPrefix(rest[0], "-") || rest[0] == "-" {
+			positional = append(positional, rest[0])
+			rest = rest[1:]
+			continue
+		}
+		set := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
+		set.SetOutput(io.Discard)
+		for _, f := range c.Command.Flags {
+			if err := f.Apply(set); err != nil {
+				return nil, err
+			}
+		}
+		if err := set.Parse(rest); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Command.Name, err)
+		}
+		var setErr error
+		set.Visit(func(f *flag.Flag) {
+			if err := c.Set(f.Name, f.Value.String()); err != nil && setErr == nil {
+				setErr = err
+			}
+		})
+		if setErr != nil {
+			return nil, setErr
+		}
+		rest = set.Args()
+	}
+	return positional, nil
+}
+
+func printAddresses(w io.Writer, t *topo.Topology) error {
+	plan, err := t.Plan()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tIFACE\tADDRESS\tMAC\tGATEWAY\tGATEWAY MAC\tSWITCH PORT")
+	for _, hi := range plan.Hosts {
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%v\t%v\t%s\n", hi.Host, hi.Name, hi.IP, hi.MAC, hi.Gateway, hi.GatewayMAC, t.EndpointString(hi.Peer))
+	}
+	return tw.Flush()
+}
