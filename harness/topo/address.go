@@ -57,9 +57,14 @@ func (t *Topology) Plan() (*AddressPlan, error) {
 		portIndex: map[Endpoint]int{},
 		ipIndex:   map[netip.Addr]int{},
 	}
+	byName := make(map[string]*Node, len(t.Nodes))
 	for _, n := range t.Nodes {
-		for _, adj := range t.Neighbors(n.Name) {
-			peer := t.Node(adj.Peer.Node)
+		byName[n.Name] = n
+	}
+	adjacency := t.adjacency()
+	for _, n := range t.Nodes {
+		for _, adj := range adjacency[n.Name] {
+			peer := byName[adj.Peer.Node]
 			here := Endpoint{Node: n.Name, Port: adj.Port}
 			switch n.Kind {
 			case KindHost:

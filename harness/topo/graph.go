@@ -81,15 +81,38 @@ type Adjacent struct {
 // Neighbors returns the node's neighbours ordered by its own port number.
 func (t *Topology) Neighbors(name string) []Adjacent {
 	var out []Adjacent
-	for _, l := range t.LinksOf(name) {
-		local, peer := l.A, l.B
-		if l.B.Node == name {
-			local, peer = l.B, l.A
+	for _, l := range t.Links {
+		if l.A.Node == name || l.B.Node == name {
+			out = append(out, adjacentVia(l, name))
 		}
-		out = append(out, Adjacent{Port: local.Port, Peer: peer, Link: l})
 	}
-	slices.SortFunc(out, func(x, y Adjacent) int { return x.Port - y.Port })
+	sortByPort(out)
 	return out
+}
+
+// adjacency is Neighbors for every node at once, for callers that visit all nodes.
+func (t *Topology) adjacency() map[string][]Adjacent {
+	adj := make(map[string][]Adjacent, len(t.Nodes))
+	for _, l := range t.Links {
+		adj[l.A.Node] = append(adj[l.A.Node], adjacentVia(l, l.A.Node))
+		adj[l.B.Node] = append(adj[l.B.Node], adjacentVia(l, l.B.Node))
+	}
+	for _, list := range adj {
+		sortByPort(list)
+	}
+	return adj
+}
+
+// adjacentVia is the far side of link l seen from the named end.
+func adjacentVia(l *Link, name string) Adjacent {
+	if l.B.Node == name {
+		return Adjacent{Port: l.B.Port, Peer: l.A, Link: l}
+	}
+	return Adjacent{Port: l.A.Port, Peer: l.B, Link: l}
+}
+
+func sortByPort(list []Adjacent) {
+	slices.SortFunc(list, func(x, y Adjacent) int { return x.Port - y.Port })
 }
 
 // Peer returns the endpoint across the link from the named node; ok is false

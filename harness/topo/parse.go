@@ -261,6 +261,9 @@ func (d *decoder) nodes(seq *yaml.Node) error {
 	if err != nil {
 		return err
 	}
+	if len(items) == 0 {
+		return d.errorf(seq, "nodes", "the topology has no nodes")
+	}
 	d.explicitID = map[*Node]bool{}
 	for i, item := range items {
 		path := fmt.Sprintf("nodes[%d]", i)

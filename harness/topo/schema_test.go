@@ -121,7 +121,7 @@ func (v schemaValidator) validate(s map[string]any, x any, path string) error {
 		return fmt.Errorf("%s: %v not in %v", path, x, enum)
 	}
 	if p, ok := s["pattern"].(string); ok {
-		if str, isStr := x.(string); isStr && !regexp.MustCompile(p).MatchString(str) {
+		if str, isStr := x.(string); isStr && !compiledPattern(p).MatchString(str) {
 			return fmt.Errorf("%s: %q does not match %s", path, str, p)
 		}
 	}
@@ -192,6 +192,18 @@ func (v schemaValidator) validate(s map[string]any, x any, path string) error {
 		}
 	}
 	return nil
+}
+
+var patterns = map[string]*regexp.Regexp{}
+
+// compiledPattern caches the schema's patterns: the shipped files hold thousands of values.
+func compiledPattern(p string) *regexp.Regexp {
+	re, ok := patterns[p]
+	if !ok {
+		re = regexp.MustCompile(p)
+		patterns[p] = re
+	}
+	return re
 }
 
 func anySlice(x any) []any {

@@ -32,10 +32,13 @@ var nameRE = regexp.MustCompile(NamePattern)
 // mistake), that ingress is given only for a PS, and that links join known
 // nodes on valid, unshared ports, connect hosts only to switches, join two
 // switches at most once, and carry sane bandwidth, delay, loss and MTU. Every
-// host must have a link and the whole graph must be connected.
+// host must have a link and the whole graph must be connected and not empty.
 func (t *Topology) Validate() error {
 	errAt := func(line int, field, format string, args ...any) error {
 		return &Error{Source: t.Source, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(t.Nodes) == 0 {
+		return errAt(0, "nodes", "the topology has no nodes")
 	}
 	byName := make(map[string]*Node, len(t.Nodes))
 	ids := map[Kind]map[int]*Node{KindHost: {}, KindSwitch: {}}
@@ -105,52 +108,52 @@ func (t *Topology) Validate() error {
 	pairs := map[[2]string]*Link{}
 	linked := map[string]bool{}
 	for i, l := range t.Links {
-		ends := fmt.Sprintf("links[%d].endpoints", i)
+		field := func(name string) string { return fmt.Sprintf("links[%d].%s", i, name) }
 		var kinds [2]Kind
 		for j, e := range [2]Endpoint{l.A, l.B} {
 			n := byName[e.Node]
 			if n == nil {
-				return errAt(l.Line, ends, "unknown node %q", e.Node)
+				return errAt(l.Line, field("endpoints"), "unknown node %q", e.Node)
 			}
 			kinds[j] = n.Kind
 			if n.Kind == KindSwitch && (e.Port < 1 || e.Port > MaxSwitchPort) {
-				return errAt(l.Line, ends, "port %d of switch %s out of range 1..%d", e.Port, e.Node, MaxSwitchPort)
+				return errAt(l.Line, field("endpoints"), "port %d of switch %s out of range 1..%d", e.Port, e.Node, MaxSwitchPort)
 			}
 			if n.Kind == KindHost && (e.Port < 0 || e.Port >= MaxHostInterfaces) {
-				return errAt(l.Line, ends, "interface eth%d of host %s out of range eth0..eth%d", e.Port, e.Node, MaxHostInterfaces-1)
+				return errAt(l.Line, field("endpoints"), "interface eth%d of host %s out of range eth0..eth%d", e.Port, e.Node, MaxHostInterfaces-1)
 			}
 			key := nodePort{e.Node, e.Port}
 			if other := portUser[key]; other != nil {
-				return errAt(l.Line, ends, "port clash: %s is already used by the link %s%s", t.EndpointString(e), t.LinkString(other), t.at(other.Line))
+				return errAt(l.Line, field("endpoints"), "port clash: %s is already used by the link %s%s", t.EndpointString(e), t.LinkString(other), t.at(other.Line))
 			}
 			portUser[key] = l
 			linked[e.Node] = true
 		}
 		if l.A.Node == l.B.Node {
-			return errAt(l.Line, ends, "link from %s to itself", l.A.Node)
+			return errAt(l.Line, field("endpoints"), "link from %s to itself", l.A.Node)
 		}
 		if kinds[0] == KindHost && kinds[1] == KindHost {
-			return errAt(l.Line, ends, "hosts %s and %s linked directly: hosts connect to switches", l.A.Node, l.B.Node)
+			return errAt(l.Line, field("endpoints"), "hosts %s and %s linked directly: hosts connect to switches", l.A.Node, l.B.Node)
 		}
 		pair := [2]string{l.A.Node, l.B.Node}
 		if pair[0] > pair[1] {
 			pair[0], pair[1] = pair[1], pair[0]
 		}
 		if other := pairs[pair]; other != nil {
-			return errAt(l.Line, ends, "second link between %s and %s (the first is %s%s); parallel links are not modelled", pair[0], pair[1], t.LinkString(other), t.at(other.Line))
+			return errAt(l.Line, field("endpoints"), "second link between %s and %s (the first is %s%s); parallel links are not modelled", pair[0], pair[1], t.LinkString(other), t.at(other.Line))
 		}
 		pairs[pair] = l
 		if l.Bandwidth < 0 {
-			return errAt(l.Line, fmt.Sprintf("links[%d].bandwidth", i), "negative bandwidth")
+			return errAt(l.Line, field("bandwidth"), "negative bandwidth")
 		}
 		if l.Delay < 0 {
-			return errAt(l.Line, fmt.Sprintf("links[%d].delay", i), "negative delay")
+			return errAt(l.Line, field("delay"), "negative delay")
 		}
 		if l.Loss < 0 || l.Loss > 100 {
-			return errAt(l.Line, fmt.Sprintf("links[%d].loss", i), "loss %v%% out of range 0..100%%", l.Loss)
+			return errAt(l.Line, field("loss"), "loss %v%% out of range 0..100%%", l.Loss)
 		}
 		if l.MTU != 0 && (l.MTU < MinMTU || l.MTU > MaxMTU) {
-			return errAt(l.Line, fmt.Sprintf("links[%d].mtu", i), "MTU %d out of range %d..%d", l.MTU, MinMTU, MaxMTU)
+			return errAt(l.Line, field("mtu"), "MTU %d out of range %d..%d", l.MTU, MinMTU, MaxMTU)
 		}
 	}
 	for i, n := range t.Nodes {
