@@ -1,0 +1,355 @@
+package solver
+
+import (
+	"math"
+	"sort"
+)
+
+// The evaluator's network model, shared by every algorithm:
+//   - a worker sends at rate r; each share puts frac*r on every arc of its path;
+//   - a switch aggregating shares of a job spends sum(frac*r) of its capacity C_s
+//     and sends one stream at max(frac*r) of those shares along its stream path;
+//   - the PS host's ingress B carries the shares aggregated at the PS and every
+//     stream (jobs sharing a PS host share its ingress);
+//   - every worker's rate is capped by its job's T.
+// Rates are max-min fair (progressive filling): all rates grow together and a
+// worker stops when a resource it loads saturates. Results return from the PS
+// on the reverse arcs as one multicast stream per arc, never more than the
+// gradients going up, so links are checked in the upstream direction.
+
+// resource kinds
+const (
+	resArc = iota
+	resSwitch
+	resPS
+)
+
+type resource struct {
+	kind, id int
+	cap      float64
+	linear   []term   // worker (global index), coefficient
+	groups   [][]term // each group loads max(coef*rate) of its members
+}
+
+type term struct {
+	w    int
+	coef float64
+}
+
+type evaluation struct {
+	rates  [][]float64 // [job][worker], Gbps
+	lambda float64     // slowest worker
+	// loads by resource at the evaluated rates
+	arcLoad    []float64
+	switchLoad []float64 // by node index
+	psLoad     map[int]float64
+	psCap      map[int]float64
+	fanIn      []map[int]int // [job] switch -> workers with a share there
+	streamRate []map[int]float64
+}
+
+// flat worker indices
+func (in *Instance) offsets() []int {
+	off := make([]int, len(in.jobs)+1)
+	for j, jb := range in.jobs {
+		off[j+1] = off[j] + len(jb.workers)
+	}
+	return off
+}
+
+// resources builds the load terms of an assignment.
+func (in *Instance) resources(a *assignment) []*resource {
+	off := in.offsets()
+	byArc := map[int]*resource{}
+	bySwitch := map[int]*resource{}
+	byPS := map[int]*resource{}
+	var all []*resource
+	get := func(m map[int]*resource, kind, id int, cap float64) *resource {
+		r, ok := m[id]
+		if !ok {
+			r = &resource{kind: kind, id: id, cap: cap}
+			m[id] = r
+			all = append(all, r)
+		}
+		return r
+	}
+	for j, jb := range in.jobs {
+		groups := map[int][]term{}
+		ps := get(byPS, resPS, jb.ps, jb.ingress)
+		for w, ss := range a.shares[j] {
+			g := off[j] + w
+			for _, s := range ss {
+				if s.frac <= 0 {
+					continue
+				}
+				for _, ai := range in.pathArcs(s.path) {
+					r := get(byArc, resArc, ai, in.arcs[ai].cap)
+					r.linear = append(r.linear, term{g, s.frac})
+				}
+				if s.node == jb.ps {
+					ps.linear = append(ps.linear, term{g, s.frac})
+					continue
+				}
+				r := get(bySwitch, resSwitch, s.node, in.capS[s.node])
+				r.linear = append(r.linear, term{g, s.frac})
+				groups[s.node] = append(groups[s.node], term{g, s.frac})
+			}
+		}
+		for _, sw := range sortedKeys(groups) {
+			members := groups[sw]
+			for _, ai := range in.pathArcs(a.streams[j][sw]) {
+				r := get(byArc, resArc, ai, in.arcs[ai].cap)
+				r.groups = append(r.groups, members)
+			}
+			ps.groups = append(ps.groups, members)
+		}
+	}
+	return all
+}
+
+// load of r at the given flat rates.
+func (r *resource) load(rate []float64) float64 {
+	var l float64
+	for _, t := range r.linear {
+		l += t.coef * rate[t.w]
+	}
+	for _, g := range r.groups {
+		m := 0.0
+		for _, t := range g {
+			m = math.Max(m, t.coef*rate[t.w])
+		}
+		l += m
+	}
+	return l
+}
+
+// saturation is the common rate t of the active workers at which r reaches
+// its capacity, frozen workers keeping their rates; +Inf if never.
+func (r *resource) saturation(rate []float64, active []bool, now float64) float64 {
+	if math.IsInf(r.cap, 1) {
+		return math.Inf(1)
+	}
+	// load(t) = base + slope*t + sum_g max(c_g, d_g*t), convex and nondecreasing.
+	var base, slope float64
+	type kink struct{ c, d float64 }
+	var kinks []kink
+	for _, t := range r.linear {
+		if active[t.w] {
+			slope += t.coef
+		} else {
+			base += t.coef * rate[t.w]
+		}
+	}
+	for _, g := range r.groups {
+		var c, d float64
+		for _, t := range g {
+			if active[t.w] {
+				d = math.Max(d, t.coef)
+			} else {
+				c = math.Max(c, t.coef*rate[t.w])
+			}
+		}
+		if d == 0 {
+			base += c
+		} else {
+			kinks = append(kinks, kink{c, d})
+		}
+	}
+	if slope == 0 && len(kinks) == 0 {
+		return math.Inf(1)
+	}
+	sort.Slice(kinks, func(i, k int) bool { return kinks[i].c/kinks[i].d < kinks[k].c/kinks[k].d })
+	// Before the first breakpoint every kink contributes its constant c.
+	constPart := base
+	for _, k := range kinks {
+		constPart += k.c
+	}
+	lo := now
+	for i := 0; i <= len(kinks); i++ {
+		hi := math.Inf(1)
+		if i < len(kinks) {
+			hi = kinks[i].c / kinks[i].d
+		}
+		if hi > lo || i == len(kinks) {
+			if slope > 0 {
+				t := (r.cap - constPart) / slope
+				if t <= hi {
+					return math.Max(t, lo)
+				}
+			} else if constPart > r.cap {
+				return lo
+			}
+			lo = math.Max(lo, hi)
+		}
+		if i < len(kinks) {
+			constPart -= kinks[i].c
+			slope += kinks[i].d
+		}
+	}
+	return math.Inf(1)
+}
+
+// drives says whether an active worker pushes r's load up at rate t.
+func (r *resource) drives(w int, rate []float64, active []bool, t float64) bool {
+	for _, x := range r.linear {
+		if x.w == w && x.coef > 0 {
+			return true
+		}
+	}
+	for _, g := range r.groups {
+		var c, d, mine float64
+		for _, x := range g {
+			if active[x.w] {
+				d = math.Max(d, x.coef)
+			} else {
+				c = math.Max(c, x.coef*rate[x.w])
+			}
+			if x.w == w {
+				mine = x.coef
+			}
+		}
+		if mine > 0 && mine == d && d*t >= c*(1-1e-12) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxMin computes max-min fair rates by progressive filling.
+func (in *Instance) maxMin(res []*resource) []float64 {
+	off := in.offsets()
+	n := off[len(in.jobs)]
+	rate := make([]float64, n)
+	active := make([]bool, n)
+	capT := make([]float64, n)
+	for j, jb := range in.jobs {
+		for w := range jb.workers {
+			active[off[j]+w] = true
+			capT[off[j]+w] = jb.maxRate
+		}
+	}
+	// Which resources each worker touches, to freeze the right ones.
+	touches := make([][]int, n)
+	for ri, r := range res {
+		seen := map[int]bool{}
+		for _, t := range r.linear {
+			seen[t.w] = true
+		}
+		for _, g := range r.groups {
+			for _, t := range g {
+				seen[t.w] = true
+			}
+		}
+		for w := range seen {
+			touches[w] = append(touches[w], ri)
+		}
+	}
+	now := 0.0
+	left := n
+	sat := make([]float64, len(res))
+	for left > 0 {
+		next := math.Inf(1)
+		for w := range rate {
+			if active[w] {
+				next = math.Min(next, capT[w])
+			}
+		}
+		for ri, r := range res {
+			sat[ri] = r.saturation(rate, active, now)
+			next = math.Min(next, sat[ri])
+		}
+		if math.IsInf(next, 1) {
+			break // cannot happen: T is finite
+		}
+		next = math.Max(next, now)
+		for w := range rate {
+			if active[w] {
+				rate[w] = next
+			}
+		}
+		var freeze []int
+		for w := range rate {
+			if !active[w] {
+				continue
+			}
+			if capT[w] <= next*(1+1e-12) {
+				freeze = append(freeze, w)
+				continue
+			}
+			for _, ri := range touches[w] {
+				if sat[ri] <= next*(1+1e-12)+1e-15 && res[ri].drives(w, rate, active, next) {
+					freeze = append(freeze, w)
+					break
+				}
+			}
+		}
+		if len(freeze) == 0 {
+			// Numerical corner: freeze the workers of the tightest resource.
+			for w := range rate {
+				if active[w] {
+					freeze = append(freeze, w)
+				}
+			}
+		}
+		for _, w := range freeze {
+			active[w] = false
+			left--
+		}
+		now = next
+	}
+	return rate
+}
+
+// evaluate scores an assignment under the evaluator's model.
+func (in *Instance) evaluate(a *assignment) *evaluation {
+	res := in.resources(a)
+	flat := in.maxMin(res)
+	return in.loadsAt(a, res, flat)
+}
+
+// loadsAt reports loads for given flat rates (the evaluator's, or an algorithm's intended ones).
+func (in *Instance) loadsAt(a *assignment, res []*resource, flat []float64) *evaluation {
+	off := in.offsets()
+	ev := &evaluation{lambda: math.Inf(1), arcLoad: make([]float64, len(in.arcs)), switchLoad: make([]float64, len(in.names)),
+		psLoad: map[int]float64{}, psCap: map[int]float64{}}
+	for j, jb := range in.jobs {
+		ev.rates = append(ev.rates, append([]float64(nil), flat[off[j]:off[j+1]]...))
+		for _, r := range ev.rates[j] {
+			ev.lambda = math.Min(ev.lambda, r)
+		}
+		fan := map[int]int{}
+		stream := map[int]float64{}
+		for w, ss := range a.shares[j] {
+			for _, s := range ss {
+				if s.frac > 0 && s.node != jb.ps {
+					fan[s.node]++
+					stream[s.node] = math.Max(stream[s.node], s.frac*flat[off[j]+w])
+				}
+			}
+		}
+		ev.fanIn = append(ev.fanIn, fan)
+		ev.streamRate = append(ev.streamRate, stream)
+	}
+	for _, r := range res {
+		l := r.load(flat)
+		switch r.kind {
+		case resArc:
+			ev.arcLoad[r.id] = l
+		case resSwitch:
+			ev.switchLoad[r.id] = l
+		case resPS:
+			ev.psLoad[r.id] = l
+			ev.psCap[r.id] = r.cap
+		}
+	}
+	return ev
+}
+
+// flatten turns [job][worker] rates into the evaluator's flat order.
+func flatten(r [][]float64) []float64 {
+	var out []float64
+	for _, x := range r {
+		out = append(out, x...)
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/grid-ina/grid/harness/lp"
+)
+
+// searchBudget is how many evaluations grid-paths' local search may spend per start.
+const searchBudget = 300
+
+// candidatesPerClass bounds the switches each class of workers may use in
+// grid-paths' LP: the nearest ones and the ones with the most capacity.
+const candidatesPerClass = 4
+
+// workerClass is the workers of one job behind the same rack switch: in the
+// link-aware model they are interchangeable, so the LP gives them one set of
+// per-worker rates (the same symmetry argument as the paper model's LP).
+type workerClass struct {
+	job     int
+	rack    int
+	members []int // worker indices within the job
+	cands   []share
+}
+
+// gridPaths is the link-aware GRID: an LP relaxation over worker classes
+// with link capacities (each class may use its nearest and the largest
+// switches and the PS, each over a shortest path), seeded randomized rounding
+// as in R-GRIA, then local search on the evaluator. A second start from the
+// paper model's exact solution, placed nearest first, goes through the same
+// local search; the better plan wins.
+func (in *Instance) gridPaths(ctx context.Context, opt Options) (*Plan, error) {
+	dc := distCache{}
+	classes := in.classes(dc)
+	lpLambda, weights, backend, err := in.classLP(ctx, dc, classes, opt.LP)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x51ed27))
+	a := in.newAssignment()
+	for ci, c := range classes {
+		total := 0.0
+		for _, w := range weights[ci] {
+			total += w
+		}
+		for _, w := range c.members {
+			a.shares[c.job][w] = []share{c.cands[pick(rng, weights[ci], total)]}
+		}
+	}
+	// Rounding keeps a class's path for all its members; swap in each worker's own access link.
+	for _, c := range classes {
+		for _, w := range c.members {
+			sh := a.shares[c.job][w][0]
+			path := append([]int{in.jobs[c.job].workers[w]}, sh.path[1:]...)
+			a.shares[c.job][w][0] = share{node: sh.node, frac: 1, path: path}
+		}
+	}
+	ls := in.newSearch(dc, opt.paths())
+	rounded := ls.improve(a, searchBudget)
+	best, from := rounded, "LP rounding"
+	if seed := in.paperSeed(dc); seed != nil {
+		ls2 := in.newSearch(dc, opt.paths())
+		s := ls2.improve(seed, searchBudget)
+		if scoreOf(in.evaluate(s)).better(scoreOf(in.evaluate(best))) {
+			best, from = s, "the paper model's exact solution"
+		}
+	}
+	plan := in.buildPlan(AlgoGRIDPaths, "links", best)
+	plan.Seed = ptr(opt.Seed)
+	plan.LPBackend = backend
+	plan.Notes = append(plan.Notes, fmt.Sprintf("link-aware LP relaxation over %d worker classes: %.4g Gbps; best plan started from %s", len(classes), lpLambda, from))
+	return plan, nil
+}
+
+// paperSeed is the paper model's exact placement for every job (each job
+// solved alone; the local search resolves shared switches), or nil when a
+// job cannot use it.
+func (in *Instance) paperSeed(dc distCache) *assignment {
+	a := in.newAssignment()
+	for j := range in.jobs {
+		_, counts := in.paperExact(j)
+		one := in.placeCounts(dc, j, counts)
+		a.shares[j] = one.shares[j]
+		a.streams[j] = one.streams[j]
+	}
+	return a
+}
+
+func (in *Instance) classes(dc distCache) []workerClass {
+	var out []workerClass
+	bal := in.newBalancer()
+	byCap := append([]int(nil), in.progList...)
+	sort.SliceStable(byCap, func(x, y int) bool { return in.capS[byCap[x]] > in.capS[byCap[y]] })
+	for j, jb := range in.jobs {
+		idx := map[int]int{}
+		var cls []workerClass
+		for w, wi := range jb.workers {
+			rack := in.arcs[in.out[wi][0]].to
+			i, ok := idx[rack]
+			if !ok {
+				i = len(cls)
+				idx[rack] = i
+				cls = append(cls, workerClass{job: j, rack: rack})
+			}
+			cls[i].members = append(cls[i].members, w)
+		}
+		for i := range cls {
+			c := &cls[i]
+			rep := jb.workers[c.members[0]]
+			near := append([]int(nil), in.progList...)
+			sort.SliceStable(near, func(x, y int) bool {
+				dx, dy := in.dist(dc, near[x])[rep], in.dist(dc, near[y])[rep]
+				return dx < dy || dx == dy && in.capS[near[x]] > in.capS[near[y]]
+			})
+			chosen := map[int]bool{}
+			var nodes []int
+			for _, list := range [][]int{near, byCap} {
+				for i := 0; i < len(list) && i < candidatesPerClass; i++ {
+					if !chosen[list[i]] && in.dist(dc, list[i])[rep] >= 0 {
+						chosen[list[i]] = true
+						nodes = append(nodes, list[i])
+					}
+				}
+			}
+			nodes = append(nodes, jb.ps)
+			for _, n := range nodes {
+				p := in.shortestPath(dc, rep, n, bal.choose)
+				bal.add(in, p, float64(len(c.members)))
+				c.cands = append(c.cands, share{node: n, frac: 1, path: p})
+			}
+		}
+		out = append(out, cls...)
+	}
+	return out
+}
+
+// classLP is the link-aware relaxation over classes. It returns lambda and,
+// per class, the per-worker rate on each candidate (the rounding weights).
+func (in *Instance) classLP(ctx context.Context, dc distCache, classes []workerClass, backend lp.Backend) (float64, [][]float64, string, error) {
+	m := lp.NewModel("grid-paths-relaxation")
+	lam := m.AddVar("lambda", 0, lp.Inf, false)
+	r := make([][]lp.Var, len(classes))
+	y := make([]map[int]lp.Var, len(in.jobs))
+	for j := range y {
+		y[j] = map[int]lp.Var{}
+	}
+	arcTerms := map[int][]lp.Term{}
+	swTerms := map[int][]lp.Term{}
+	psTerms := map[int][]lp.Term{}
+	stream := func(j, s int) lp.Var {
+		if v, ok := y[j][s]; ok {
+			return v
+		}
+		v := m.AddVar("y", 0, lp.Inf, false)
+		y[j][s] = v
+		for _, ai := range in.pathArcs(in.shortestPath(dc, s, in.jobs[j].ps, nil)) {
+			arcTerms[ai] = append(arcTerms[ai], lp.Term{Var: v, Coef: 1})
+		}
+		psTerms[in.jobs[j].ps] = append(psTerms[in.jobs[j].ps], lp.Term{Var: v, Coef: 1})
+		return v
+	}
+	for ci, c := range classes {
+		jb := in.jobs[c.job]
+		n := float64(len(c.members))
+		var sum []lp.Term
+		for _, cand := range c.cands {
+			v := m.AddVar("r", 0, jb.maxRate, false)
+			r[ci] = append(r[ci], v)
+			sum = append(sum, lp.Term{Var: v, Coef: 1})
+			// The first arc is each member's own access link, which T already bounds.
+			for _, ai := range in.pathArcs(cand.path)[1:] {
+				arcTerms[ai] = append(arcTerms[ai], lp.Term{Var: v, Coef: n})
+			}
+			if cand.node == jb.ps {
+				psTerms[jb.ps] = append(psTerms[jb.ps], lp.Term{Var: v, Coef: n})
+				continue
+			}
+			swTerms[cand.node] = append(swTerms[cand.node], lp.Term{Var: v, Coef: n})
+			m.AddConstraint("r<=y", []lp.Term{{Var: v, Coef: 1}, {Var: stream(c.job, cand.node), Coef: -1}}, lp.LE, 0)
+		}
+		m.AddConstraint("rate-cap", sum, lp.LE, jb.maxRate)
+		m.AddConstraint("lambda", append([]lp.Term{{Var: lam, Coef: 1}}, negate(sum)...), lp.LE, 0)
+	}
+	for _, ai := range sortedKeys(arcTerms) {
+		if c := in.arcs[ai].cap; !math.IsInf(c, 1) {
+			m.AddConstraint("arc", arcTerms[ai], lp.LE, c)
+		}
+	}
+	for _, s := range sortedKeys(swTerms) {
+		m.AddConstraint("switch", swTerms[s], lp.LE, in.capS[s])
+	}
+	for _, ps := range sortedKeys(psTerms) {
+		var ingress float64
+		for _, jb := range in.jobs {
+			if jb.ps == ps {
+				ingress = jb.ingress
+			}
+		}
+		m.AddConstraint("ps", psTerms[ps], lp.LE, ingress)
+	}
+	m.SetObjective([]lp.Term{{Var: lam, Coef: 1}}, true)
+	sol, err := lp.Solve(ctx, m, lp.Options{Backend: backend})
+	if err != nil {
+		return 0, nil, "", err
+	}
+	if sol.Status != lp.Optimal {
+		return 0, nil, "", fmt.Errorf("link-aware relaxation is %v", sol.Status)
+	}
+	weights := make([][]float64, len(classes))
+	for ci := range classes {
+		for _, v := range r[ci] {
+			weights[ci] = append(weights[ci], math.Max(0, sol.Value(v)))
+		}
+	}
+	return sol.Value(lam), weights, sol.Backend, nil
+}
