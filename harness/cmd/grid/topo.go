@@ -30,8 +30,8 @@ func init() {
 					"capacity, every link 100Gbps; the last host is the PS, the others workers.\n\n" +
 					"Example (the paper's simulation, 80 switches and 192 servers):\n   grid topo fattree --k 8 --hosts-per-edge 6 -o fattree-k8.yaml",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "k", Usage: "switch port count `K`, even and at least 2", Required: true},
-					&cli.IntFlag{Name: "hosts-per-edge", Usage: "`H` hosts under each edge switch (default k/2)"},
+					&cli.IntFlag{Name: "k", Usage: "switch port count `K`, even and at least 2; required", Required: true, DefaultText: "none"},
+					&cli.IntFlag{Name: "hosts-per-edge", Usage: "`H` hosts under each edge switch", DefaultText: "k/2"},
 					outFlag,
 				},
 				Action: func(c *cli.Context) error {
@@ -45,9 +45,9 @@ func init() {
 					"Every switch is programmable with 100Gbps capacity, every link 100Gbps; the last host is the PS.\n\n" +
 					"Example (the paper's simulation, 60 switches and 500 servers):\n   grid topo leafspine --spines 30 --leaves 30 --hosts 500 -o leafspine-60.yaml",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "spines", Usage: "number of spine switches `S`", Required: true},
-					&cli.IntFlag{Name: "leaves", Usage: "number of leaf switches `L`", Required: true},
-					&cli.IntFlag{Name: "hosts", Usage: "number of hosts `H` in total", Required: true},
+					&cli.IntFlag{Name: "spines", Usage: "number of spine switches `S`; required", Required: true, DefaultText: "none"},
+					&cli.IntFlag{Name: "leaves", Usage: "number of leaf switches `L`; required", Required: true, DefaultText: "none"},
+					&cli.IntFlag{Name: "hosts", Usage: "number of hosts `H` in total; required", Required: true, DefaultText: "none"},
 					outFlag,
 				},
 				Action: func(c *cli.Context) error {
