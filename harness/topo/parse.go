@@ -1,7 +1,10 @@
 package topo
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -67,12 +70,23 @@ func Load(path string) (*Topology, error) {
 // Nodes without an id get the smallest ID of their kind not used by another
 // node, in file order.
 func Parse(data []byte, source string) (*Topology, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{Source: source, Line: 1, Msg: "empty file: a topology needs nodes and links"}
+		}
 		return nil, yamlError(source, err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, &Error{Source: source, Line: 1, Msg: "empty file: a topology needs nodes and links"}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, yamlError(source, err)
+		}
+		return nil, &Error{Source: source, Line: extra.Line, Msg: "a second YAML document: a file holds one topology"}
 	}
 	d := &decoder{source: source, t: &Topology{Source: source}}
 	if err := d.topology(doc.Content[0]); err != nil {

@@ -109,6 +109,8 @@ func TestParseBadInputNamesFileLineAndField(t *testing.T) {
 			`x.yaml:4: YAML syntax: did not find expected ',' or '}'`},
 		{"missing kind", withLine(4, "  - {name: s2}"),
 			`x.yaml:4: nodes[1].kind: missing: node "s2" needs kind host or switch`},
+		{"two documents", append(withLine(1, "name: small"), "---\nname: other\n"...), `x.yaml:11: a second YAML document: a file holds one topology`},
+		{"empty file", []byte("# nothing here\n"), `x.yaml:1: empty file: a topology needs nodes and links`},
 		{"no nodes", []byte("nodes: []\nlinks: []\n"), `x.yaml:1: nodes: the topology has no nodes`},
 		{"disconnected", []byte("nodes:\n  - {name: s1, kind: switch}\n  - {name: s2, kind: switch}\n  - {name: h1, kind: host}\nlinks:\n  - {endpoints: [\"s1:p1\", \"h1:eth0\"]}\n"),
 			`x.yaml:3: nodes[1]: s2 is not connected to s1: the topology falls apart`},
