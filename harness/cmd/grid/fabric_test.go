@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grid-ina/grid/harness/fabric"
+)
+
+// These tests drive the grid binary as a user would, including killing it in
+// the middle of a build. They need root and skip without it.
+
+const topologies = "../../../topologies"
+
+// buildGrid compiles the grid command into a directory every user can read.
+func buildGrid(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "grid")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// Let the unprivileged-user test execute it.
+	for d := dir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()) && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	return bin
+}
+
+func newRunName() string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return "gt" + hex.EncodeToString(b)
+}
+
+// nothingLeft fails the test if anything of run remains.
+func nothingLeft(t *testing.T, run string) {
+	t.Helper()
+	entries, _ := os.ReadDir(fabric.NetnsDir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), run+"-") {
+			t.Fatalf("namespace %s left behind", e.Name())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(fabric.StateDir, run)); err == nil {
+		t.Fatalf("state of run %s left behind", run)
+	}
+}
+
+func countNamespaces(run string) int {
+	entries, _ := os.ReadDir(fabric.NetnsDir)
+	n := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), run+"-") {
+			n++
+		}
+	}
+	return n
+}
+
+// startUpAndStopMidBuild starts `grid up` on the k=8 fat-tree (272
+// namespaces), waits until it has created some namespaces, and sends sig.
+func startUpAndStopMidBuild(t *testing.T, bin, run string, sig syscall.Signal) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "up", filepath.Join(topologies, "fattree-k8.yaml"), "--name", run)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for countNamespaces(run) < 10 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("grid up created no namespaces within 20 s: %s", stderr.String())
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &stderr
+}
+
+func TestFabricCommands(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces (CI runs the tests as root)")
+	}
+	bin := buildGrid(t)
+	grid := func(args ...string) *exec.Cmd { return exec.Command(bin, args...) }
+
+	t.Run("NotRootCreatesNothing", func(t *testing.T) {
+		run := newRunName()
+		t.Cleanup(func() { fabric.Clean(run) })
+		cmd := grid("up", filepath.Join(topologies, "testbed.yaml"), "--name", run)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Fatalf("grid up as nobody: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "needs root") {
+			t.Fatalf("error does not say root is needed:\n%s", out)
+		}
+		nothingLeft(t, run)
+	})
+
+	t.Run("BadTopologyCreatesNothing", func(t *testing.T) {
+		run := newRunName()
+		t.Cleanup(func() { fabric.Clean(run) })
+		bad := filepath.Join(t.TempDir(), "bad.yaml")
+		os.WriteFile(bad, []byte("name: bad\nnodes:\n  - {name: s1, kind: switch}\n  - {name: h1, kind: host}\nlinks:\n  - {endpoints: [\"s1:p1\", \"h9:eth0\"]}\n"), 0o644)
+		out, err := grid("up", bad, "--name", run).CombinedOutput()
+		if err == nil {
+			t.Fatalf("grid up accepted a link to an unknown node:\n%s", out)
+		}
+		if !strings.Contains(string(out), bad+":6") || !strings.Contains(string(out), "h9") {
+			t.Fatalf("error does not name the file, line 6 and the unknown node:\n%s", out)
+		}
+		nothingLeft(t, run)
+	})
+
+	t.Run("KilledUpIsRemovedByClean", func(t *testing.T) {
+		run := newRunName()
+		t.Cleanup(func() { fabric.Clean(run) })
+		cmd, stderr := startUpAndStopMidBuild(t, bin, run, syscall.SIGKILL)
+		cmd.Wait()
+		st, err := fabric.LoadState(run)
+		if err != nil {
+			t.Fatalf("no state after the killed build: %v (%s)", err, stderr)
+		}
+		if st.Status != fabric.StatusBuilding {
+			t.Fatalf("run status %q after SIGKILL mid-build, want building", st.Status)
+		}
+		if countNamespaces(run) == 0 {
+			t.Fatal("the killed build left no namespaces: nothing to prove clean on")
+		}
+		if out, err := grid("ls").CombinedOutput(); err != nil || !strings.Contains(string(out), run) || !strings.Contains(string(out), "crashed") {
+			t.Fatalf("grid ls does not show the crashed run: %v\n%s", err, out)
+		}
+		out, err := grid("clean", run).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "removed run "+run) {
+			t.Fatalf("grid clean %s: %v\n%s", run, err, out)
+		}
+		nothingLeft(t, run)
+	})
+
+	t.Run("InterruptedUpRollsBackByItself", func(t *testing.T) {
+		run := newRunName()
+		t.Cleanup(func() { fabric.Clean(run) })
+		cmd, stderr := startUpAndStopMidBuild(t, bin, run, syscall.SIGINT)
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("interrupted grid up exited with %v; stderr:\n%s", err, stderr)
+		}
+		if !strings.Contains(stderr.String(), "interrupted") {
+			t.Fatalf("stderr does not report the interruption:\n%s", stderr)
+		}
+		nothingLeft(t, run)
+	})
+
+	t.Run("ExecPassesStreamsAndExitStatus", func(t *testing.T) {
+		run := newRunName()
+		t.Cleanup(func() { fabric.Clean(run) })
+		if out, err := grid("up", filepath.Join(topologies, "testbed.yaml"), "--name", run).CombinedOutput(); err != nil {
+			t.Fatalf("grid up: %v\n%s", err, out)
+		}
+		cmd := grid("exec", run, "w1", "--", "sh", "-c", "cat; ip -o -4 addr show; exit 3")
+		cmd.Stdin = strings.NewReader("from stdin\n")
+		out, err := cmd.Output()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+			t.Fatalf("exit status %v, want 3", err)
+		}
+		if !strings.HasPrefix(string(out), "from stdin\n") {
+			t.Fatalf("stdin did not reach the command: %q", out)
+		}
+		st, _ := fabric.LoadState(run)
+		w1 := st.Node("w1").Port(0)
+		if !strings.Contains(string(out), w1.IP) || !strings.Contains(string(out), w1.Name) {
+			t.Fatalf("command did not run in w1's namespace (want %s on %s):\n%s", w1.IP, w1.Name, out)
+		}
+		if strings.Contains(string(out), st.Node("w2").Port(0).IP) {
+			t.Fatalf("w1's namespace shows w2's address:\n%s", out)
+		}
+		if out, err := grid("ls", run).CombinedOutput(); err != nil || !strings.Contains(string(out), w1.Name) {
+			t.Fatalf("grid ls %s: %v\n%s", run, err, out)
+		}
+		if out, err := grid("down", run).CombinedOutput(); err != nil {
+			t.Fatalf("grid down: %v\n%s", err, out)
+		}
+		nothingLeft(t, run)
+	})
+}

@@ -1,0 +1,573 @@
+package fabric
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/grid-ina/grid/harness/topo"
+)
+
+// Integration tests: they build real namespaces and need root (CI runs them
+// as root). Every run gets a random name starting with "gt" and is cleaned up
+// even when the test fails.
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces (CI runs the tests as root)")
+	}
+}
+
+// newRunName returns a run name no other test or helper uses.
+func newRunName(t *testing.T) string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return "gt" + hex.EncodeToString(b)
+}
+
+// upRun builds tp as a fresh run that is removed when the test ends.
+func upRun(t *testing.T, tp *topo.Topology) *State {
+	t.Helper()
+	run := newRunName(t)
+	t.Cleanup(func() {
+		if _, err := Clean(run); err != nil {
+			t.Errorf("clean %s: %v", run, err)
+		}
+	})
+	st, err := Up(context.Background(), tp, Options{Name: run})
+	if err != nil {
+		t.Fatalf("up %s: %v", run, err)
+	}
+	return st
+}
+
+func fatTree(t *testing.T, k, hostsPerEdge int) *topo.Topology {
+	t.Helper()
+	tp, err := topo.FatTree(k, hostsPerEdge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+// leftovers lists everything of the run with this name and tag that still
+// exists: namespaces, root-namespace interfaces, state.
+func leftovers(t *testing.T, run, tag string) []string {
+	t.Helper()
+	var left []string
+	entries, err := os.ReadDir(NetnsDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), run+"-") {
+			left = append(left, "namespace "+e.Name())
+		}
+	}
+	links, err := netlink.LinkList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		if tag != "" && strings.HasPrefix(l.Attrs().Name, tag) {
+			left = append(left, "root interface "+l.Attrs().Name)
+		}
+	}
+	if _, err := os.Stat(runDir(run)); err == nil {
+		left = append(left, "state "+runDir(run))
+	}
+	return left
+}
+
+func requireNothingLeft(t *testing.T, run, tag string) {
+	t.Helper()
+	if left := leftovers(t, run, tag); len(left) > 0 {
+		t.Fatalf("run %s left behind: %s", run, strings.Join(left, ", "))
+	}
+}
+
+// inNamespace runs f on a thread inside the named namespace of the run.
+func inNamespace(t *testing.T, ns string, f func()) {
+	t.Helper()
+	h, err := netns.GetFromName(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	th, err := lockNsThread()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer th.release()
+	if err := th.enter(h); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := th.back(); err != nil {
+			t.Error(err)
+		}
+	}()
+	f()
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// packetSocket opens an AF_PACKET socket bound to interface ifindex of
+// namespace ns; the test closes it when done (see closeAll).
+func packetSocket(t *testing.T, ns string, ifindex int) int {
+	t.Helper()
+	fd := -1
+	var err error
+	// Protocol 0 receives nothing until bind: binding a socket that already
+	// listens would wait for an RCU grace period to unhook it.
+	inNamespace(t, ns, func() {
+		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	})
+	if err != nil {
+		t.Fatalf("packet socket in %s: %v", ns, err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifindex}); err != nil {
+		unix.Close(fd)
+		t.Fatalf("bind packet socket to ifindex %d in %s: %v", ifindex, ns, err)
+	}
+	tv := unix.NsecToTimeval(int64(time.Second))
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		unix.Close(fd)
+		t.Fatal(err)
+	}
+	return fd
+}
+
+// closeAll closes file descriptors in parallel: closing a packet socket waits
+// for an RCU grace period, tens of milliseconds each when done one by one.
+func closeAll(fds []int) {
+	var wg sync.WaitGroup
+	for _, fd := range fds {
+		wg.Add(1)
+		go func() { defer wg.Done(); unix.Close(fd) }()
+	}
+	wg.Wait()
+}
+
+// receive returns the next frame arriving at the packet socket (frames the
+// socket's interface sends itself are skipped), or an error on timeout.
+func receive(fd int, flags int) ([]byte, error) {
+	buf := make([]byte, 9216)
+	for {
+		n, from, err := unix.Recvfrom(fd, buf, flags)
+		if err != nil {
+			return nil, err
+		}
+		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+			continue
+		}
+		return buf[:n], nil
+	}
+}
+
+func mustMAC(t *testing.T, s string) net.HardwareAddr {
+	t.Helper()
+	m, err := net.ParseMAC(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestFatTreeK4CarriesAFrameAcrossEveryLinkBothWaysAndLeavesNothing(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, fatTree(t, 4, 0))
+	if len(st.Nodes) != 36 || len(st.Links) != 48 {
+		t.Fatalf("%d nodes and %d links, want 36 and 48", len(st.Nodes), len(st.Links))
+	}
+	// One packet socket per interface, keyed by "node:port".
+	type end struct {
+		fd  int
+		mac net.HardwareAddr
+	}
+	ends := map[topo.Endpoint]end{}
+	var fds []int
+	defer func() { closeAll(fds) }()
+	for _, n := range st.Nodes {
+		if !namespaceExists(n.Namespace) {
+			t.Fatalf("namespace %s missing from %s", n.Namespace, NetnsDir)
+		}
+		for _, ifc := range n.Interfaces {
+			fd := packetSocket(t, n.Namespace, ifc.Index)
+			fds = append(fds, fd)
+			ends[topo.Endpoint{Node: n.Name, Port: ifc.Port}] = end{fd, mustMAC(t, ifc.MAC)}
+		}
+	}
+	for i, l := range st.Links {
+		for dir, pair := range [][2]topo.Endpoint{{l.A, l.B}, {l.B, l.A}} {
+			from, to := ends[pair[0]], ends[pair[1]]
+			frame := make([]byte, 0, 64)
+			frame = append(frame, to.mac...)
+			frame = append(frame, from.mac...)
+			frame = binary.BigEndian.AppendUint16(frame, 0x88b5) // IEEE local experimental ethertype
+			frame = fmt.Appendf(frame, "link %d direction %d %v->%v", i, dir, pair[0], pair[1])
+			if _, err := unix.Write(from.fd, frame); err != nil {
+				t.Fatalf("send on %v: %v", pair[0], err)
+			}
+			got, err := receive(to.fd, 0)
+			if err != nil {
+				t.Fatalf("link %v-%v: nothing arrived at %v: %v", l.A, l.B, pair[1], err)
+			}
+			// The first frame to arrive must be ours: no ARP, IPv6 or IGMP chatter.
+			if !bytes.Equal(got, frame) {
+				t.Fatalf("at %v got %x, want %x", pair[1], got, frame)
+			}
+		}
+	}
+	for ep, e := range ends {
+		if got, err := receive(e.fd, unix.MSG_DONTWAIT); err == nil {
+			t.Errorf("unexpected frame at %v: %x", ep, got)
+		}
+	}
+	closeAll(fds)
+	fds = nil
+	if err := Down(st.Run); err != nil {
+		t.Fatal(err)
+	}
+	requireNothingLeft(t, st.Run, st.Tag)
+}
+
+// ipChecksum is the Internet checksum of b (0 when b carries a valid one).
+func ipChecksum(b []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	if len(b)%2 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	for sum > 0xffff {
+		sum = sum>>16 + sum&0xffff
+	}
+	return ^uint16(sum)
+}
+
+func TestHostSendsThroughItsGatewayWithoutARPAndWithCorrectChecksums(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, fatTree(t, 4, 0))
+	h1, h2, e1 := st.Node("h1"), st.Node("h2"), st.Node("e1")
+	eth0 := h1.Port(0)
+	port := e1.Port(eth0.Peer.Port)
+	capture := packetSocket(t, e1.Namespace, port.Index)
+	defer unix.Close(capture)
+
+	// The kernel must have left checksumming to software.
+	inNamespace(t, h1.Namespace, func() {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		on, err := txChecksum(fd, eth0.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on {
+			t.Errorf("tx checksum offload still on for %s", eth0.Name)
+		}
+	})
+
+	dst := netipAddr(t, h2.Port(0).IP)
+	payload := []byte("gradient fragment")
+	inNamespace(t, h1.Namespace, func() {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		if err := unix.Sendto(fd, payload, 0, &unix.SockaddrInet4{Port: 9999, Addr: dst}); err != nil {
+			t.Fatalf("send UDP from h1: %v", err)
+		}
+	})
+	frame, err := receive(capture, 0)
+	if err != nil {
+		t.Fatalf("nothing reached e1 from h1: %v", err)
+	}
+	if got := net.HardwareAddr(frame[0:6]).String(); got != eth0.GatewayMAC || got != port.MAC {
+		t.Errorf("destination MAC %s, want the gateway's %s (e1 port %d's MAC %s)", got, eth0.GatewayMAC, port.Port, port.MAC)
+	}
+	if got := net.HardwareAddr(frame[6:12]).String(); got != eth0.MAC {
+		t.Errorf("source MAC %s, want h1's %s", got, eth0.MAC)
+	}
+	if et := binary.BigEndian.Uint16(frame[12:]); et != 0x0800 {
+		t.Fatalf("ethertype %#x, want IPv4 (first frame out of h1 must be our datagram, not ARP)", et)
+	}
+	ip := frame[14:]
+	ihl := int(ip[0]&0x0f) * 4
+	if ipChecksum(ip[:ihl]) != 0 {
+		t.Errorf("bad IPv4 header checksum")
+	}
+	if got := [4]byte(ip[16:20]); got != dst {
+		t.Errorf("IPv4 destination %v, want %v", got, dst)
+	}
+	udp := ip[ihl:]
+	pseudo := append(append([]byte{}, ip[12:20]...), 0, unix.IPPROTO_UDP, udp[4], udp[5])
+	if ipChecksum(append(pseudo, udp[:binary.BigEndian.Uint16(udp[4:])]...)) != 0 {
+		t.Errorf("bad UDP checksum %#04x: transmit checksum offload left it partial", binary.BigEndian.Uint16(udp[6:]))
+	}
+	if !bytes.HasSuffix(frame, payload) {
+		t.Errorf("payload missing from %x", frame)
+	}
+}
+
+func netipAddr(t *testing.T, prefix string) [4]byte {
+	t.Helper()
+	ip, _, err := net.ParseCIDR(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return [4]byte(ip.To4())
+}
+
+// qdiscOf returns the root qdisc of interface ifindex in namespace ns.
+func qdiscOf(t *testing.T, ns string, ifindex int) netlink.Qdisc {
+	t.Helper()
+	h, err := netns.GetFromName(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	nh, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nh.Close()
+	qs, err := nh.QdiscList(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: ifindex}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if q.Attrs().Parent == netlink.HANDLE_ROOT {
+			return q
+		}
+	}
+	return nil
+}
+
+const shapedTopology = `name: shaped
+nodes:
+  - {name: s1, kind: switch}
+  - {name: s2, kind: switch}
+  - {name: w1, kind: host, role: worker}
+  - {name: ps, kind: host, role: ps}
+links:
+  - {endpoints: ["s1:p1", "w1:eth0"], bandwidth: 10Mbps}
+  - {endpoints: ["s1:p2", "s2:p1"], bandwidth: 40Gbps, delay: 2ms, loss: 0.5%}
+  - {endpoints: ["s2:p2", "ps:eth0"]}
+`
+
+func TestLinkBandwidthIsAppliedAsTbfAndMissingNetemIsRecorded(t *testing.T) {
+	needRoot(t)
+	tp, err := topo.Parse([]byte(shapedTopology), "shaped.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := upRun(t, tp)
+	check := func(node string, port int, wantBits float64) {
+		t.Helper()
+		n := st.Node(node)
+		q := qdiscOf(t, n.Namespace, n.Port(port).Index)
+		if wantBits == 0 {
+			if q != nil && q.Type() == "tbf" {
+				t.Errorf("%s:%d is shaped (%v) though its link has no bandwidth", node, port, q)
+			}
+			return
+		}
+		tbf, ok := q.(*netlink.Tbf)
+		if !ok {
+			if st.Emulation.Netem && q != nil && q.Type() == "netem" {
+				return
+			}
+			t.Fatalf("%s:%d root qdisc is %v, want tbf", node, port, q)
+		}
+		if tbf.Rate != uint64(wantBits/8) {
+			t.Errorf("%s:%d tbf rate %d B/s, want %d", node, port, tbf.Rate, uint64(wantBits/8))
+		}
+		if tbf.Limit == 0 || tbf.Buffer == 0 {
+			t.Errorf("%s:%d tbf without limit or buffer: %+v", node, port, tbf)
+		}
+	}
+	check("w1", 0, 10e6)
+	check("s1", 1, 10e6)
+	check("s1", 2, 40e9)
+	check("s2", 1, 40e9)
+	check("s2", 2, 0)
+	check("ps", 0, 0)
+	if st.Emulation.Netem {
+		t.Logf("this kernel has netem: delay and loss applied by qdisc")
+		return
+	}
+	if st.Emulation.NetemError == "" {
+		t.Error("netem missing but no reason recorded")
+	}
+	if len(st.Emulation.Pending) != 1 || st.Emulation.Pending[0].Delay != 2*time.Millisecond || st.Emulation.Pending[0].Loss != 0.5 {
+		t.Fatalf("pending emulation = %+v, want the s1-s2 link with 2ms and 0.5%%", st.Emulation.Pending)
+	}
+	saved, err := LoadState(st.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Emulation.Pending) != 1 || saved.Emulation.Netem {
+		t.Fatalf("state file emulation = %+v", saved.Emulation)
+	}
+}
+
+func TestTwoRunsOfTheSameTopologyCoexist(t *testing.T) {
+	needRoot(t)
+	tb := topo.Testbed()
+	a := upRun(t, tb)
+	b := upRun(t, tb)
+	if a.Tag == b.Tag {
+		t.Fatalf("both runs use interface tag %s", a.Tag)
+	}
+	for _, n := range a.Nodes {
+		if !namespaceExists(n.Namespace) || !namespaceExists(b.Node(n.Name).Namespace) {
+			t.Fatalf("node %s missing in one of the runs", n.Name)
+		}
+	}
+	if err := Down(a.Run); err != nil {
+		t.Fatal(err)
+	}
+	requireNothingLeft(t, a.Run, a.Tag)
+	for _, n := range b.Nodes {
+		if !namespaceExists(n.Namespace) {
+			t.Fatalf("removing run %s took %s of run %s", a.Run, n.Namespace, b.Run)
+		}
+	}
+	if _, err := LoadState(b.Run); err != nil {
+		t.Fatalf("state of the surviving run: %v", err)
+	}
+}
+
+func TestUpRefusesAnExistingRunAndBuildsNothing(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, topo.Testbed())
+	_, err := Up(context.Background(), topo.Testbed(), Options{Name: st.Run})
+	if err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("second up of run %s: err = %v", st.Run, err)
+	}
+	// The first run is untouched.
+	for _, n := range st.Nodes {
+		if !namespaceExists(n.Namespace) {
+			t.Fatalf("namespace %s vanished", n.Namespace)
+		}
+	}
+}
+
+func TestCancelledUpRollsBackEverything(t *testing.T) {
+	needRoot(t)
+	run := newRunName(t)
+	t.Cleanup(func() { Clean(run) })
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancel as soon as the first namespace exists, from outside the build.
+	go func() {
+		for ctx.Err() == nil {
+			if namespaceExists(NamespaceName(run, "c1")) {
+				cancel()
+				return
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	_, err := Up(ctx, fatTree(t, 8, 6), Options{Name: run})
+	cancel()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("up returned %v, want context.Canceled", err)
+	}
+	requireNothingLeft(t, run, "")
+}
+
+func TestFailedUpRollsBackWhatItBuilt(t *testing.T) {
+	needRoot(t)
+	run := newRunName(t)
+	t.Cleanup(func() { Clean(run) })
+	// A foreign namespace squatting on the name of a late node makes the build
+	// fail after it has created others; the squatter must survive.
+	tp := fatTree(t, 4, 0)
+	last := tp.Nodes[len(tp.Nodes)-1].Name
+	squat := filepath.Join(NetnsDir, NamespaceName(run, last))
+	// Up checks for squatters before it starts, so plant it once the build has
+	// begun, i.e. when the state file appears.
+	go func() {
+		for i := 0; i < 20000; i++ {
+			if _, err := os.Stat(statePath(run)); err == nil {
+				os.WriteFile(squat, nil, 0o644)
+				return
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	_, err := Up(context.Background(), tp, Options{Name: run, Workers: 1})
+	defer os.Remove(squat)
+	if err == nil {
+		t.Skip("the build finished before the squatter appeared")
+	}
+	if !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("up failed with %v, want the squatter's namespace to exist already", err)
+	}
+	if _, err := os.Stat(squat); err != nil {
+		t.Fatalf("rollback removed a namespace it did not create: %v", err)
+	}
+	os.Remove(squat)
+	requireNothingLeft(t, run, "")
+}
+
+func TestStartedProcessRunsInTheNodeAndDownStopsIt(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, topo.Testbed())
+	cmd := exec.Command("sleep", "60")
+	if err := Start(st.Run, "w1", cmd, "test-sleeper"); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want unix.Stat_t
+	if err := unix.Stat(filepath.Join(NetnsDir, st.Node("w1").Namespace), &want); err != nil {
+		t.Fatal(err)
+	}
+	if link != fmt.Sprintf("net:[%d]", want.Ino) {
+		t.Fatalf("started process is in %s, want w1's namespace (inode %d)", link, want.Ino)
+	}
+	if self, _ := os.Readlink("/proc/self/ns/net"); self == link {
+		t.Fatal("the test process itself ended up in w1's namespace")
+	}
+	saved, _ := LoadState(st.Run)
+	if len(saved.Processes) != 1 || saved.Processes[0].PID != cmd.Process.Pid || saved.Processes[0].Node != "w1" {
+		t.Fatalf("recorded processes = %+v", saved.Processes)
+	}
+	if err := Down(st.Run); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("down did not stop the recorded process")
+	}
+	requireNothingLeft(t, st.Run, st.Tag)
+}
