@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+	"github.com/grid-ina/grid/harness/p4c/frontend/check"
 	"github.com/grid-ina/grid/harness/p4c/frontend/diag"
 	"github.com/grid-ina/grid/harness/p4c/frontend/lexer"
 	"github.com/grid-ina/grid/harness/p4c/frontend/parser"
@@ -20,6 +21,9 @@ type Options struct {
 	Defines map[string]string
 	// MaxErrors stops collecting diagnostics after this many errors (0: 100).
 	MaxErrors int
+	// Features enables language features beyond the default subset that
+	// the caller's back end can lower (header unions, varbit).
+	Features check.Features
 }
 
 // Tokens preprocesses src (the contents of file) and returns the tokens
@@ -48,4 +52,40 @@ func ParseFile(path string, opts Options) (*ast.Program, error) {
 		return nil, fmt.Errorf("read P4 source: %w", err)
 	}
 	return Parse(path, src, opts)
+}
+
+// Load reads, preprocesses, parses and checks the P4 program in path. On
+// failure the error is a *diag.List (format it with Error(); every
+// diagnostic names file, line and column and shows the source line); the
+// program is returned only when it checked without errors.
+func Load(path string, opts Options) (*ast.Program, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read P4 source: %w", err)
+	}
+	return LoadSource(path, src, opts)
+}
+
+// LoadSource is Load for a program held in memory; file is the name used
+// in diagnostics and for resolving relative #include "..." directives.
+func LoadSource(file string, src []byte, opts Options) (*ast.Program, error) {
+	prog, diags := Compile(file, src, opts)
+	if err := diags.Err(); err != nil {
+		return nil, err
+	}
+	return prog, nil
+}
+
+// Compile runs the whole front end and returns the program with every
+// diagnostic (including warnings). The program is fully checked only when
+// diags.HasErrors() is false.
+func Compile(file string, src []byte, opts Options) (*ast.Program, *diag.List) {
+	diags := &diag.List{Max: opts.MaxErrors}
+	toks := Tokens(file, src, opts, diags)
+	prog := parser.Parse(toks, diags)
+	if diags.HasErrors() {
+		return prog, diags
+	}
+	check.Check(prog, diags, opts.Features)
+	return prog, diags
 }

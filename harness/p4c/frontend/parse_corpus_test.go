@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/grid-ina/grid/harness/p4c/frontend/check"
 )
 
 // corpusDir returns <repo root>/../shared/p4c-conformance/programs or
@@ -57,4 +59,48 @@ func TestEveryCorpusProgramParses(t *testing.T) {
 		}
 	}
 	t.Logf("%d corpus programs parsed", len(progs))
+}
+
+func TestEveryCorpusProgramChecksOrIsPreciselyUnsupported(t *testing.T) {
+	progs := corpusPrograms(t)
+	clean, unsupported := 0, 0
+	for _, f := range progs {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, diags := Compile(f, src, Options{})
+		switch {
+		case !diags.HasErrors():
+			clean++
+		case diags.OnlyUnsupported():
+			unsupported++
+			t.Logf("%s: %s", filepath.Base(f), diags.Diags[0])
+		default:
+			t.Errorf("%s:\n%v", filepath.Base(f), diags)
+		}
+	}
+	t.Logf("%d of %d corpus programs check cleanly, %d are reported unsupported", clean, len(progs), unsupported)
+}
+
+func TestCorpusChecksWithHeaderUnionsAndVarbitEnabled(t *testing.T) {
+	progs := corpusPrograms(t)
+	opts := Options{Features: check.Features{HeaderUnions: true, Varbit: true}}
+	clean := 0
+	for _, f := range progs {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, diags := Compile(f, src, opts)
+		switch {
+		case !diags.HasErrors():
+			clean++
+		case diags.OnlyUnsupported():
+			t.Logf("%s: %s", filepath.Base(f), diags.Diags[0])
+		default:
+			t.Errorf("%s:\n%v", filepath.Base(f), diags)
+		}
+	}
+	t.Logf("with header unions and varbit enabled, %d of %d corpus programs check cleanly", clean, len(progs))
 }

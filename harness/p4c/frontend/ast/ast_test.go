@@ -72,3 +72,12 @@ func TestInspectVisitsNestedExpressions(t *testing.T) {
 		t.Errorf("visited %d idents, %d literals; want 2, 1", idents, lits)
 	}
 }
+
+func TestExprStringRendersP4Syntax(t *testing.T) {
+	e := &Binary{Op: OpAdd,
+		X: &Member{X: &Ident{Name: "hdr"}, Name: "ttl"},
+		Y: &Cast{Type: &BitTypeExpr{Width: &IntLit{Text: "8"}}, X: &Slice{X: &Ident{Name: "x"}, Hi: &IntLit{Text: "7"}, Lo: &IntLit{Text: "0"}}}}
+	if got, want := ExprString(e), "(hdr.ttl + (bit<8>)x[7:0])"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -134,8 +134,18 @@ const (
 	CallExternMethod            // method of an extern instance; Method set, Receiver is Fun.(*Member).X
 	CallBuiltin                 // isValid/setValid/setInvalid/push_front/pop_front/minSizeInBits...; Builtin set
 	CallTableApply              // t.apply(); Table set
-	CallControlApply            // c.apply(...) of a control instance; Callee control via receiver type
-	CallParserApply             // p.apply(...) of a parser instance (sub-parser)
+	// CallControlApply is c.apply(...) of a control instance; the control
+	// is the receiver's type (*ObjectType).Decl. The receiver may also be
+	// an Ident whose Decl is the *ControlDecl itself: P4's direct
+	// invocation `MyControl.apply(...)` of a control without constructor
+	// parameters (one anonymous instance per call site).
+	CallControlApply
+	CallParserApply // p.apply(...) of a parser instance (sub-parser); direct invocation as for controls
+	// CallConstructor is an instantiation written as an expression: a
+	// package argument `V1Switch(MyParser(), ...)` or a table property
+	// `counters = direct_counter(CounterType.packets)`. Ctor is set for
+	// externs; the Call's type is the *ObjectType created.
+	CallConstructor
 )
 
 // Call is `Fun<TypeArgs>(Args)`.
@@ -153,6 +163,7 @@ type Call struct {
 	Method     *MethodDecl
 	Table      *TableDecl
 	Builtin    string
+	Ctor       *MethodDecl
 	// TypeBindings maps each type parameter of the callee (including those
 	// of the receiver's extern type) to its inferred or explicit type.
 	TypeBindings map[*TypeParam]Type

@@ -1,0 +1,189 @@
+package ast
+
+import (
+	"strings"
+)
+
+// ExprString renders an expression in P4 syntax (fully parenthesised
+// binary operations), for messages and names.
+func ExprString(e Expr) string {
+	var b strings.Builder
+	writeExpr(&b, e)
+	return b.String()
+}
+
+// TypeExprString renders a type expression in P4 syntax.
+func TypeExprString(t TypeExpr) string {
+	var b strings.Builder
+	writeType(&b, t)
+	return b.String()
+}
+
+func writeType(b *strings.Builder, t TypeExpr) {
+	switch x := t.(type) {
+	case *NamedType:
+		if x.TopLevel {
+			b.WriteByte('.')
+		}
+		b.WriteString(x.Name)
+		if len(x.Args) > 0 {
+			b.WriteByte('<')
+			for i, a := range x.Args {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				writeType(b, a)
+			}
+			b.WriteByte('>')
+		}
+	case *BitTypeExpr:
+		switch {
+		case x.Varbit:
+			b.WriteString("varbit")
+		case x.Signed:
+			b.WriteString("int")
+		default:
+			b.WriteString("bit")
+		}
+		if x.Width != nil {
+			b.WriteByte('<')
+			writeExpr(b, x.Width)
+			b.WriteByte('>')
+		}
+	case *BaseTypeExpr:
+		b.WriteString([...]string{BaseBool: "bool", BaseInt: "int", BaseString: "string", BaseVoid: "void",
+			BaseError: "error", BaseMatchKind: "match_kind", BaseDontCare: "_"}[x.Kind])
+	case *StackTypeExpr:
+		writeType(b, x.Elem)
+		b.WriteByte('[')
+		writeExpr(b, x.Size)
+		b.WriteByte(']')
+	case *TupleTypeExpr:
+		b.WriteString("tuple<")
+		for i, e := range x.Elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeType(b, e)
+		}
+		b.WriteByte('>')
+	case nil:
+		b.WriteString("?")
+	}
+}
+
+func writeExprs(b *strings.Builder, es []Expr) {
+	for i, e := range es {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeExpr(b, e)
+	}
+}
+
+func writeExpr(b *strings.Builder, e Expr) {
+	switch x := e.(type) {
+	case *Ident:
+		if x.TopLevel {
+			b.WriteByte('.')
+		}
+		b.WriteString(x.Name)
+	case *IntLit:
+		b.WriteString(x.Text)
+	case *BoolLit:
+		if x.Value {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case *StringLit:
+		b.WriteString(`"` + x.Value + `"`)
+	case *Member:
+		writeExpr(b, x.X)
+		b.WriteByte('.')
+		b.WriteString(x.Name)
+	case *Index:
+		writeExpr(b, x.X)
+		b.WriteByte('[')
+		writeExpr(b, x.Index)
+		b.WriteByte(']')
+	case *Slice:
+		writeExpr(b, x.X)
+		b.WriteByte('[')
+		writeExpr(b, x.Hi)
+		b.WriteByte(':')
+		writeExpr(b, x.Lo)
+		b.WriteByte(']')
+	case *Call:
+		writeExpr(b, x.Fun)
+		if len(x.TypeArgs) > 0 {
+			b.WriteByte('<')
+			for i, t := range x.TypeArgs {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				writeType(b, t)
+			}
+			b.WriteByte('>')
+		}
+		b.WriteByte('(')
+		for i, a := range x.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if a.Name != "" {
+				b.WriteString(a.Name + " = ")
+			}
+			writeExpr(b, a.Value)
+		}
+		b.WriteByte(')')
+	case *Unary:
+		b.WriteString(x.Op.String())
+		writeExpr(b, x.X)
+	case *Binary:
+		b.WriteByte('(')
+		writeExpr(b, x.X)
+		b.WriteString(" " + x.Op.String() + " ")
+		writeExpr(b, x.Y)
+		b.WriteByte(')')
+	case *Ternary:
+		b.WriteByte('(')
+		writeExpr(b, x.Cond)
+		b.WriteString(" ? ")
+		writeExpr(b, x.Then)
+		b.WriteString(" : ")
+		writeExpr(b, x.Else)
+		b.WriteByte(')')
+	case *Cast:
+		b.WriteByte('(')
+		writeType(b, x.Type)
+		b.WriteByte(')')
+		writeExpr(b, x.X)
+	case *ListExpr:
+		b.WriteByte('{')
+		writeExprs(b, x.Elems)
+		b.WriteByte('}')
+	case *StructInit:
+		b.WriteByte('{')
+		for i, f := range x.Fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(f.Name + " = ")
+			writeExpr(b, f.Value)
+		}
+		b.WriteByte('}')
+	case *Default:
+		b.WriteString("default")
+	case *DontCare:
+		b.WriteString("_")
+	case *TypeArgExpr:
+		writeType(b, x.Type)
+	case *SelectExpr:
+		b.WriteString("select(")
+		writeExprs(b, x.Exprs)
+		b.WriteString(")")
+	case nil:
+		b.WriteString("?")
+	}
+}

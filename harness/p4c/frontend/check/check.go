@@ -1,0 +1,616 @@
+// Package check resolves names, checks types and folds constants of a
+// parsed P4 program, filling the semantic slots of package ast.
+//
+// It follows P4_16's typing rules: bit<W>/int<W> arithmetic requires equal
+// widths and signedness; integer literals without a width take the width
+// their context requires (and must fit, else they are wrapped with a
+// warning); explicit casts follow the spec's list of legal casts; out and
+// inout arguments must be writable l-values; `in` parameters, action data
+// and constants are read-only.
+//
+// Constructs outside the embedded compiler's subset that the checker cannot
+// give a meaning to are reported as "unsupported: ...": header unions,
+// varbit fields, parser value sets, generic functions and structs,
+// abstract extern methods, `this`, and the table/method helpers the bmv2
+// back end of p4c does not implement either.
+package check
+
+import (
+	"fmt"
+
+	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
+	"github.com/grid-ina/grid/harness/p4c/frontend/diag"
+)
+
+// scope is a lexical scope. Names may be overloaded (extern functions and
+// functions with different numbers of parameters), hence the slices.
+type scope struct {
+	parent *scope
+	names  map[string][]ast.Decl
+}
+
+func newScope(parent *scope) *scope { return &scope{parent: parent, names: map[string][]ast.Decl{}} }
+
+func (s *scope) lookup(name string) []ast.Decl {
+	for sc := s; sc != nil; sc = sc.parent {
+		if ds, ok := sc.names[name]; ok {
+			return ds
+		}
+	}
+	return nil
+}
+
+func (s *scope) top() *scope {
+	for s.parent != nil {
+		s = s.parent
+	}
+	return s
+}
+
+// context says what kind of code is being checked (which statements and
+// calls are allowed).
+type context int
+
+const (
+	ctxTop context = iota
+	ctxParser
+	ctxControl // control apply block
+	ctxAction
+	ctxFunction
+)
+
+type checker struct {
+	features Features
+	prog     *ast.Program
+	diags  *diag.List
+	global *scope
+
+	errorDecl     *ast.ErrorDecl // synthetic declaration holding every error member
+	errorMembers  map[string]*ast.EnumMember
+	typedefs      map[*ast.TypedefDecl]ast.Type
+	resolving     map[ast.Decl]bool
+	checkedDecls  map[ast.Decl]bool
+	matchKindDecl *ast.MatchKindDecl
+
+	// Function/action/parser/control currently being checked.
+	ctx        context
+	fn         *ast.FunctionDecl
+	curParser  *ast.ParserDecl
+	control    *ast.ControlDecl
+}
+
+// Features selects language features outside the default subset that a
+// back end is able to lower. Disabled features are reported as
+// "unsupported: ..." at their declaration.
+type Features struct {
+	// HeaderUnions accepts header_union declarations (and stacks of them).
+	HeaderUnions bool
+	// Varbit accepts varbit<W> fields, two-argument extract and varbit
+	// equality.
+	Varbit bool
+}
+
+// Check checks prog in place. Problems are added to diags.
+func Check(prog *ast.Program, diags *diag.List, features Features) {
+	c := &checker{
+		features:     features,
+		prog:         prog,
+		diags:        diags,
+		global:       newScope(nil),
+		errorMembers: map[string]*ast.EnumMember{},
+		typedefs:     map[*ast.TypedefDecl]ast.Type{},
+		resolving:    map[ast.Decl]bool{},
+		checkedDecls: map[ast.Decl]bool{},
+		errorDecl:    &ast.ErrorDecl{},
+	}
+	defer func() {
+		// A checker bug must surface as a diagnostic, never as a crash of
+		// the tool using the compiler.
+		if r := recover(); r != nil {
+			diags.Errorf(prog.Position(), "internal compiler error: %v", r)
+		}
+	}()
+	c.declareTop()
+	for _, d := range prog.Decls {
+		c.topDecl(d)
+	}
+	if prog.Main == nil && !diags.HasErrors() {
+		diags.Errorf(prog.Position(), "program has no package instance named main (e.g. V1Switch(...) main;)")
+	}
+}
+
+func (c *checker) errorf(n ast.Node, format string, args ...any) {
+	c.diags.Errorf(n.Position(), format, args...)
+}
+
+func (c *checker) unsupportedf(n ast.Node, format string, args ...any) {
+	c.diags.Unsupportedf(n.Position(), format, args...)
+}
+
+func (c *checker) warnf(n ast.Node, format string, args ...any) {
+	c.diags.Warnf(n.Position(), format, args...)
+}
+
+// overloadable reports whether a and b may share a name (functions and
+// extern functions with different numbers of parameters).
+func overloadable(a, b ast.Decl) bool {
+	pa, oka := paramsOf(a)
+	pb, okb := paramsOf(b)
+	if !oka || !okb {
+		return false
+	}
+	return len(pa) != len(pb)
+}
+
+func paramsOf(d ast.Decl) ([]*ast.Param, bool) {
+	switch x := d.(type) {
+	case *ast.ExternFunctionDecl:
+		return x.Params, true
+	case *ast.FunctionDecl:
+		return x.Params, true
+	case *ast.MethodDecl:
+		return x.Params, true
+	}
+	return nil, false
+}
+
+// declare adds d to s, reporting a duplicate declaration.
+func (c *checker) declare(s *scope, d ast.Decl) {
+	name := d.DeclName()
+	for _, prev := range s.names[name] {
+		if !overloadable(prev, d) {
+			c.errorf(d, "%s: duplicate declaration (previous declaration at %s)", name, prev.Position())
+			return
+		}
+	}
+	s.names[name] = append(s.names[name], d)
+}
+
+// declareTop enters every top-level name, so declarations may refer to
+// each other regardless of order, and merges the error and match_kind
+// members.
+func (c *checker) declareTop() {
+	for _, d := range c.prog.Decls {
+		switch x := d.(type) {
+		case *ast.ErrorDecl:
+			for _, m := range x.Members {
+				m.Parent = c.errorDecl
+				if prev, dup := c.errorMembers[m.Name]; dup {
+					c.errorf(m, "error.%s: duplicate declaration (previous declaration at %s)", m.Name, prev.Position())
+					continue
+				}
+				c.errorMembers[m.Name] = m
+				c.errorDecl.Members = append(c.errorDecl.Members, m)
+				c.prog.Errors = append(c.prog.Errors, m)
+			}
+		case *ast.MatchKindDecl:
+			for _, m := range x.Members {
+				m.Parent = x
+				c.declare(c.global, m)
+				c.prog.MatchKinds = append(c.prog.MatchKinds, m)
+			}
+		default:
+			c.declare(c.global, d)
+		}
+	}
+}
+
+func (c *checker) topDecl(d ast.Decl) {
+	switch x := d.(type) {
+	case *ast.ConstDecl:
+		c.constDecl(x, c.global)
+	case *ast.TypedefDecl:
+		c.typedefType(x)
+	case *ast.StructDecl:
+		c.structDecl(x)
+	case *ast.EnumDecl:
+		c.enumDecl(x)
+	case *ast.ErrorDecl, *ast.MatchKindDecl:
+	case *ast.ActionDecl:
+		c.actionDecl(x, c.global)
+	case *ast.FunctionDecl:
+		c.functionDecl(x)
+	case *ast.ExternFunctionDecl:
+		sc := c.typeParamScope(c.global, x.TypeParams)
+		c.resolveType(x.Return, sc)
+		c.paramTypes(x.Params, sc)
+	case *ast.ExternDecl:
+		c.externDecl(x)
+	case *ast.ParserDecl:
+		c.parserDecl(x)
+	case *ast.ControlDecl:
+		c.controlDecl(x)
+	case *ast.PackageDecl:
+		sc := c.typeParamScope(c.global, x.TypeParams)
+		c.paramTypes(x.Params, sc)
+	case *ast.InstanceDecl:
+		c.instanceDecl(x, c.global)
+		if x.Name == "main" {
+			c.prog.Main = x
+		}
+	default:
+		c.unsupportedf(d, "top-level declaration %T", d)
+	}
+}
+
+// typeParamScope returns a scope declaring the given type parameters.
+func (c *checker) typeParamScope(parent *scope, tps []*ast.TypeParam) *scope {
+	if len(tps) == 0 {
+		return parent
+	}
+	sc := newScope(parent)
+	for _, tp := range tps {
+		if tp.Var == nil {
+			tp.Var = &ast.TypeVar{Name: tp.Name, Param: tp}
+		}
+		c.declare(sc, tp)
+	}
+	return sc
+}
+
+func (c *checker) paramTypes(ps []*ast.Param, sc *scope) {
+	for _, p := range ps {
+		c.resolveType(p.Type, sc)
+		if p.Default != nil {
+			c.expr(p.Default, p.Type.Resolved(), sc)
+		}
+	}
+}
+
+// declareParams enters parameters into a new scope below parent.
+func (c *checker) declareParams(parent *scope, ps ...[]*ast.Param) *scope {
+	sc := newScope(parent)
+	for _, list := range ps {
+		for _, p := range list {
+			c.declare(sc, p)
+		}
+	}
+	return sc
+}
+
+func (c *checker) constDecl(d *ast.ConstDecl, sc *scope) {
+	if c.checkedDecls[d] {
+		return
+	}
+	c.checkedDecls[d] = true
+	t := c.resolveType(d.Type, sc)
+	if t == nil {
+		return
+	}
+	c.expr(d.Value, t, sc)
+	if d.Value.Info().Type == nil {
+		return
+	}
+	if d.Value.Info().Const == nil {
+		c.errorf(d.Value, "%s: initializer of a constant must be a compile-time constant", d.Name)
+	}
+}
+
+func (c *checker) structDecl(d *ast.StructDecl) {
+	if c.checkedDecls[d] {
+		return
+	}
+	c.checkedDecls[d] = true
+	if len(d.TypeParams) > 0 {
+		c.unsupportedf(d, "generic %s %s", d.Kind, d.Name)
+		return
+	}
+	if d.Kind == ast.KindHeaderUnion && !c.features.HeaderUnions {
+		c.unsupportedf(d, "header_union %s (header unions are outside the compiler's subset)", d.Name)
+	}
+	seen := map[string]*ast.Field{}
+	for _, f := range d.Fields {
+		if prev := seen[f.Name]; prev != nil {
+			c.errorf(f, "%s: duplicate field in %s %s (previous at %s)", f.Name, d.Kind, d.Name, prev.Position())
+		}
+		seen[f.Name] = f
+		t := c.resolveType(f.Type, c.global)
+		if t == nil {
+			continue
+		}
+		switch d.Kind {
+		case ast.KindHeader:
+			switch x := t.(type) {
+			case *ast.BitsType, *ast.BoolType:
+			case *ast.StructDecl:
+				if x.Kind != ast.KindStruct || !fixedWidthStruct(x) {
+					c.errorf(f, "%s.%s: a struct inside a header may only contain bit<W>, int<W>, bool and serializable enum fields", d.Name, f.Name)
+				}
+			case *ast.VarbitType:
+				if !c.features.Varbit {
+					c.unsupportedf(f, "varbit field %s.%s (varbit is outside the compiler's subset)", d.Name, f.Name)
+				}
+			case *ast.EnumDecl:
+				if x.Underlying == nil {
+					c.errorf(f, "%s.%s: header fields must be bit<W>, int<W>, bool, varbit or a serializable enum, not %s", d.Name, f.Name, t)
+				}
+			case *ast.NewType:
+				if ast.Bits(x, true) == nil {
+					c.errorf(f, "%s.%s: header fields must be bit<W>, int<W>, bool, varbit or a serializable enum, not %s", d.Name, f.Name, t)
+				}
+			default:
+				c.errorf(f, "%s.%s: header fields must be bit<W>, int<W>, bool, varbit or a serializable enum, not %s", d.Name, f.Name, t)
+			}
+		case ast.KindHeaderUnion:
+			if !ast.IsHeader(t) {
+				c.errorf(f, "%s.%s: header_union fields must be headers, not %s", d.Name, f.Name, t)
+			}
+		default:
+			switch t.(type) {
+			case *ast.VarbitType:
+				c.unsupportedf(f, "varbit field %s.%s (varbit is outside the compiler's subset)", d.Name, f.Name)
+			case *ast.ObjectType, *ast.TableType, *ast.VoidType, *ast.StringType, *ast.IntLitType:
+				c.errorf(f, "%s.%s: a struct field cannot have type %s", d.Name, f.Name, t)
+			}
+		}
+	}
+}
+
+// fixedWidthStruct reports whether every field of s (recursively) is a
+// fixed-width scalar, so that s may be nested in a header.
+func fixedWidthStruct(s *ast.StructDecl) bool {
+	for _, f := range s.Fields {
+		switch x := f.Type.Resolved().(type) {
+		case *ast.BitsType, *ast.BoolType:
+		case *ast.EnumDecl:
+			if x.Underlying == nil {
+				return false
+			}
+		case *ast.StructDecl:
+			if x.Kind != ast.KindStruct || !fixedWidthStruct(x) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (c *checker) enumDecl(d *ast.EnumDecl) {
+	if c.checkedDecls[d] {
+		return
+	}
+	c.checkedDecls[d] = true
+	seen := map[string]bool{}
+	var under *ast.BitsType
+	if d.Underlying != nil {
+		t := c.resolveType(d.Underlying, c.global)
+		if under = ast.Bits(t, false); under == nil && t != nil {
+			c.errorf(d.Underlying, "enum %s: the underlying type must be bit<W> or int<W>, not %s", d.Name, t)
+		}
+	}
+	for _, m := range d.Members {
+		m.Parent = d
+		if seen[m.Name] {
+			c.errorf(m, "%s.%s: duplicate enum member", d.Name, m.Name)
+		}
+		seen[m.Name] = true
+		switch {
+		case d.Underlying == nil && m.Value != nil:
+			c.errorf(m, "%s.%s: members of an enum without underlying type cannot have values", d.Name, m.Name)
+		case d.Underlying != nil && m.Value == nil:
+			c.errorf(m, "%s.%s: members of a serializable enum need a value", d.Name, m.Name)
+		case m.Value != nil && under != nil:
+			c.expr(m.Value, under, c.global)
+			if m.Value.Info().Type != nil && m.Value.Info().Const == nil {
+				c.errorf(m.Value, "%s.%s: the value must be a compile-time constant", d.Name, m.Name)
+			}
+		}
+	}
+}
+
+func (c *checker) actionDecl(d *ast.ActionDecl, parent *scope) {
+	c.paramTypes(d.Params, parent)
+	seenData := false
+	for _, p := range d.Params {
+		if p.Dir == ast.DirNone {
+			seenData = true
+		} else if seenData {
+			c.errorf(p, "action %s: parameter %s with a direction follows a directionless (action data) parameter", d.Name, p.Name)
+		}
+	}
+	sc := c.declareParams(parent, d.Params)
+	saved := c.ctx
+	c.ctx = ctxAction
+	c.block(d.Body, sc)
+	c.ctx = saved
+}
+
+func (c *checker) functionDecl(d *ast.FunctionDecl) {
+	if len(d.TypeParams) > 0 {
+		c.unsupportedf(d, "generic function %s", d.Name)
+		return
+	}
+	c.resolveType(d.Return, c.global)
+	c.paramTypes(d.Params, c.global)
+	sc := c.declareParams(c.global, d.Params)
+	saved, savedFn := c.ctx, c.fn
+	c.ctx, c.fn = ctxFunction, d
+	c.block(d.Body, sc)
+	if _, void := d.Return.Resolved().(*ast.VoidType); !void && d.Return.Resolved() != nil && !alwaysReturns(d.Body) {
+		c.errorf(d.Body.End, "function %s: missing return statement at the end of a function returning %s", d.Name, d.Return.Resolved())
+	}
+	c.ctx, c.fn = saved, savedFn
+}
+
+// alwaysReturns reports whether every path through s ends in return or exit.
+func alwaysReturns(s ast.Stmt) bool {
+	switch x := s.(type) {
+	case *ast.ReturnStmt, *ast.ExitStmt:
+		return true
+	case *ast.BlockStmt:
+		for _, st := range x.Stmts {
+			if alwaysReturns(st) {
+				return true
+			}
+		}
+	case *ast.IfStmt:
+		return x.Else != nil && alwaysReturns(x.Then) && alwaysReturns(x.Else)
+	}
+	return false
+}
+
+func (c *checker) externDecl(d *ast.ExternDecl) {
+	sc := c.typeParamScope(c.global, d.TypeParams)
+	for _, m := range d.Methods {
+		m.Extern = d
+		if m.IsAbstract {
+			c.unsupportedf(m, "abstract method %s.%s", d.Name, m.Name)
+		}
+		msc := c.typeParamScope(sc, m.TypeParams)
+		if m.Return != nil {
+			c.resolveType(m.Return, msc)
+		}
+		if m.IsConstructor && m.Name != d.Name {
+			c.errorf(m, "constructor %s of extern %s must have the extern's name", m.Name, d.Name)
+		}
+		c.paramTypes(m.Params, msc)
+	}
+}
+
+func (c *checker) parserDecl(d *ast.ParserDecl) {
+	sc := c.typeParamScope(c.global, d.TypeParams)
+	c.paramTypes(d.Params, sc)
+	c.paramTypes(d.CtorParams, sc)
+	if d.IsPrototype {
+		return
+	}
+	if len(d.TypeParams) > 0 {
+		c.unsupportedf(d, "generic parser %s", d.Name)
+		return
+	}
+	sc = c.declareParams(sc, d.Params, d.CtorParams)
+	saved, savedP := c.ctx, c.curParser
+	c.ctx, c.curParser = ctxParser, d
+	defer func() { c.ctx, c.curParser = saved, savedP }()
+	for _, l := range d.Locals {
+		c.localDecl(l, sc)
+	}
+	states := newScope(sc)
+	for _, s := range d.States {
+		s.Parser = d
+		if s.Name == "accept" || s.Name == "reject" {
+			c.errorf(s, "state %s: accept and reject are built-in states and cannot be declared", s.Name)
+			continue
+		}
+		c.declare(states, s)
+	}
+	if d.StateByName("start") == nil {
+		c.errorf(d, "parser %s has no start state", d.Name)
+	}
+	for _, s := range d.States {
+		c.state(s, states)
+	}
+}
+
+func (c *checker) controlDecl(d *ast.ControlDecl) {
+	sc := c.typeParamScope(c.global, d.TypeParams)
+	c.paramTypes(d.Params, sc)
+	c.paramTypes(d.CtorParams, sc)
+	if d.IsPrototype {
+		return
+	}
+	if len(d.TypeParams) > 0 {
+		c.unsupportedf(d, "generic control %s", d.Name)
+		return
+	}
+	sc = c.declareParams(sc, d.Params, d.CtorParams)
+	saved, savedC := c.ctx, c.control
+	c.ctx, c.control = ctxControl, d
+	defer func() { c.ctx, c.control = saved, savedC }()
+	for _, l := range d.Locals {
+		switch x := l.(type) {
+		case *ast.ActionDecl:
+			x.Control = d
+			c.declare(sc, x)
+			c.actionDecl(x, sc)
+		case *ast.TableDecl:
+			x.Control = d
+			c.declare(sc, x)
+			c.tableDecl(x, sc)
+		default:
+			c.localDecl(l, sc)
+		}
+	}
+	c.ctx = ctxControl
+	c.block(d.Apply, sc)
+}
+
+// localDecl checks and declares a parser/control/block local.
+func (c *checker) localDecl(d ast.Decl, sc *scope) {
+	switch x := d.(type) {
+	case *ast.ConstDecl:
+		c.constDecl(x, sc)
+	case *ast.VarDecl:
+		t := c.resolveType(x.Type, sc)
+		if x.Init != nil && t != nil {
+			c.expr(x.Init, t, sc)
+			c.assignable(x.Init, t, "initializer of "+x.Name)
+		}
+		if t != nil {
+			switch t.(type) {
+			case *ast.ObjectType, *ast.VoidType, *ast.TableType:
+				c.errorf(x, "%s: a variable cannot have type %s", x.Name, t)
+			}
+		}
+	case *ast.InstanceDecl:
+		c.instanceDecl(x, sc)
+	case *ast.ValueSetDecl:
+		c.unsupportedf(x, "value_set %s (parser value sets are outside the compiler's subset)", x.Name)
+	default:
+		c.unsupportedf(d, "local declaration %T", d)
+	}
+	c.declare(sc, d)
+}
+
+// instanceDecl checks `Type(args) name;`.
+func (c *checker) instanceDecl(d *ast.InstanceDecl, sc *scope) {
+	if len(d.Initializer) > 0 {
+		c.unsupportedf(d, "instance %s with an initializer block (abstract methods are outside the compiler's subset)", d.Name)
+		return
+	}
+	t := c.resolveTypeAllowInfer(d.Type, sc)
+	obj, ok := t.(*ast.ObjectType)
+	if !ok {
+		if t != nil {
+			c.errorf(d.Type, "%s: cannot instantiate %s (only externs, parsers, controls and packages can be instantiated)", d.Name, t)
+		}
+		return
+	}
+	res := c.construct(d, obj, d.Args, sc)
+	if res != nil {
+		if nt, isNamed := d.Type.(*ast.NamedType); isNamed {
+			nt.T = res.typ
+		}
+		d.Ctor = res.ctor
+	}
+}
+
+func describeDecl(d ast.Decl) string {
+	switch d.(type) {
+	case *ast.ActionDecl:
+		return "action"
+	case *ast.TableDecl:
+		return "table"
+	case *ast.ConstDecl:
+		return "constant"
+	case *ast.VarDecl:
+		return "variable"
+	case *ast.Param:
+		return "parameter"
+	case *ast.InstanceDecl:
+		return "instance"
+	case *ast.StructDecl, *ast.EnumDecl, *ast.TypedefDecl:
+		return "type"
+	case *ast.ExternDecl:
+		return "extern"
+	case *ast.ParserDecl:
+		return "parser"
+	case *ast.ControlDecl:
+		return "control"
+	case *ast.StateDecl:
+		return "state"
+	}
+	return fmt.Sprintf("%T", d)
+}
