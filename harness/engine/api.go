@@ -1,0 +1,208 @@
+// Package engine runs a bmv2 JSON program (v1model, as p4c-bm2-ss emits it
+// or as the embedded compiler does) with the semantics of bmv2's
+// simple_switch: parser, ingress, packet replication engine, egress,
+// deparser, with tables, registers, counters, meters, multicast groups and
+// clone sessions driven by a control plane through this package's API.
+//
+// The JSON is compiled once by Load into closures with every field offset,
+// table and action resolved; an unsupported primitive, expression operator or
+// field reference is a load error naming it and where it occurs. A Switch
+// processes packets concurrently from several goroutines while tables are
+// updated, without allocating per packet in steady state.
+//
+// Typical use:
+//
+//	prog, err := engine.Load(jsonBytes)
+//	sw := engine.NewSwitch(prog, engine.Config{})
+//	_, err = sw.AddEntry("ingress.ipv4_lpm", engine.Entry{
+//		Match:  []engine.Match{engine.LPM(dstIP, 24)},
+//		Action: "ingress.forward", Args: [][]byte{port, mac}})
+//	err = sw.Process(1, frame, func(o engine.Output) { ... o.Port, o.Data ... })
+package engine
+
+import (
+	"io"
+	"time"
+)
+
+// InstanceType is standard_metadata.instance_type: how a packet instance came
+// to be, with simple_switch's numbering.
+type InstanceType uint32
+
+// Instance types of simple_switch.
+const (
+	InstanceNormal       InstanceType = 0
+	InstanceIngressClone InstanceType = 1
+	InstanceEgressClone  InstanceType = 2
+	InstanceCoalesced    InstanceType = 3
+	InstanceRecirculated InstanceType = 4
+	InstanceReplication  InstanceType = 5
+	InstanceResubmit     InstanceType = 6
+)
+
+// DefaultDropPort is simple_switch's drop port: egress_spec 511 drops.
+const DefaultDropPort = 511
+
+// Config configures a Switch.
+type Config struct {
+	// DropPort is the egress_spec value that drops a packet; 0 means 511.
+	DropPort uint32
+	// Ports, when non-zero, is the number of ports: packets may enter on and
+	// leave by ports 0..Ports-1 only; others are dropped (and traced).
+	Ports uint32
+	// Trace, when set, receives a bmv2 --log-console style line per event
+	// (parser states, tables hit or missed, actions with arguments, drops).
+	// Leave nil in production: tracing is then free.
+	Trace io.Writer
+	// MaxPasses bounds resubmissions plus recirculations of one input
+	// packet (a program that recirculates forever would loop); 0 means 16.
+	MaxPasses int
+	// Now is the clock for meters and timestamps; nil means time.Now.
+	Now func() time.Time
+}
+
+// Output is a packet leaving the switch. Data is owned by the switch and
+// valid only during the callback that receives it: copy it to keep it.
+type Output struct {
+	Port     uint32
+	Data     []byte
+	Instance InstanceType
+}
+
+// MatchKind is a key's match kind.
+type MatchKind uint8
+
+// Match kinds of v1model tables.
+const (
+	MatchExact MatchKind = iota
+	MatchLPM
+	MatchTernary
+	MatchRange
+	MatchOptional
+)
+
+func (k MatchKind) String() string {
+	switch k {
+	case MatchExact:
+		return "exact"
+	case MatchLPM:
+		return "lpm"
+	case MatchTernary:
+		return "ternary"
+	case MatchRange:
+		return "range"
+	case MatchOptional:
+		return "optional"
+	}
+	return "unknown"
+}
+
+// Match is the value of one key field of an entry, in the table's key order.
+// Byte strings are big-endian and may be shorter or longer than the field
+// (leading zero bytes are ignored; a value that does not fit is an error).
+//   - exact:    Value
+//   - lpm:      Value and PrefixLen
+//   - ternary:  Value and Mask
+//   - range:    Value (low) and High, inclusive
+//   - optional: Value, or Wildcard for "don't care"
+type Match struct {
+	Value     []byte
+	Mask      []byte
+	PrefixLen int
+	High      []byte
+	Wildcard  bool
+}
+
+// Exact builds an exact (or optional) match.
+func Exact(v []byte) Match { return Match{Value: v} }
+
+// LPM builds a longest-prefix match of plen bits.
+func LPM(v []byte, plen int) Match { return Match{Value: v, PrefixLen: plen} }
+
+// Ternary builds a value/mask match.
+func Ternary(v, mask []byte) Match { return Match{Value: v, Mask: mask} }
+
+// Range builds an inclusive range match.
+func Range(lo, hi []byte) Match { return Match{Value: lo, High: hi} }
+
+// Entry is a table entry. Priority orders the entries of ternary, range and
+// optional tables as bmv2 does: the smallest number wins, and among equal
+// priorities the entry added first (P4Runtime, where larger wins, must
+// convert). Args are the action's parameters in order, as big-endian byte
+// strings.
+type Entry struct {
+	Match    []Match
+	Priority int32
+	Action   string
+	Args     [][]byte
+}
+
+// EntryHandle identifies an entry of a table; it stays valid until the
+// entry is deleted.
+type EntryHandle uint64
+
+// TableInfo describes a table for control planes (the STF runner, P4Runtime).
+type TableInfo struct {
+	Name    string // fully qualified, e.g. "ingress.ipv4_lpm"
+	Keys    []KeyInfo
+	Actions []ActionInfo
+	// DefaultAction is the action run on a miss; ConstDefault forbids
+	// changing it.
+	DefaultAction string
+	ConstDefault  bool
+	MaxSize       int
+	// HasCounters and HasMeters tell whether entries carry direct counters
+	// or meters.
+	HasCounters bool
+	HasMeters   bool
+}
+
+// KeyInfo describes one key field.
+type KeyInfo struct {
+	Name     string // as in the P4 source: "hdr.ipv4.dstAddr"
+	Field    string // resolved field, "ipv4.dstAddr" (or "ipv4.$valid$")
+	Kind     MatchKind
+	Bitwidth int
+}
+
+// ActionInfo describes an action and its parameters.
+type ActionInfo struct {
+	Name   string
+	Params []ParamInfo
+}
+
+// ParamInfo describes an action parameter.
+type ParamInfo struct {
+	Name     string
+	Bitwidth int
+}
+
+// Replica is one copy made by a multicast group: the egress port and the
+// replication id it gets in standard_metadata.egress_rid.
+type Replica struct {
+	Port uint32
+	Rid  uint16
+}
+
+// CounterValue is the state of one counter cell.
+type CounterValue struct {
+	Bytes   uint64
+	Packets uint64
+}
+
+// MeterConfig configures a two-rate three-colour meter (RFC 2698), in the
+// meter's unit (packets or bytes) per second and units of burst. A meter
+// that was never configured marks every packet green.
+type MeterConfig struct {
+	CIR    uint64
+	CBurst uint64
+	PIR    uint64
+	PBurst uint64
+}
+
+// Meter colours as v1model writes them into the result field.
+const (
+	ColorGreen  = 0
+	ColorYellow = 1
+	ColorRed    = 2
+)

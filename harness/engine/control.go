@@ -1,0 +1,640 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/big"
+	"sort"
+	"strings"
+)
+
+// resolveName finds name among names: exactly, or as the unique name that
+// ends in "."+name ("t" or "MyIngress.t" for "ingress.MyIngress.t").
+func resolveName[T any](kind, name string, byName map[string]T) (T, error) {
+	if v, ok := byName[name]; ok {
+		return v, nil
+	}
+	var found []string
+	for full := range byName {
+		if shortMatch(full, name) {
+			found = append(found, full)
+		}
+	}
+	var zero T
+	switch len(found) {
+	case 1:
+		return byName[found[0]], nil
+	case 0:
+		known := make([]string, 0, len(byName))
+		for n := range byName {
+			known = append(known, n)
+		}
+		sort.Strings(known)
+		return zero, fmt.Errorf("no %s named %q (known: %s)", kind, name, strings.Join(known, ", "))
+	}
+	sort.Strings(found)
+	return zero, fmt.Errorf("%s name %q is ambiguous: %s", kind, name, strings.Join(found, ", "))
+}
+
+func (s *Switch) table(name string) (*table, error) {
+	i, err := resolveName("table", name, s.prog.tableByName)
+	if err != nil {
+		return nil, err
+	}
+	return s.tables[i], nil
+}
+
+// Tables describes the program's tables.
+func (p *Program) Tables() []TableInfo {
+	out := make([]TableInfo, 0, len(p.tables))
+	for _, td := range p.tables {
+		ti := TableInfo{Name: td.name, DefaultAction: td.defaultCall.act.name, ConstDefault: td.defaultConst,
+			MaxSize: td.maxSize, HasCounters: td.counter >= 0, HasMeters: td.meter >= 0}
+		for _, kf := range td.keys {
+			ti.Keys = append(ti.Keys, KeyInfo{Name: kf.name, Field: p.fields[kf.fld].name, Kind: kf.kind, Bitwidth: kf.width})
+		}
+		for _, a := range td.actions {
+			ti.Actions = append(ti.Actions, a.info())
+		}
+		out = append(out, ti)
+	}
+	return out
+}
+
+// Table describes one table, by full or unique short name.
+func (p *Program) Table(name string) (TableInfo, error) {
+	i, err := resolveName("table", name, p.tableByName)
+	if err != nil {
+		return TableInfo{}, err
+	}
+	for _, ti := range p.Tables() {
+		if ti.Name == p.tables[i].name {
+			return ti, nil
+		}
+	}
+	return TableInfo{}, fmt.Errorf("no table named %q", name)
+}
+
+// Actions describes all actions of the program.
+func (p *Program) Actions() []ActionInfo {
+	out := make([]ActionInfo, len(p.actions))
+	for i, a := range p.actions {
+		out[i] = a.info()
+	}
+	return out
+}
+
+func (a *action) info() ActionInfo {
+	ai := ActionInfo{Name: a.name}
+	for _, pi := range a.params {
+		ai.Params = append(ai.Params, ParamInfo{Name: pi.name, Bitwidth: pi.width})
+	}
+	return ai
+}
+
+// ExternInfo describes a register, counter or meter array.
+type ExternInfo struct {
+	Name     string
+	Size     int
+	Bitwidth int    // registers
+	Direct   bool   // counters and meters bound to a table
+	Table    string // the table of a direct counter or meter
+	Bytes    bool   // meters: metering bytes rather than packets
+}
+
+// Registers describes the register arrays.
+func (p *Program) Registers() []ExternInfo {
+	var out []ExternInfo
+	for _, r := range p.regDecls {
+		out = append(out, ExternInfo{Name: r.Name, Size: r.Size, Bitwidth: r.Bitwidth})
+	}
+	return out
+}
+
+// Counters describes the counter arrays.
+func (p *Program) Counters() []ExternInfo {
+	var out []ExternInfo
+	for _, c := range p.ctrDecls {
+		out = append(out, ExternInfo{Name: c.Name, Size: c.Size, Direct: c.IsDirect, Table: c.Binding})
+	}
+	return out
+}
+
+// Meters describes the meter arrays.
+func (p *Program) Meters() []ExternInfo {
+	var out []ExternInfo
+	for _, m := range p.mtrDecls {
+		out = append(out, ExternInfo{Name: m.Name, Size: m.Size, Direct: m.IsDirect, Table: m.Binding, Bytes: m.Type == "bytes"})
+	}
+	return out
+}
+
+// AddEntry adds an entry to a table (by full or unique short name).
+func (s *Switch) AddEntry(tableName string, en Entry) (EntryHandle, error) {
+	t, err := s.table(tableName)
+	if err != nil {
+		return 0, err
+	}
+	e, _, err := t.decl.encode(s.prog, &en)
+	if err != nil {
+		return 0, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.insert(e); err != nil {
+		return 0, err
+	}
+	return e.handle, nil
+}
+
+func (t *table) entry(h EntryHandle) (*entry, error) {
+	e, ok := t.entries[h]
+	if !ok {
+		return nil, fmt.Errorf("table %q has no entry with handle %d", t.decl.name, h)
+	}
+	return e, nil
+}
+
+// ModifyEntry changes the action of an entry.
+func (s *Switch) ModifyEntry(tableName string, h EntryHandle, actionName string, args [][]byte) error {
+	t, err := s.table(tableName)
+	if err != nil {
+		return err
+	}
+	a := t.decl.actionByName(actionName)
+	if a == nil {
+		return fmt.Errorf("table %q: action %q is not one of its actions (%s)", t.decl.name, actionName, t.decl.actionNames())
+	}
+	call, err := makeCall(a, args)
+	if err != nil {
+		return fmt.Errorf("table %q: %w", t.decl.name, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, err := t.entry(h)
+	if err != nil {
+		return err
+	}
+	e.call.Store(call)
+	return nil
+}
+
+// DeleteEntry removes an entry.
+func (s *Switch) DeleteEntry(tableName string, h EntryHandle) error {
+	t, err := s.table(tableName)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, err := t.entry(h)
+	if err != nil {
+		return err
+	}
+	t.remove(e)
+	return nil
+}
+
+// ClearTable removes all entries of a table.
+func (s *Switch) ClearTable(tableName string) error {
+	t, err := s.table(tableName)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range t.entries {
+		t.remove(e)
+	}
+	return nil
+}
+
+// FindEntry returns the handle of the entry with exactly this match and
+// priority (P4Runtime identifies entries this way).
+func (s *Switch) FindEntry(tableName string, match []Match, priority int32) (EntryHandle, error) {
+	t, err := s.table(tableName)
+	if err != nil {
+		return 0, err
+	}
+	if len(t.decl.actions) == 0 {
+		return 0, fmt.Errorf("table %q has no actions", t.decl.name)
+	}
+	probe := Entry{Match: match, Priority: priority, Action: t.decl.actions[0].name}
+	probe.Args = make([][]byte, len(t.decl.actions[0].params))
+	want, _, err := t.decl.encode(s.prog, &probe)
+	if err != nil {
+		return 0, err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, e := range t.entries {
+		if e.priority == want.priority && bytes.Equal(e.key, want.key) && bytes.Equal(e.mask, want.mask) && sameRanges(e.ranges, want.ranges) {
+			return e.handle, nil
+		}
+	}
+	return 0, fmt.Errorf("table %q has no entry with this match and priority %d", t.decl.name, priority)
+}
+
+// StoredEntry is an entry as read back from a table.
+type StoredEntry struct {
+	Handle EntryHandle
+	Entry
+}
+
+// Entries lists a table's entries in handle order.
+func (s *Switch) Entries(tableName string) ([]StoredEntry, error) {
+	t, err := s.table(tableName)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	handles := sortedKeys(t.entries)
+	out := make([]StoredEntry, 0, len(handles))
+	for _, h := range handles {
+		e := t.entries[h]
+		call := e.call.Load()
+		out = append(out, StoredEntry{Handle: h, Entry: Entry{Match: cloneMatches(e.match), Priority: e.priority,
+			Action: call.act.name, Args: cloneArgs(call.data)}})
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[EntryHandle]*entry) []EntryHandle {
+	ks := make([]EntryHandle, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
+	return ks
+}
+
+func cloneArgs(a [][]byte) [][]byte {
+	out := make([][]byte, len(a))
+	for i := range a {
+		out[i] = bytes.Clone(a[i])
+	}
+	return out
+}
+
+// SetDefaultAction sets the action run on a miss.
+func (s *Switch) SetDefaultAction(tableName, actionName string, args [][]byte) error {
+	t, err := s.table(tableName)
+	if err != nil {
+		return err
+	}
+	a := t.decl.actionByName(actionName)
+	if a == nil {
+		return fmt.Errorf("table %q: action %q is not one of its actions (%s)", t.decl.name, actionName, t.decl.actionNames())
+	}
+	if t.decl.defaultConst && a != t.decl.defaultCall.act {
+		return fmt.Errorf("table %q: the default action %q is const and cannot become %q", t.decl.name, t.decl.defaultCall.act.name, a.name)
+	}
+	call, err := makeCall(a, args)
+	if err != nil {
+		return fmt.Errorf("table %q: %w", t.decl.name, err)
+	}
+	t.def.Store(call)
+	return nil
+}
+
+// ResetDefaultAction restores the program's default action.
+func (s *Switch) ResetDefaultAction(tableName string) error {
+	t, err := s.table(tableName)
+	if err != nil {
+		return err
+	}
+	t.def.Store(t.decl.defaultCall)
+	return nil
+}
+
+// DefaultAction returns a table's current default action and its data.
+func (s *Switch) DefaultAction(tableName string) (string, [][]byte, error) {
+	t, err := s.table(tableName)
+	if err != nil {
+		return "", nil, err
+	}
+	call := t.def.Load()
+	return call.act.name, cloneArgs(call.data), nil
+}
+
+// SetMulticastGroup creates or replaces a multicast group.
+func (s *Switch) SetMulticastGroup(group uint16, replicas []Replica) error {
+	if group == 0 {
+		return fmt.Errorf("multicast group 0 means no multicast in v1model")
+	}
+	s.cpMu.Lock()
+	defer s.cpMu.Unlock()
+	m := maps.Clone(*s.groups.Load())
+	m[group] = append([]Replica(nil), replicas...)
+	s.groups.Store(&m)
+	return nil
+}
+
+// DeleteMulticastGroup removes a multicast group.
+func (s *Switch) DeleteMulticastGroup(group uint16) error {
+	s.cpMu.Lock()
+	defer s.cpMu.Unlock()
+	m := maps.Clone(*s.groups.Load())
+	if _, ok := m[group]; !ok {
+		return fmt.Errorf("no multicast group %d", group)
+	}
+	delete(m, group)
+	s.groups.Store(&m)
+	return nil
+}
+
+// MulticastGroup returns a group's replicas.
+func (s *Switch) MulticastGroup(group uint16) ([]Replica, bool) {
+	r, ok := (*s.groups.Load())[group]
+	return append([]Replica(nil), r...), ok
+}
+
+// SetCloneSession creates or replaces a mirroring session.
+func (s *Switch) SetCloneSession(id uint32, cs CloneSession) error {
+	s.cpMu.Lock()
+	defer s.cpMu.Unlock()
+	m := maps.Clone(*s.clones.Load())
+	m[id] = cs
+	s.clones.Store(&m)
+	return nil
+}
+
+// DeleteCloneSession removes a mirroring session.
+func (s *Switch) DeleteCloneSession(id uint32) error {
+	s.cpMu.Lock()
+	defer s.cpMu.Unlock()
+	m := maps.Clone(*s.clones.Load())
+	if _, ok := m[id]; !ok {
+		return fmt.Errorf("no clone session %d", id)
+	}
+	delete(m, id)
+	s.clones.Store(&m)
+	return nil
+}
+
+func (s *Switch) register(name string) (*registerArray, error) {
+	i, err := resolveName("register", name, s.prog.registers)
+	if err != nil {
+		return nil, err
+	}
+	return s.registers[i], nil
+}
+
+func (r *registerArray) check(index int) error {
+	if index < 0 || index >= r.size {
+		return fmt.Errorf("register %q: index %d outside 0..%d", r.name, index, r.size-1)
+	}
+	return nil
+}
+
+func (r *registerArray) read(index int) []byte {
+	z := new(big.Int)
+	for w := r.words - 1; w >= 0; w-- {
+		z.Lsh(z, 64)
+		z.Or(z, new(big.Int).SetUint64(r.cells[index*r.words+w]))
+	}
+	return z.FillBytes(make([]byte, (r.width+7)/8))
+}
+
+// ReadRegister returns one cell, big-endian in ceil(bitwidth/8) bytes.
+func (s *Switch) ReadRegister(name string, index int) ([]byte, error) {
+	r, err := s.register(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.check(index); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.read(index), nil
+}
+
+// ReadRegisterArray returns every cell of a register.
+func (s *Switch) ReadRegisterArray(name string) ([][]byte, error) {
+	r, err := s.register(name)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([][]byte, r.size)
+	for i := range out {
+		out[i] = r.read(i)
+	}
+	return out, nil
+}
+
+// WriteRegister sets one cell; the value must fit the register's width.
+func (s *Switch) WriteRegister(name string, index int, value []byte) error {
+	r, err := s.register(name)
+	if err != nil {
+		return err
+	}
+	if err := r.check(index); err != nil {
+		return err
+	}
+	if bitLen(value) > r.width {
+		return fmt.Errorf("register %q: value 0x%x does not fit in %d bits", r.name, value, r.width)
+	}
+	z := new(big.Int).SetBytes(value)
+	ws := z.Bits()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for w := 0; w < r.words; w++ {
+		var v uint64
+		if w < len(ws) {
+			v = uint64(ws[w])
+		}
+		r.cells[index*r.words+w] = v
+	}
+	return nil
+}
+
+// ResetRegister sets every cell of a register to zero.
+func (s *Switch) ResetRegister(name string) error {
+	r, err := s.register(name)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.cells)
+	return nil
+}
+
+func (s *Switch) counter(name string) (*counterArray, error) {
+	i, err := resolveName("counter", name, s.prog.counters)
+	if err != nil {
+		return nil, err
+	}
+	c := s.counters[i]
+	if c.direct {
+		return nil, fmt.Errorf("counter %q is a direct counter of table %q: read it per entry", c.name, c.table)
+	}
+	return c, nil
+}
+
+// ReadCounter returns one cell of an indexed counter.
+func (s *Switch) ReadCounter(name string, index int) (CounterValue, error) {
+	c, err := s.counter(name)
+	if err != nil {
+		return CounterValue{}, err
+	}
+	if index < 0 || index >= c.size {
+		return CounterValue{}, fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, c.size-1)
+	}
+	return CounterValue{Bytes: c.cells[index].bytes.Load(), Packets: c.cells[index].packets.Load()}, nil
+}
+
+// WriteCounter sets one cell of an indexed counter.
+func (s *Switch) WriteCounter(name string, index int, v CounterValue) error {
+	c, err := s.counter(name)
+	if err != nil {
+		return err
+	}
+	if index < 0 || index >= c.size {
+		return fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, c.size-1)
+	}
+	c.cells[index].bytes.Store(v.Bytes)
+	c.cells[index].packets.Store(v.Packets)
+	return nil
+}
+
+// ResetCounter zeroes every cell of an indexed counter.
+func (s *Switch) ResetCounter(name string) error {
+	c, err := s.counter(name)
+	if err != nil {
+		return err
+	}
+	for i := range c.cells {
+		c.cells[i].bytes.Store(0)
+		c.cells[i].packets.Store(0)
+	}
+	return nil
+}
+
+func (s *Switch) directEntry(tableName string, h EntryHandle) (*table, *entry, error) {
+	t, err := s.table(tableName)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	e, err := t.entry(h)
+	return t, e, err
+}
+
+// ReadDirectCounter returns the direct counter of an entry.
+func (s *Switch) ReadDirectCounter(tableName string, h EntryHandle) (CounterValue, error) {
+	t, e, err := s.directEntry(tableName, h)
+	if err != nil {
+		return CounterValue{}, err
+	}
+	if t.decl.counter < 0 {
+		return CounterValue{}, fmt.Errorf("table %q has no direct counter", t.decl.name)
+	}
+	return CounterValue{Bytes: e.ctr.bytes.Load(), Packets: e.ctr.packets.Load()}, nil
+}
+
+// WriteDirectCounter sets the direct counter of an entry.
+func (s *Switch) WriteDirectCounter(tableName string, h EntryHandle, v CounterValue) error {
+	t, e, err := s.directEntry(tableName, h)
+	if err != nil {
+		return err
+	}
+	if t.decl.counter < 0 {
+		return fmt.Errorf("table %q has no direct counter", t.decl.name)
+	}
+	e.ctr.bytes.Store(v.Bytes)
+	e.ctr.packets.Store(v.Packets)
+	return nil
+}
+
+func (s *Switch) meter(name string) (*meterArray, error) {
+	i, err := resolveName("meter", name, s.prog.meters)
+	if err != nil {
+		return nil, err
+	}
+	m := s.meters[i]
+	if m.direct {
+		return nil, fmt.Errorf("meter %q is a direct meter of table %q: configure it per entry", m.name, m.table)
+	}
+	return m, nil
+}
+
+func checkMeterConfig(name string, cfg MeterConfig) error {
+	if cfg.PIR < cfg.CIR {
+		return fmt.Errorf("meter %q: peak rate %d below committed rate %d", name, cfg.PIR, cfg.CIR)
+	}
+	return nil
+}
+
+// SetMeter configures one cell of an indexed meter.
+func (s *Switch) SetMeter(name string, index int, cfg MeterConfig) error {
+	m, err := s.meter(name)
+	if err != nil {
+		return err
+	}
+	if index < 0 || index >= m.size {
+		return fmt.Errorf("meter %q: index %d outside 0..%d", m.name, index, m.size-1)
+	}
+	if err := checkMeterConfig(m.name, cfg); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cells[index] = meterState{configured: true, cfg: cfg, tc: float64(cfg.CBurst), tp: float64(cfg.PBurst)}
+	return nil
+}
+
+// ReadMeter returns a meter cell's configuration (false if unconfigured).
+func (s *Switch) ReadMeter(name string, index int) (MeterConfig, bool, error) {
+	m, err := s.meter(name)
+	if err != nil {
+		return MeterConfig{}, false, err
+	}
+	if index < 0 || index >= m.size {
+		return MeterConfig{}, false, fmt.Errorf("meter %q: index %d outside 0..%d", m.name, index, m.size-1)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cells[index].cfg, m.cells[index].configured, nil
+}
+
+// SetDirectMeter configures the direct meter of an entry.
+func (s *Switch) SetDirectMeter(tableName string, h EntryHandle, cfg MeterConfig) error {
+	t, e, err := s.directEntry(tableName, h)
+	if err != nil {
+		return err
+	}
+	if t.decl.meter < 0 {
+		return fmt.Errorf("table %q has no direct meter", t.decl.name)
+	}
+	m := s.meters[t.decl.meter]
+	if err := checkMeterConfig(m.name, cfg); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e.meter = meterState{configured: true, cfg: cfg, tc: float64(cfg.CBurst), tp: float64(cfg.PBurst)}
+	return nil
+}
+
+// AddParseVsetValue adds a value (big-endian, the set's width) to a parser value set.
+func (s *Switch) AddParseVsetValue(name string, value []byte) error {
+	vs, err := resolveName("parser value set", name, s.prog.vsets)
+	if err != nil {
+		return err
+	}
+	v, err := fit(value, vs.bytes, vs.bytes*8, "parser value set "+vs.name+" value")
+	if err != nil {
+		return err
+	}
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	vs.set[string(v)] = true
+	return nil
+}

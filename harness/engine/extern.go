@@ -1,0 +1,350 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+)
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// registerArray is a register: size cells of width bits, each cell words
+// 64-bit words. A mutex serialises each read or write of a cell.
+type registerArray struct {
+	name  string
+	width int
+	size  int
+	words int
+	mu    sync.Mutex
+	cells []uint64
+}
+
+// counterArray is an indexed or direct counter.
+type counterArray struct {
+	name   string
+	size   int
+	direct bool
+	table  string
+	cells  []counterCell
+}
+
+type counterCell struct {
+	bytes, packets atomic.Uint64
+}
+
+func (c *counterCell) add(n int) {
+	c.packets.Add(1)
+	c.bytes.Add(uint64(n))
+}
+
+// meterArray is an indexed or direct meter.
+type meterArray struct {
+	name      string
+	size      int
+	direct    bool
+	table     string
+	bytes     bool // meters bytes rather than packets
+	rateCount int
+	result    int // field receiving the colour of a direct meter, or -1
+	mu        sync.Mutex
+	cells     []meterState
+}
+
+// meterState is a two-rate three-colour marker (RFC 2698).
+type meterState struct {
+	configured bool
+	cfg        MeterConfig
+	tc, tp     float64 // tokens
+	last       time.Time
+}
+
+// execute marks n units at time now and returns the colour.
+func (m *meterState) execute(n int, now time.Time) int {
+	if !m.configured {
+		return ColorGreen
+	}
+	if !m.last.IsZero() {
+		dt := now.Sub(m.last).Seconds()
+		if dt > 0 {
+			m.tc = min(float64(m.cfg.CBurst), m.tc+dt*float64(m.cfg.CIR))
+			m.tp = min(float64(m.cfg.PBurst), m.tp+dt*float64(m.cfg.PIR))
+		}
+	}
+	m.last = now
+	u := float64(n)
+	if m.tp < u {
+		return ColorRed
+	}
+	if m.tc < u {
+		m.tp -= u
+		return ColorYellow
+	}
+	m.tp -= u
+	m.tc -= u
+	return ColorGreen
+}
+
+func (p *Program) loadExterns(j *bmv2json.Program) error {
+	p.registers = map[string]int{}
+	for _, r := range j.RegisterArrays {
+		if r.Bitwidth <= 0 || r.Size < 0 || r.Size > 1<<24 {
+			return fmt.Errorf("register %q: bitwidth %d, size %d", r.Name, r.Bitwidth, r.Size)
+		}
+		p.registers[r.Name] = len(p.regDecls)
+		p.regDecls = append(p.regDecls, r)
+	}
+	p.counters = map[string]int{}
+	for _, c := range j.CounterArrays {
+		if c.Size < 0 || c.Size > 1<<24 {
+			return fmt.Errorf("counter %q: size %d", c.Name, c.Size)
+		}
+		p.counters[c.Name] = len(p.ctrDecls)
+		p.ctrDecls = append(p.ctrDecls, c)
+	}
+	p.meters = map[string]int{}
+	for _, m := range j.MeterArrays {
+		if m.Size < 0 || m.Size > 1<<24 {
+			return fmt.Errorf("meter %q: size %d", m.Name, m.Size)
+		}
+		if m.Type != "packets" && m.Type != "bytes" {
+			return fmt.Errorf("meter %q: type %q is neither packets nor bytes", m.Name, m.Type)
+		}
+		if m.IsDirect && len(m.ResultTarget) != 2 {
+			return fmt.Errorf("direct meter %q: result_target %v is not [header, field]", m.Name, m.ResultTarget)
+		}
+		if m.IsDirect {
+			if _, err := p.lookupField(m.ResultTarget[0], m.ResultTarget[1]); err != nil {
+				return fmt.Errorf("direct meter %q: result_target: %w", m.Name, err)
+			}
+		}
+		p.meters[m.Name] = len(p.mtrDecls)
+		p.mtrDecls = append(p.mtrDecls, m)
+	}
+	p.fieldLists = map[int][]int{}
+	for _, fl := range j.FieldLists {
+		var list []int
+		for _, e := range fl.Elements {
+			hdr, name, ok := e.FieldRef()
+			if !ok {
+				return fmt.Errorf("field list %q: element %s is not a field", fl.Name, e)
+			}
+			fi, err := p.lookupField(hdr, name)
+			if err != nil {
+				return fmt.Errorf("field list %q: %w", fl.Name, err)
+			}
+			list = append(list, fi)
+		}
+		p.fieldLists[fl.ID] = list
+	}
+	return nil
+}
+
+// newExternState creates a switch's registers, counters and meters.
+func (s *Switch) newExternState() {
+	p := s.prog
+	s.registers = make([]*registerArray, len(p.regDecls))
+	for i, r := range p.regDecls {
+		w := (r.Bitwidth + 63) / 64
+		s.registers[i] = &registerArray{name: r.Name, width: r.Bitwidth, size: r.Size, words: w, cells: make([]uint64, r.Size*w)}
+	}
+	s.counters = make([]*counterArray, len(p.ctrDecls))
+	for i, c := range p.ctrDecls {
+		s.counters[i] = &counterArray{name: c.Name, size: c.Size, direct: c.IsDirect, table: c.Binding, cells: make([]counterCell, c.Size)}
+	}
+	s.meters = make([]*meterArray, len(p.mtrDecls))
+	for i, m := range p.mtrDecls {
+		ma := &meterArray{name: m.Name, size: m.Size, direct: m.IsDirect, table: m.Binding, bytes: m.Type == "bytes", rateCount: m.RateCount, result: -1}
+		if m.IsDirect {
+			ma.result, _ = p.lookupField(m.ResultTarget[0], m.ResultTarget[1])
+		} else {
+			ma.cells = make([]meterState, m.Size)
+		}
+		s.meters[i] = ma
+	}
+}
+
+func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error) {
+	name, err := c.named(rv, "register_array")
+	if err != nil {
+		return nil, err
+	}
+	ri, ok := c.p.registers[name]
+	if !ok {
+		return nil, c.errorf("unknown register %q", name)
+	}
+	dst, dyn, err := c.lvalue(dv)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.uintParam(iv)
+	if err != nil {
+		return nil, err
+	}
+	return func(k *pkt) {
+		r := k.sw.registers[ri]
+		i := idx(k)
+		if i >= uint64(r.size) {
+			k.trace("register_read %s[%d]: index out of bounds (size %d), destination unchanged", r.name, i, r.size)
+			return
+		}
+		f := dst
+		if f == nil {
+			f = dyn(k)
+		}
+		r.mu.Lock()
+		if r.words == 1 && f.words == 1 {
+			k.f[f.slot] = r.cells[i] & mask64(f.width)
+		} else {
+			z := &k.tmpB
+			z.SetUint64(0)
+			for w := r.words - 1; w >= 0; w-- {
+				z.Lsh(z, 64)
+				z.Or(z, k.tmpA.SetUint64(r.cells[int(i)*r.words+w]))
+			}
+			k.setBig(f, z)
+		}
+		r.mu.Unlock()
+	}, nil
+}
+
+func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), error) {
+	name, err := c.named(rv, "register_array")
+	if err != nil {
+		return nil, err
+	}
+	ri, ok := c.p.registers[name]
+	if !ok {
+		return nil, c.errorf("unknown register %q", name)
+	}
+	idx, err := c.uintParam(iv)
+	if err != nil {
+		return nil, err
+	}
+	src, err := c.data(sv)
+	if err != nil {
+		return nil, err
+	}
+	width := c.p.regDecls[ri].Bitwidth
+	if src.fast != nil && width <= 64 {
+		f := src.fast
+		m := mask64(width)
+		return func(k *pkt) {
+			r := k.sw.registers[ri]
+			i := idx(k)
+			if i >= uint64(r.size) {
+				k.trace("register_write %s[%d]: index out of bounds (size %d), nothing written", r.name, i, r.size)
+				return
+			}
+			v := uint64(f(k)) & m
+			r.mu.Lock()
+			r.cells[i] = v
+			r.mu.Unlock()
+		}, nil
+	}
+	s := c.slowOf(src)
+	msk := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(width)), big.NewInt(1))
+	return func(k *pkt) {
+		r := k.sw.registers[ri]
+		i := idx(k)
+		if i >= uint64(r.size) {
+			k.trace("register_write %s[%d]: index out of bounds (size %d), nothing written", r.name, i, r.size)
+			return
+		}
+		z := k.tmpB.And(s(k), msk)
+		ws := z.Bits()
+		r.mu.Lock()
+		for w := 0; w < r.words; w++ {
+			var v uint64
+			if w < len(ws) {
+				v = uint64(ws[w])
+			}
+			r.cells[int(i)*r.words+w] = v
+		}
+		r.mu.Unlock()
+	}, nil
+}
+
+func (c *compiler) count(cv, iv *bmv2json.Value) (func(k *pkt), error) {
+	name, err := c.named(cv, "counter_array")
+	if err != nil {
+		return nil, err
+	}
+	ci, ok := c.p.counters[name]
+	if !ok {
+		return nil, c.errorf("unknown counter %q", name)
+	}
+	if c.p.ctrDecls[ci].IsDirect {
+		return nil, c.errorf("count on direct counter %q", name)
+	}
+	idx, err := c.uintParam(iv)
+	if err != nil {
+		return nil, err
+	}
+	return func(k *pkt) {
+		ca := k.sw.counters[ci]
+		i := idx(k)
+		if i >= uint64(ca.size) {
+			k.trace("count %s[%d]: index out of bounds (size %d)", ca.name, i, ca.size)
+			return
+		}
+		ca.cells[i].add(k.inLen)
+	}, nil
+}
+
+func (c *compiler) executeMeter(mv, iv, dv *bmv2json.Value) (func(k *pkt), error) {
+	name, err := c.named(mv, "meter_array")
+	if err != nil {
+		return nil, err
+	}
+	mi, ok := c.p.meters[name]
+	if !ok {
+		return nil, c.errorf("unknown meter %q", name)
+	}
+	if c.p.mtrDecls[mi].IsDirect {
+		return nil, c.errorf("execute_meter on direct meter %q", name)
+	}
+	idx, err := c.uintParam(iv)
+	if err != nil {
+		return nil, err
+	}
+	dst, dyn, err := c.lvalue(dv)
+	if err != nil {
+		return nil, err
+	}
+	return func(k *pkt) {
+		ma := k.sw.meters[mi]
+		i := idx(k)
+		if i >= uint64(ma.size) {
+			k.trace("execute_meter %s[%d]: index out of bounds (size %d), destination unchanged", ma.name, i, ma.size)
+			return
+		}
+		color := ma.run(k, int(i))
+		f := dst
+		if f == nil {
+			f = dyn(k)
+		}
+		k.f[f.slot] = uint64(color) & mask64(f.width)
+	}, nil
+}
+
+// run executes cell i of an indexed meter, or a direct meter's cell.
+func (ma *meterArray) run(k *pkt, i int) int {
+	return ma.runCell(k, &ma.cells[i])
+}
+
+func (ma *meterArray) runCell(k *pkt, m *meterState) int {
+	n := 1
+	if ma.bytes {
+		n = k.inLen
+	}
+	now := k.sw.now()
+	ma.mu.Lock()
+	color := m.execute(n, now)
+	ma.mu.Unlock()
+	return color
+}

@@ -1,0 +1,257 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+)
+
+// field is a resolved header field. Its value lives in pkt.f[slot:slot+words]
+// as little-endian 64-bit words holding the field's bits (two's complement
+// for signed fields, sign-extended only when read).
+type field struct {
+	name   string // "hdr.f"
+	hdr    int    // header instance index
+	slot   int
+	width  int // bits; for varbit fields the maximum
+	words  int
+	signed bool
+	varbit bool
+	// isValid marks the pseudo-field "$valid$" of a header: reads give the
+	// header's validity and writes are load errors.
+	isValid bool
+}
+
+// header is a header or metadata instance.
+type header struct {
+	name     string
+	typeName string
+	metadata bool
+	fields   []int // indices into Program.fields, in declaration order
+	validFld int   // index of the "$valid$" pseudo-field
+	fixedBit int   // bits of the non-varbit fields
+	varbit   int   // index into fields of the varbit field, or -1
+	maxBytes int   // max_length for varbit headers
+	union    int   // header union it belongs to, or -1
+	stack    int   // header stack it is an element of, or -1
+}
+
+type stack struct {
+	name    string
+	headers []int
+}
+
+type union struct {
+	name    string
+	headers []int
+	members []string // member names, in the order of headers
+}
+
+type unionStack struct {
+	name   string
+	unions []int
+}
+
+// layout resolves the program's headers, stacks and unions to slots.
+func (p *Program) buildLayout(j *bmv2json.Program) error {
+	types := map[string]*bmv2json.HeaderType{}
+	for i := range j.HeaderTypes {
+		types[j.HeaderTypes[i].Name] = &j.HeaderTypes[i]
+	}
+	p.headerByName = map[string]int{}
+	p.fieldByName = map[string]int{}
+	slot := 0
+	for _, h := range j.Headers {
+		ht, ok := types[h.HeaderType]
+		if !ok {
+			return fmt.Errorf("header %q: unknown header type %q", h.Name, h.HeaderType)
+		}
+		if _, dup := p.headerByName[h.Name]; dup {
+			return fmt.Errorf("header %q declared twice", h.Name)
+		}
+		hi := len(p.headers)
+		hd := header{name: h.Name, typeName: h.HeaderType, metadata: h.Metadata, varbit: -1, union: -1, stack: -1}
+		if ht.MaxLength != nil {
+			hd.maxBytes = *ht.MaxLength
+		}
+		for _, f := range ht.Fields {
+			w := f.Bitwidth
+			if f.Varbit {
+				if hd.varbit >= 0 {
+					return fmt.Errorf("header type %q: more than one varbit field", ht.Name)
+				}
+				if ht.MaxLength == nil {
+					return fmt.Errorf("header type %q: varbit field %q without max_length", ht.Name, f.Name)
+				}
+				hd.varbit = len(hd.fields)
+				w = 0 // set below, once the fixed part is known
+			} else if w <= 0 {
+				return fmt.Errorf("header type %q: field %q has bitwidth %d", ht.Name, f.Name, w)
+			} else {
+				hd.fixedBit += w
+			}
+			fi := len(p.fields)
+			p.fields = append(p.fields, field{name: h.Name + "." + f.Name, hdr: hi, width: w, signed: f.Signed, varbit: f.Varbit})
+			hd.fields = append(hd.fields, fi)
+			p.fieldByName[h.Name+"."+f.Name] = fi
+		}
+		if hd.varbit >= 0 {
+			maxBits := hd.maxBytes*8 - hd.fixedBit
+			if maxBits <= 0 {
+				return fmt.Errorf("header type %q: max_length %d leaves no room for the varbit field", ht.Name, hd.maxBytes)
+			}
+			p.fields[hd.fields[hd.varbit]].width = maxBits
+		}
+		if !h.Metadata && hd.fixedBit%8 != 0 && hd.varbit < 0 {
+			return fmt.Errorf("header %q: %d bits is not a whole number of bytes", h.Name, hd.fixedBit)
+		}
+		hd.validFld = len(p.fields)
+		p.fields = append(p.fields, field{name: h.Name + ".$valid$", hdr: hi, width: 1, isValid: true})
+		p.fieldByName[h.Name+".$valid$"] = hd.validFld
+		for _, fi := range hd.fields {
+			f := &p.fields[fi]
+			f.slot = slot
+			f.words = (f.width + 63) / 64
+			slot += f.words
+		}
+		p.headerByName[h.Name] = hi
+		p.headers = append(p.headers, hd)
+	}
+	p.slots = slot
+
+	p.stackByName = map[string]int{}
+	for _, s := range j.HeaderStacks {
+		st := stack{name: s.Name}
+		for _, id := range s.HeaderIDs {
+			hi, err := p.headerByID(j, id)
+			if err != nil {
+				return fmt.Errorf("header stack %q: %w", s.Name, err)
+			}
+			p.headers[hi].stack = len(p.stacks)
+			st.headers = append(st.headers, hi)
+		}
+		if len(st.headers) == 0 {
+			return fmt.Errorf("header stack %q has no elements", s.Name)
+		}
+		p.stackByName[s.Name] = len(p.stacks)
+		p.stacks = append(p.stacks, st)
+	}
+	unionTypes := map[string]*bmv2json.HeaderUnionType{}
+	for i := range j.HeaderUnionTypes {
+		unionTypes[j.HeaderUnionTypes[i].Name] = &j.HeaderUnionTypes[i]
+	}
+	p.unionByName = map[string]int{}
+	for _, u := range j.HeaderUnions {
+		un := union{name: u.Name}
+		ut, ok := unionTypes[u.UnionType]
+		if !ok || len(ut.Headers) != len(u.HeaderIDs) {
+			return fmt.Errorf("header union %q: union type %q missing or of another size", u.Name, u.UnionType)
+		}
+		for _, m := range ut.Headers {
+			if len(m) != 2 {
+				return fmt.Errorf("header union type %q: member %v is not [name, type]", ut.Name, m)
+			}
+			un.members = append(un.members, m[0])
+		}
+		for _, id := range u.HeaderIDs {
+			hi, err := p.headerByID(j, id)
+			if err != nil {
+				return fmt.Errorf("header union %q: %w", u.Name, err)
+			}
+			p.headers[hi].union = len(p.unions)
+			un.headers = append(un.headers, hi)
+		}
+		p.unionByName[u.Name] = len(p.unions)
+		p.unions = append(p.unions, un)
+	}
+	p.unionStackByName = map[string]int{}
+	for _, s := range j.HeaderUnionStacks {
+		us := unionStack{name: s.Name}
+		for _, id := range s.HeaderUnionIDs {
+			ui := -1
+			for k, u := range j.HeaderUnions {
+				if u.ID == id {
+					ui = k
+				}
+			}
+			if ui < 0 {
+				return fmt.Errorf("header union stack %q: no header union with id %d", s.Name, id)
+			}
+			us.unions = append(us.unions, ui)
+		}
+		p.unionStackByName[s.Name] = len(p.unionStacks)
+		p.unionStacks = append(p.unionStacks, us)
+	}
+	return nil
+}
+
+func (p *Program) headerByID(j *bmv2json.Program, id int) (int, error) {
+	for _, h := range j.Headers {
+		if h.ID == id {
+			return p.headerByName[h.Name], nil
+		}
+	}
+	return 0, fmt.Errorf("no header with id %d", id)
+}
+
+// lookupField resolves [header, field] to a field index.
+func (p *Program) lookupField(hdr, name string) (int, error) {
+	if fi, ok := p.fieldByName[hdr+"."+name]; ok {
+		return fi, nil
+	}
+	if _, ok := p.headerByName[hdr]; !ok {
+		return 0, fmt.Errorf("unknown header %q", hdr)
+	}
+	return 0, fmt.Errorf("header %q has no field %q", hdr, name)
+}
+
+// stdFields are the standard_metadata fields the switch itself reads and
+// writes; -1 where the program does not declare one.
+type stdFields struct {
+	ingressPort, egressSpec, egressPort, instanceType, packetLength int
+	mcastGrp, egressRid, checksumError, parserError, priority        int
+	ingressTS, egressTS                                              int
+}
+
+func (p *Program) resolveStdFields(j *bmv2json.Program) error {
+	aliases := map[string][]string{}
+	for _, a := range j.FieldAliases {
+		aliases[a.Alias] = a.Target
+	}
+	find := func(name string) int {
+		if t, ok := aliases["intrinsic_metadata."+name]; ok && len(t) == 2 {
+			if fi, err := p.lookupField(t[0], t[1]); err == nil {
+				return fi
+			}
+		}
+		if fi, err := p.lookupField("standard_metadata", name); err == nil {
+			return fi
+		}
+		return -1
+	}
+	s := &p.std
+	s.ingressPort = find("ingress_port")
+	s.egressSpec = find("egress_spec")
+	s.egressPort = find("egress_port")
+	s.instanceType = find("instance_type")
+	s.packetLength = find("packet_length")
+	s.mcastGrp = find("mcast_grp")
+	s.egressRid = find("egress_rid")
+	s.checksumError = find("checksum_error")
+	s.parserError = find("parser_error")
+	s.priority = find("priority")
+	s.ingressTS = find("ingress_global_timestamp")
+	s.egressTS = find("egress_global_timestamp")
+	for name, fi := range map[string]int{"ingress_port": s.ingressPort, "egress_spec": s.egressSpec,
+		"egress_port": s.egressPort, "instance_type": s.instanceType, "packet_length": s.packetLength} {
+		if fi < 0 {
+			return fmt.Errorf("standard_metadata.%s is missing: simple_switch requires it", name)
+		}
+	}
+	if hi, ok := p.headerByName["standard_metadata"]; ok {
+		p.stdHeader = hi
+	} else {
+		p.stdHeader = -1
+	}
+	return nil
+}

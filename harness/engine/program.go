@@ -1,0 +1,364 @@
+package engine
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+)
+
+// Program is a loaded, validated and compiled bmv2 JSON program. It is
+// immutable and may back several Switches.
+type Program struct {
+	json *bmv2json.Program
+
+	fields      []field
+	headers     []header
+	stacks      []stack
+	unions      []union
+	unionStacks []unionStack
+	metaHeaders []int
+	slots       int
+
+	headerByName     map[string]int
+	fieldByName      map[string]int
+	stackByName      map[string]int
+	unionByName      map[string]int
+	unionStackByName map[string]int
+
+	std       stdFields
+	stdHeader int
+
+	errs       errorCodes
+	errorNames map[int32]string
+	initState  *parseState
+	vsets      map[string]*parseVset
+
+	actions    []*action
+	actionByID map[int]*action
+
+	tables      []*tableDecl
+	tableByName map[string]int
+	ingress     *node
+	egress      *node
+
+	deparseOrder []int
+	checksums    []*checksum
+	calcs        map[string]*calculation
+
+	regDecls   []bmv2json.RegisterArray
+	ctrDecls   []bmv2json.CounterArray
+	mtrDecls   []bmv2json.MeterArray
+	registers  map[string]int
+	counters   map[string]int
+	meters     map[string]int
+	fieldLists map[int][]int
+
+	bigScratch  int
+	maxKeyBytes int
+	pow2s       []*big.Int
+	masks       []*big.Int
+}
+
+// node is a step of a control: a table or a conditional.
+type node struct {
+	name  string
+	table int // index into Program.tables, or -1
+	cond  func(k *pkt) bool
+	t, f  *node
+}
+
+type checksum struct {
+	name   string
+	target *field
+	calc   *calculation
+	cond   func(k *pkt) bool
+	verify bool
+	update bool
+}
+
+// Load parses, validates and compiles a bmv2 JSON document.
+func Load(data []byte) (*Program, error) {
+	j, err := bmv2json.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return LoadProgram(j)
+}
+
+// LoadProgram validates and compiles a decoded bmv2 JSON program. Every
+// unsupported construct is reported here, naming it and where it occurs.
+func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
+	defer func() {
+		// A malformed document must be an error, never a crash of the caller.
+		if r := recover(); r != nil {
+			prog, err = nil, fmt.Errorf("bmv2 JSON: malformed program: %v", r)
+		}
+	}()
+	p := &Program{json: j}
+	if err := p.buildLayout(j); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: %w", err)
+	}
+	for hi, h := range p.headers {
+		if h.metadata {
+			p.metaHeaders = append(p.metaHeaders, hi)
+		}
+	}
+	maxW := 64
+	for _, f := range p.fields {
+		maxW = max(maxW, f.width)
+	}
+	for w := 0; w <= maxW; w++ {
+		pw := new(big.Int).Lsh(big.NewInt(1), uint(w))
+		p.pow2s = append(p.pow2s, pw)
+		p.masks = append(p.masks, new(big.Int).Sub(pw, big.NewInt(1)))
+	}
+	if err := p.resolveStdFields(j); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: %w", err)
+	}
+	if err := p.loadExterns(j); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: %w", err)
+	}
+	p.calcs = map[string]*calculation{}
+	for i := range j.Calculations {
+		c, err := p.compileCalculation(&j.Calculations[i])
+		if err != nil {
+			return nil, fmt.Errorf("bmv2 JSON: %w", err)
+		}
+		p.calcs[c.name] = c
+	}
+	p.actionByID = map[int]*action{}
+	for i := range j.Actions {
+		a, err := p.compileAction(&j.Actions[i])
+		if err != nil {
+			return nil, fmt.Errorf("bmv2 JSON: %w", err)
+		}
+		if _, dup := p.actionByID[a.id]; dup {
+			return nil, fmt.Errorf("bmv2 JSON: action id %d declared twice", a.id)
+		}
+		a.idx = len(p.actions)
+		p.actions = append(p.actions, a)
+		p.actionByID[a.id] = a
+	}
+	if err := p.compileParser(j); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: %w", err)
+	}
+	if err := p.compileTables(j); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: %w", err)
+	}
+	if err := p.compilePipelines(j); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: %w", err)
+	}
+	if err := p.compileDeparser(j); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: %w", err)
+	}
+	if err := p.compileChecksums(j); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: %w", err)
+	}
+	if len(j.ExternInstances) > 0 {
+		return nil, fmt.Errorf("bmv2 JSON: extern instance %q of type %q: generic externs are not supported", j.ExternInstances[0].Name, j.ExternInstances[0].Type)
+	}
+	if len(j.LearnLists) > 0 {
+		return nil, fmt.Errorf("bmv2 JSON: learn list %q: digests are not supported", j.LearnLists[0].Name)
+	}
+	return p, nil
+}
+
+func (p *Program) pow2(w int) *big.Int {
+	if w < len(p.pow2s) {
+		return p.pow2s[w]
+	}
+	return new(big.Int).Lsh(big.NewInt(1), uint(w))
+}
+
+func (p *Program) mask(w int) *big.Int {
+	if w < len(p.masks) {
+		return p.masks[w]
+	}
+	return new(big.Int).Sub(p.pow2(w), big.NewInt(1))
+}
+
+func (p *Program) compilePipelines(j *bmv2json.Program) error {
+	for pi := range j.Pipelines {
+		jp := &j.Pipelines[pi]
+		nodes := map[string]*node{}
+		for _, t := range jp.Tables {
+			nodes[t.Name] = &node{name: t.Name, table: p.tableByName[t.Name]}
+		}
+		for _, c := range jp.Conditionals {
+			if _, dup := nodes[c.Name]; dup {
+				return fmt.Errorf("pipeline %q: node %q declared twice", jp.Name, c.Name)
+			}
+			nodes[c.Name] = &node{name: c.Name, table: -1}
+		}
+		ref := func(name *string, what string) (*node, error) {
+			if name == nil {
+				return nil, nil
+			}
+			n, ok := nodes[*name]
+			if !ok {
+				return nil, fmt.Errorf("pipeline %q: %s: unknown node %q", jp.Name, what, *name)
+			}
+			return n, nil
+		}
+		for _, c := range jp.Conditionals {
+			n := nodes[c.Name]
+			cc := &compiler{p: p, where: fmt.Sprintf("conditional %q%s", c.Name, srcInfo(c.SourceInfo))}
+			cond, err := cc.boolean(c.Expression)
+			if err != nil {
+				return err
+			}
+			n.cond = cond
+			if n.t, err = ref(c.TrueNext, "conditional "+c.Name+" true_next"); err != nil {
+				return err
+			}
+			if n.f, err = ref(c.FalseNext, "conditional "+c.Name+" false_next"); err != nil {
+				return err
+			}
+		}
+		for _, t := range jp.Tables {
+			td := p.tables[p.tableByName[t.Name]]
+			var err error
+			if td.baseNext, err = ref(t.BaseDefaultNext, "table "+t.Name+" base_default_next"); err != nil {
+				return err
+			}
+			td.next = make([]*node, len(p.actions))
+			td.nextSet = make([]bool, len(p.actions))
+			for an, nx := range t.NextTables {
+				target, err := ref(nx, "table "+t.Name+" next_tables["+an+"]")
+				if err != nil {
+					return err
+				}
+				switch an {
+				case "__HIT__":
+					td.hitMiss, td.nextHit = true, target
+					continue
+				case "__MISS__":
+					td.hitMiss, td.nextMiss = true, target
+					continue
+				}
+				a := td.actionByName(an)
+				if a == nil || a.name != an {
+					return fmt.Errorf("pipeline %q: table %q: next_tables names action %q, which is not one of its actions", jp.Name, t.Name, an)
+				}
+				td.next[a.idx], td.nextSet[a.idx] = target, true
+			}
+		}
+		init, err := ref(jp.InitTable, "init_table")
+		if err != nil {
+			return err
+		}
+		switch jp.Name {
+		case "ingress":
+			p.ingress = init
+		case "egress":
+			p.egress = init
+		default:
+			return fmt.Errorf("pipeline %q: v1model has only ingress and egress", jp.Name)
+		}
+	}
+	return nil
+}
+
+func (p *Program) compileDeparser(j *bmv2json.Program) error {
+	if len(j.Deparsers) != 1 {
+		return fmt.Errorf("the program has %d deparsers; v1model has one", len(j.Deparsers))
+	}
+	d := &j.Deparsers[0]
+	if len(d.Primitives) > 0 {
+		return fmt.Errorf("deparser %q: deparser primitives (%s) are not supported", d.Name, d.Primitives[0].Op)
+	}
+	for _, name := range d.Order {
+		hi, ok := p.headerByName[name]
+		if !ok {
+			return fmt.Errorf("deparser %q: unknown header %q", d.Name, name)
+		}
+		p.deparseOrder = append(p.deparseOrder, hi)
+	}
+	return nil
+}
+
+func (p *Program) compileChecksums(j *bmv2json.Program) error {
+	for _, cj := range j.Checksums {
+		if len(cj.Target) != 2 {
+			return fmt.Errorf("checksum %q: target %v is not [header, field]", cj.Name, cj.Target)
+		}
+		fi, err := p.lookupField(cj.Target[0], cj.Target[1])
+		if err != nil {
+			return fmt.Errorf("checksum %q: target: %w", cj.Name, err)
+		}
+		calc, ok := p.calcs[cj.Calculation]
+		if !ok {
+			return fmt.Errorf("checksum %q: unknown calculation %q", cj.Name, cj.Calculation)
+		}
+		ck := &checksum{name: cj.Name, target: &p.fields[fi], calc: calc, verify: cj.Verify, update: cj.Update}
+		if ck.target.words != 1 {
+			return fmt.Errorf("checksum %q: target %s is wider than 64 bits", cj.Name, ck.target.name)
+		}
+		if cj.IfCond != nil {
+			c := &compiler{p: p, where: fmt.Sprintf("checksum %q condition", cj.Name)}
+			if ck.cond, err = c.boolean(cj.IfCond); err != nil {
+				return err
+			}
+		}
+		p.checksums = append(p.checksums, ck)
+	}
+	return nil
+}
+
+func (p *Program) verifyChecksums(k *pkt) {
+	for _, ck := range p.checksums {
+		if !ck.verify || (ck.cond != nil && !ck.cond(k)) {
+			continue
+		}
+		v := ck.calc.compute(k) & mask64(ck.target.width)
+		if v != k.f[ck.target.slot] {
+			k.cksumErr = true
+			if k.tr != nil {
+				k.tr.printf("Checksum '%s' is not correct", ck.name)
+			}
+		}
+	}
+}
+
+func (p *Program) updateChecksums(k *pkt) {
+	for _, ck := range p.checksums {
+		if !ck.update || (ck.cond != nil && !ck.cond(k)) {
+			continue
+		}
+		k.f[ck.target.slot] = ck.calc.compute(k) & mask64(ck.target.width)
+	}
+}
+
+// deparse writes the valid headers in deparser order, then the payload,
+// into k.out.
+func (p *Program) deparse(k *pkt) []byte {
+	p.updateChecksums(k)
+	out := k.out[:0]
+	for _, hi := range p.deparseOrder {
+		if !k.valid[hi] {
+			continue
+		}
+		n := k.headerBits(hi) / 8
+		start := len(out)
+		out = slices.Grow(out, n)[:start+n]
+		clear(out[start:])
+		bit := start * 8
+		for _, fi := range p.headers[hi].fields {
+			f := &p.fields[fi]
+			w := f.width
+			if f.varbit {
+				w = int(k.vlen[hi])
+			}
+			k.emitField(f, out, bit, w)
+			bit += w
+		}
+	}
+	out = append(out, k.buf[k.off:]...)
+	if k.truncLen > 0 && k.truncLen < len(out) {
+		out = out[:k.truncLen]
+	}
+	k.out = out
+	return out
+}

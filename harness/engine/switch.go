@@ -1,0 +1,428 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Switch is a running instance of a Program with its own tables, registers,
+// counters, meters, multicast groups and clone sessions. All methods are
+// safe for concurrent use: packets may be processed on several goroutines
+// while the control plane updates state.
+type Switch struct {
+	prog      *Program
+	cfg       Config
+	dropPort  uint32
+	maxPasses int
+	now       func() time.Time
+
+	tables    []*table
+	registers []*registerArray
+	counters  []*counterArray
+	meters    []*meterArray
+
+	cpMu   sync.Mutex // serialises updates of groups and sessions
+	groups atomic.Pointer[map[uint16][]Replica]
+	clones atomic.Pointer[map[uint32]CloneSession]
+
+	workers sync.Pool
+	traceMu sync.Mutex
+	pktID   atomic.Uint64
+}
+
+// CloneSession is a mirroring session: clones go to Port, or, when Group is
+// non-zero, are replicated to that multicast group.
+type CloneSession struct {
+	Port  uint32
+	Group uint16
+}
+
+// worker is the per-goroutine state of one Process call: reusable packet
+// contexts and the queue of packet instances still to process.
+type worker struct {
+	free  []*pkt
+	queue []job
+}
+
+type job struct {
+	k       *pkt
+	ingress bool
+	port    uint32 // ingress or egress port
+	passes  int
+}
+
+// NewSwitch creates a switch running prog, with the program's const entries
+// and default actions installed.
+func NewSwitch(prog *Program, cfg Config) *Switch {
+	s := &Switch{prog: prog, cfg: cfg, dropPort: cfg.DropPort, maxPasses: cfg.MaxPasses, now: cfg.Now}
+	if s.dropPort == 0 {
+		s.dropPort = DefaultDropPort
+	}
+	if s.maxPasses == 0 {
+		s.maxPasses = 16
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.newExternState()
+	s.tables = make([]*table, len(prog.tables))
+	for i, td := range prog.tables {
+		t := newTable(td)
+		for _, en := range td.entries {
+			e, _, err := td.encode(prog, &en)
+			if err == nil {
+				err = t.insert(e)
+			}
+			if err != nil {
+				// const entries were validated at load; a failure here is a
+				// duplicate, which bmv2 rejects the same way
+				continue
+			}
+		}
+		s.tables[i] = t
+	}
+	groups := map[uint16][]Replica{}
+	s.groups.Store(&groups)
+	clones := map[uint32]CloneSession{}
+	s.clones.Store(&clones)
+	s.workers.New = func() any { return &worker{} }
+	return s
+}
+
+// Program returns the program the switch runs.
+func (s *Switch) Program() *Program { return s.prog }
+
+func (w *worker) get(s *Switch) *pkt {
+	if n := len(w.free); n > 0 {
+		k := w.free[n-1]
+		w.free = w.free[:n-1]
+		return k
+	}
+	return newPkt(s.prog, s)
+}
+
+func (w *worker) put(k *pkt) { w.free = append(w.free, k) }
+
+// Process runs one frame received on port through the switch and calls emit
+// for every packet that leaves, in order. Output.Data is only valid during
+// the call of emit. Process allocates nothing in steady state.
+func (s *Switch) Process(port uint32, frame []byte, emit func(Output)) error {
+	if s.cfg.Ports > 0 && port >= s.cfg.Ports {
+		return fmt.Errorf("ingress port %d: the switch has ports 0..%d", port, s.cfg.Ports-1)
+	}
+	w := s.workers.Get().(*worker)
+	k := w.get(s)
+	k.reset()
+	k.buf = append(k.buf[:0], frame...)
+	s.startIngress(k, port, InstanceNormal)
+	k.lenReg = len(frame)
+	w.queue = append(w.queue[:0], job{k: k, ingress: true, port: port})
+	for i := 0; i < len(w.queue); i++ {
+		j := w.queue[i]
+		if j.ingress {
+			s.ingress(w, j)
+		} else {
+			s.egress(w, j, emit)
+		}
+	}
+	for i := range w.queue {
+		w.queue[i] = job{}
+	}
+	w.queue = w.queue[:0]
+	s.workers.Put(w)
+	return nil
+}
+
+// startIngress prepares a packet whose bytes are in k.buf for the parser.
+func (s *Switch) startIngress(k *pkt, port uint32, inst InstanceType) {
+	p := s.prog
+	k.inLen = len(k.buf)
+	k.instance = inst
+	k.setU(p.std.ingressPort, uint64(port))
+	k.setU(p.std.packetLength, uint64(len(k.buf)))
+	k.setU(p.std.instanceType, uint64(inst))
+	if p.std.ingressTS >= 0 {
+		k.setU(p.std.ingressTS, uint64(s.now().UnixMicro()))
+	}
+	if s.cfg.Trace != nil {
+		k.tr = &k.trv
+		k.trv.start(s, s.pktID.Add(1))
+		k.tr.printf("Processing packet received on port %d (%d bytes, instance type %d)", port, len(k.buf), inst)
+	} else {
+		k.tr = nil
+	}
+}
+
+func (s *Switch) ingress(w *worker, j job) {
+	p, k := s.prog, j.k
+	inLen := k.inLen
+	p.parse(k)
+	if p.std.parserError >= 0 {
+		k.setU(p.std.parserError, uint64(uint32(k.perr)))
+	}
+	if p.std.checksumError >= 0 && k.cksumErr {
+		k.setU(p.std.checksumError, 1)
+	}
+	k.runControl(p.ingress, "ingress")
+	k.exit = false
+	if k.failed != "" {
+		s.drop(w, k, k.failed)
+		return
+	}
+	egressSpec := uint32(k.getU(p.std.egressSpec))
+	var mgid uint16
+	if p.std.mcastGrp >= 0 {
+		mgid = uint16(k.getU(p.std.mcastGrp))
+	}
+	if k.cloneSess != 0 {
+		sess, list := uint32(k.cloneSess-1), k.cloneList
+		k.cloneSess, k.cloneList = 0, 0
+		if cs, ok := (*s.clones.Load())[sess]; ok {
+			c := w.get(s)
+			c.reset()
+			c.buf = append(c.buf[:0], k.buf...)
+			c.inLen, c.lenReg, c.instance = inLen, inLen, InstanceIngressClone
+			c.inheritTrace(k)
+			c.setU(p.std.ingressPort, uint64(j.port))
+			p.parse(c)
+			c.resetMetadata()
+			c.copyFields(k, p.fieldLists[int(list)])
+			c.setU(p.std.instanceType, uint64(InstanceIngressClone))
+			if k.tr != nil {
+				k.tr.printf("Cloning packet at ingress to session %d", sess)
+			}
+			s.sendClone(w, c, cs, j.passes)
+		} else if k.tr != nil {
+			k.tr.printf("Clone session %d is not configured: no clone made", sess)
+		}
+	}
+	if k.resubmit != 0 {
+		list := k.resubmit
+		if j.passes+1 > s.maxPasses {
+			s.drop(w, k, fmt.Sprintf("resubmitted more than %d times", s.maxPasses))
+			return
+		}
+		c := w.get(s)
+		c.reset()
+		c.buf = append(c.buf[:0], k.buf...)
+		s.startIngress(c, 0, InstanceResubmit)
+		c.resetMetadata()
+		c.copyFields(k, p.fieldLists[int(list)])
+		c.setU(p.std.instanceType, uint64(InstanceResubmit))
+		c.setU(p.std.packetLength, uint64(inLen))
+		c.inLen, c.lenReg = inLen, inLen
+		if k.tr != nil {
+			k.tr.printf("Resubmitting packet")
+		}
+		w.queue = append(w.queue, job{k: c, ingress: true, port: j.port, passes: j.passes + 1})
+		w.put(k)
+		return
+	}
+	if mgid != 0 {
+		if k.tr != nil {
+			k.tr.printf("Multicast requested for packet, group %d", mgid)
+		}
+		k.setU(p.std.instanceType, uint64(InstanceReplication))
+		s.multicast(w, k, mgid, InstanceReplication, j.passes)
+		w.put(k)
+		return
+	}
+	if egressSpec == s.dropPort {
+		s.drop(w, k, "Dropping packet at the end of ingress")
+		return
+	}
+	k.setU(p.std.instanceType, uint64(InstanceNormal))
+	k.instance = InstanceNormal
+	s.enqueue(w, k, egressSpec, j.passes)
+}
+
+func (s *Switch) drop(w *worker, k *pkt, why string) {
+	if k.tr != nil {
+		k.tr.printf("%s", why)
+	}
+	w.put(k)
+}
+
+func (s *Switch) sendClone(w *worker, c *pkt, cs CloneSession, passes int) {
+	if cs.Group != 0 {
+		s.multicast(w, c, cs.Group, c.instance, passes)
+		w.put(c)
+		return
+	}
+	s.enqueue(w, c, cs.Port, passes)
+}
+
+// multicast enqueues one copy of k per replica of group mgid.
+func (s *Switch) multicast(w *worker, k *pkt, mgid uint16, inst InstanceType, passes int) {
+	replicas := (*s.groups.Load())[mgid]
+	if len(replicas) == 0 && k.tr != nil {
+		k.tr.printf("Multicast group %d has no replicas: packet dropped", mgid)
+	}
+	for _, r := range replicas {
+		if s.prog.std.egressRid >= 0 {
+			k.setU(s.prog.std.egressRid, uint64(r.Rid))
+		}
+		c := w.get(s)
+		c.copyFrom(k)
+		c.inheritTrace(k)
+		c.instance = inst
+		if k.tr != nil {
+			k.tr.printf("Replicating packet on port %d (rid %d)", r.Port, r.Rid)
+		}
+		s.enqueue(w, c, r.Port, passes)
+	}
+}
+
+func (s *Switch) enqueue(w *worker, k *pkt, port uint32, passes int) {
+	if k.tr != nil {
+		k.tr.printf("Egress port is %d", port)
+	}
+	w.queue = append(w.queue, job{k: k, port: port, passes: passes})
+}
+
+func (s *Switch) egress(w *worker, j job, emit func(Output)) {
+	p, k := s.prog, j.k
+	if s.cfg.Ports > 0 && j.port >= s.cfg.Ports {
+		s.drop(w, k, fmt.Sprintf("egress port %d does not exist: packet dropped", j.port))
+		return
+	}
+	if p.std.egressTS >= 0 {
+		k.setU(p.std.egressTS, uint64(s.now().UnixMicro()))
+	}
+	k.setU(p.std.egressPort, uint64(j.port))
+	k.setU(p.std.egressSpec, uint64(s.dropPort+1))
+	k.setU(p.std.packetLength, uint64(k.lenReg))
+	k.runControl(p.egress, "egress")
+	k.exit = false
+	if k.failed != "" {
+		s.drop(w, k, k.failed)
+		return
+	}
+	if k.cloneSess != 0 {
+		sess, list := uint32(k.cloneSess-1), k.cloneList
+		k.cloneSess, k.cloneList = 0, 0
+		if cs, ok := (*s.clones.Load())[sess]; ok {
+			c := w.get(s)
+			c.copyFrom(k)
+			c.resetMetadata()
+			c.copyFields(k, p.fieldLists[int(list)])
+			c.setU(p.std.instanceType, uint64(InstanceEgressClone))
+			c.inheritTrace(k)
+			c.instance = InstanceEgressClone
+			if k.tr != nil {
+				k.tr.printf("Cloning packet at egress to session %d", sess)
+			}
+			s.sendClone(w, c, cs, j.passes)
+		} else if k.tr != nil {
+			k.tr.printf("Clone session %d is not configured: no clone made", sess)
+		}
+	}
+	if uint32(k.getU(p.std.egressSpec)) == s.dropPort {
+		s.drop(w, k, "Dropping packet at the end of egress")
+		return
+	}
+	out := p.deparse(k)
+	if k.recirculate != 0 {
+		list := k.recirculate
+		if j.passes+1 > s.maxPasses {
+			s.drop(w, k, fmt.Sprintf("recirculated more than %d times", s.maxPasses))
+			return
+		}
+		c := w.get(s)
+		c.reset()
+		c.buf = append(c.buf[:0], out...)
+		s.startIngress(c, 0, InstanceRecirculated)
+		c.resetMetadata()
+		c.copyFields(k, p.fieldLists[int(list)])
+		c.setU(p.std.instanceType, uint64(InstanceRecirculated))
+		c.setU(p.std.packetLength, uint64(len(out)))
+		c.lenReg = len(out)
+		if k.tr != nil {
+			k.tr.printf("Recirculating packet")
+		}
+		w.queue = append(w.queue, job{k: c, ingress: true, passes: j.passes + 1})
+		w.put(k)
+		return
+	}
+	if k.tr != nil {
+		k.tr.printf("Transmitting packet of size %d out of port %d", len(out), j.port)
+	}
+	emit(Output{Port: j.port, Data: out, Instance: k.instance})
+	w.put(k)
+}
+
+// runControl runs a pipeline from node n until it ends or exit is called.
+func (k *pkt) runControl(n *node, name string) {
+	if k.tr != nil {
+		k.tr.printf("Pipeline '%s': start", name)
+	}
+	for n != nil && !k.exit {
+		if n.table >= 0 {
+			n = k.sw.tables[n.table].apply(k)
+			continue
+		}
+		ok := n.cond(k)
+		if k.tr != nil {
+			k.tr.printf("Condition '%s' is %t", n.name, ok)
+		}
+		if ok {
+			n = n.t
+		} else {
+			n = n.f
+		}
+	}
+	if k.tr != nil {
+		k.tr.printf("Pipeline '%s': end", name)
+	}
+}
+
+// trace writes a trace line when tracing is on.
+func (k *pkt) trace(format string, args ...any) {
+	if k.tr != nil {
+		k.tr.printf(format, args...)
+	}
+}
+
+// tracer writes bmv2 --log-console style lines for one packet.
+type tracer struct {
+	s  *Switch
+	id uint64
+}
+
+func (t *tracer) start(s *Switch, id uint64) { t.s, t.id = s, id }
+
+func (t *tracer) printf(format string, args ...any) {
+	t.s.traceMu.Lock()
+	defer t.s.traceMu.Unlock()
+	fmt.Fprintf(t.s.cfg.Trace, "[%d] "+format+"\n", append([]any{t.id}, args...)...)
+}
+
+func (t *tracer) hex(b []byte) string {
+	if len(b) == 0 {
+		return "(empty)"
+	}
+	return fmt.Sprintf("0x%x", b)
+}
+
+func (t *tracer) args(data [][]byte) string {
+	out := ""
+	for i, d := range data {
+		if i > 0 {
+			out += ","
+		}
+		out += fmt.Sprintf("%x", d)
+	}
+	return out
+}
+
+// inheritTrace makes a copy of k trace under k's packet id.
+func (k *pkt) inheritTrace(o *pkt) {
+	if o.tr == nil {
+		k.tr = nil
+		return
+	}
+	k.trv = o.trv
+	k.tr = &k.trv
+}

@@ -1,0 +1,675 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"math/bits"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+)
+
+type tableKind uint8
+
+const (
+	kindExact tableKind = iota // hash lookup
+	kindLPM                    // one hash per prefix length, longest first
+	kindScan                   // priority-ordered scan (ternary, range, optional)
+)
+
+// keyField is one element of a table key, laid out at byte offset off of
+// the table's key with nbytes bytes (its width rounded up).
+type keyField struct {
+	name   string
+	fld    int
+	kind   MatchKind
+	width  int
+	nbytes int
+	off    int
+	mask   []byte // mask from the P4 key expression ("f & 0xf0"), or nil
+}
+
+// tableDecl is the static, compiled part of a table.
+type tableDecl struct {
+	name         string
+	idx          int
+	keys         []keyField
+	keyBytes     int
+	kind         tableKind
+	actions      []*action
+	defaultCall  *actionCall
+	defaultConst bool
+	maxSize      int
+	next         []*node // by action index in Program.actions
+	nextSet      []bool
+	hitMiss      bool
+	nextHit      *node
+	nextMiss     *node
+	baseNext     *node
+	counter      int // direct counter array, or -1
+	meter        int // direct meter array, or -1
+	entries      []Entry
+}
+
+// actionCall is an action bound to its data.
+type actionCall struct {
+	act  *action
+	args []uint64
+	data [][]byte // as given, for reading entries back
+}
+
+type entry struct {
+	handle   EntryHandle
+	key      []byte // masked value over the whole key
+	mask     []byte // mask over the whole key; nil means all ones
+	plen     int    // LPM: ones in mask
+	ranges   []rangeKey
+	priority int32
+	seq      uint64
+	match    []Match
+	call     atomic.Pointer[actionCall]
+	ctr      counterCell
+	meter    meterState
+}
+
+type rangeKey struct {
+	off, n int
+	lo, hi []byte
+}
+
+type lpmLevel struct {
+	plen int
+	mask []byte
+	m    map[string]*entry
+}
+
+// table is a table's run-time state in one Switch.
+type table struct {
+	decl    *tableDecl
+	mu      sync.RWMutex
+	entries map[EntryHandle]*entry
+	exact   map[string]*entry
+	lpm     []*lpmLevel
+	scan    []*entry
+	nextID  uint64
+	seq     uint64
+	def     atomic.Pointer[actionCall]
+}
+
+func (p *Program) compileTables(j *bmv2json.Program) error {
+	p.tableByName = map[string]int{}
+	for pi := range j.Pipelines {
+		for ti := range j.Pipelines[pi].Tables {
+			jt := &j.Pipelines[pi].Tables[ti]
+			if _, dup := p.tableByName[jt.Name]; dup {
+				return fmt.Errorf("table %q declared twice", jt.Name)
+			}
+			td, err := p.compileTable(jt)
+			if err != nil {
+				return err
+			}
+			td.idx = len(p.tables)
+			p.tableByName[jt.Name] = td.idx
+			p.tables = append(p.tables, td)
+		}
+	}
+	return nil
+}
+
+func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
+	td := &tableDecl{name: jt.Name, maxSize: jt.MaxSize, counter: -1, meter: -1}
+	if jt.Type != "simple" {
+		return nil, fmt.Errorf("table %q: table type %q (action profiles and selectors) is not supported", jt.Name, jt.Type)
+	}
+	nLPM, nScan := 0, 0
+	for ki, k := range jt.Key {
+		kf := keyField{name: k.Name}
+		if len(k.Target) != 2 {
+			return nil, fmt.Errorf("table %q key %d: target %v is not [header, field]", jt.Name, ki, k.Target)
+		}
+		fi, err := p.lookupField(k.Target[0], k.Target[1])
+		if err != nil {
+			return nil, fmt.Errorf("table %q key %q: %w", jt.Name, k.Name, err)
+		}
+		f := &p.fields[fi]
+		if f.varbit {
+			return nil, fmt.Errorf("table %q key %q: varbit field %s cannot be matched", jt.Name, k.Name, f.name)
+		}
+		kf.fld, kf.width = fi, f.width
+		kf.nbytes = (f.width + 7) / 8
+		switch k.MatchType {
+		case "exact", "valid":
+			kf.kind = MatchExact
+		case "lpm":
+			kf.kind = MatchLPM
+			nLPM++
+		case "ternary":
+			kf.kind = MatchTernary
+			nScan++
+		case "range":
+			kf.kind = MatchRange
+			nScan++
+		case "optional":
+			kf.kind = MatchOptional
+			nScan++
+		default:
+			return nil, fmt.Errorf("table %q key %q: unsupported match type %q", jt.Name, k.Name, k.MatchType)
+		}
+		if k.Mask != nil {
+			m, err := hexBytes(*k.Mask, kf.nbytes)
+			if err != nil {
+				return nil, fmt.Errorf("table %q key %q: mask: %w", jt.Name, k.Name, err)
+			}
+			kf.mask = m
+		}
+		kf.off = td.keyBytes
+		td.keyBytes += kf.nbytes
+		td.keys = append(td.keys, kf)
+	}
+	switch {
+	case nScan > 0 || nLPM > 1:
+		td.kind = kindScan
+	case nLPM == 1:
+		td.kind = kindLPM
+	default:
+		td.kind = kindExact
+	}
+	p.maxKeyBytes = max(p.maxKeyBytes, td.keyBytes)
+	if len(jt.Actions) != len(jt.ActionIDs) {
+		return nil, fmt.Errorf("table %q: %d actions but %d action_ids", jt.Name, len(jt.Actions), len(jt.ActionIDs))
+	}
+	for i, name := range jt.Actions {
+		a, ok := p.actionByID[jt.ActionIDs[i]]
+		if !ok || a.name != name {
+			return nil, fmt.Errorf("table %q: action %q (id %d) is not declared", jt.Name, name, jt.ActionIDs[i])
+		}
+		td.actions = append(td.actions, a)
+	}
+	if jt.DirectMeters != nil {
+		mi, ok := p.meters[*jt.DirectMeters]
+		if !ok || !p.mtrDecls[mi].IsDirect {
+			return nil, fmt.Errorf("table %q: direct meter %q is not declared", jt.Name, *jt.DirectMeters)
+		}
+		td.meter = mi
+	}
+	if jt.WithCounters {
+		for ci, c := range p.ctrDecls {
+			if c.IsDirect && c.Binding == jt.Name {
+				td.counter = ci
+			}
+		}
+	}
+	if de := jt.DefaultEntry; de != nil {
+		a, ok := p.actionByID[de.ActionID]
+		if !ok {
+			return nil, fmt.Errorf("table %q: default action id %d is not declared", jt.Name, de.ActionID)
+		}
+		call, err := makeCall(a, hexArgs(de.ActionData))
+		if err != nil {
+			return nil, fmt.Errorf("table %q: default entry: %w", jt.Name, err)
+		}
+		td.defaultCall = call
+		td.defaultConst = de.ActionConst
+	} else {
+		// bmv2 runs nothing on a miss without a default entry; an empty
+		// action stands for that.
+		td.defaultCall = &actionCall{act: &action{name: "NoAction", id: -1, idx: -1}}
+	}
+	for ei, je := range jt.Entries {
+		e, err := p.constEntry(td, &je)
+		if err != nil {
+			return nil, fmt.Errorf("table %q: const entry %d: %w", jt.Name, ei, err)
+		}
+		td.entries = append(td.entries, e)
+	}
+	return td, nil
+}
+
+// hexArgs converts action data hex strings into byte strings.
+func hexArgs(data []string) [][]byte {
+	out := make([][]byte, len(data))
+	for i, d := range data {
+		z, err := parseHex(d)
+		if err != nil || z.Sign() < 0 {
+			out[i] = []byte(d) // rejected by makeCall with the bad value named
+			continue
+		}
+		out[i] = z.Bytes()
+	}
+	return out
+}
+
+func (p *Program) constEntry(td *tableDecl, je *bmv2json.TableEntry) (Entry, error) {
+	e := Entry{Priority: int32(je.Priority)}
+	a, ok := p.actionByID[je.ActionEntry.ActionID]
+	if !ok {
+		return e, fmt.Errorf("action id %d is not declared", je.ActionEntry.ActionID)
+	}
+	e.Action = a.name
+	e.Args = hexArgs(je.ActionEntry.ActionData)
+	if len(je.MatchKey) != len(td.keys) {
+		return e, fmt.Errorf("%d key values for %d key fields", len(je.MatchKey), len(td.keys))
+	}
+	hx := func(s *string) ([]byte, error) {
+		if s == nil {
+			return nil, fmt.Errorf("missing value")
+		}
+		z, err := parseHex(*s)
+		if err != nil {
+			return nil, err
+		}
+		if z.Sign() < 0 {
+			return nil, fmt.Errorf("negative value %s", *s)
+		}
+		return z.Bytes(), nil
+	}
+	for i, mk := range je.MatchKey {
+		var m Match
+		var err error
+		switch mk.MatchType {
+		case "exact", "optional", "valid":
+			m.Value, err = hx(mk.Key)
+		case "lpm":
+			m.Value, err = hx(mk.Key)
+			if mk.PrefixLength != nil {
+				m.PrefixLen = *mk.PrefixLength
+			}
+		case "ternary":
+			if m.Value, err = hx(mk.Key); err == nil {
+				m.Mask, err = hx(mk.Mask)
+			}
+		case "range":
+			if m.Value, err = hx(mk.Start); err == nil {
+				m.High, err = hx(mk.End)
+			}
+		default:
+			err = fmt.Errorf("unsupported match type %q", mk.MatchType)
+		}
+		if err != nil {
+			return e, fmt.Errorf("key %q: %w", td.keys[i].name, err)
+		}
+		e.Match = append(e.Match, m)
+	}
+	return e, nil
+}
+
+// makeCall binds an action to its data, checking the parameter count and widths.
+func makeCall(a *action, data [][]byte) (*actionCall, error) {
+	if len(data) != len(a.params) {
+		return nil, fmt.Errorf("action %q takes %d parameters, got %d", a.name, len(a.params), len(data))
+	}
+	call := &actionCall{act: a, args: make([]uint64, a.argWords), data: make([][]byte, len(data))}
+	for i, pi := range a.params {
+		v := trimZeros(data[i])
+		if bitLen(v) > pi.width {
+			return nil, fmt.Errorf("action %q parameter %q: value 0x%x does not fit in %d bits", a.name, pi.name, data[i], pi.width)
+		}
+		call.data[i] = append([]byte(nil), data[i]...)
+		for b := 0; b < len(v); b++ {
+			byteVal := uint64(v[len(v)-1-b])
+			call.args[pi.slot+b/8] |= byteVal << (8 * uint(b%8))
+		}
+	}
+	return call, nil
+}
+
+func trimZeros(b []byte) []byte {
+	for len(b) > 0 && b[0] == 0 {
+		b = b[1:]
+	}
+	return b
+}
+
+func bitLen(b []byte) int {
+	b = trimZeros(b)
+	if len(b) == 0 {
+		return 0
+	}
+	return (len(b)-1)*8 + bits.Len8(b[0])
+}
+
+// fit returns v as exactly n bytes, or an error if it has more than w bits.
+func fit(v []byte, n, w int, what string) ([]byte, error) {
+	t := trimZeros(v)
+	if bitLen(t) > w {
+		return nil, fmt.Errorf("%s 0x%x does not fit in %d bits", what, v, w)
+	}
+	out := make([]byte, n)
+	copy(out[n-len(t):], t)
+	return out, nil
+}
+
+func newTable(td *tableDecl) *table {
+	t := &table{decl: td, entries: map[EntryHandle]*entry{}}
+	if td.kind == kindExact {
+		t.exact = map[string]*entry{}
+	}
+	t.def.Store(td.defaultCall)
+	return t
+}
+
+// buildKey writes the packet's key for table t into dst.
+func (td *tableDecl) buildKey(k *pkt, dst []byte) {
+	for i := range td.keys {
+		kf := &td.keys[i]
+		part := dst[kf.off : kf.off+kf.nbytes]
+		k.fieldBytes(&k.prog.fields[kf.fld], part)
+		if kf.mask != nil {
+			for b := range part {
+				part[b] &= kf.mask[b]
+			}
+		}
+	}
+}
+
+// lookup finds the matching entry, or nil. The caller holds t.mu.RLock.
+func (t *table) lookup(key, scratch []byte) *entry {
+	switch t.decl.kind {
+	case kindExact:
+		return t.exact[string(key)]
+	case kindLPM:
+		for _, lv := range t.lpm {
+			m := scratch[:len(key)]
+			for i := range key {
+				m[i] = key[i] & lv.mask[i]
+			}
+			if e := lv.m[string(m)]; e != nil {
+				return e
+			}
+		}
+		return nil
+	}
+	for _, e := range t.scan {
+		if e.matches(key) {
+			return e
+		}
+	}
+	return nil
+}
+
+func (e *entry) matches(key []byte) bool {
+	if e.mask == nil {
+		if !bytes.Equal(key, e.key) {
+			return false
+		}
+	} else {
+		for i := range key {
+			if key[i]&e.mask[i] != e.key[i] {
+				return false
+			}
+		}
+	}
+	for _, r := range e.ranges {
+		v := key[r.off : r.off+r.n]
+		if bytes.Compare(v, r.lo) < 0 || bytes.Compare(v, r.hi) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// apply looks the packet up, runs the action and returns the next node.
+func (t *table) apply(k *pkt) *node {
+	td := t.decl
+	key := k.key[:td.keyBytes]
+	td.buildKey(k, key)
+	t.mu.RLock()
+	e := t.lookup(key, k.key2)
+	t.mu.RUnlock()
+	var call *actionCall
+	if e != nil {
+		call = e.call.Load()
+		if td.counter >= 0 {
+			e.ctr.add(k.inLen)
+		}
+		if td.meter >= 0 {
+			ma := k.sw.meters[td.meter]
+			color := ma.runCell(k, &e.meter)
+			k.setU(ma.result, uint64(color))
+		}
+		if k.tr != nil {
+			k.tr.printf("Table '%s': hit with handle %d, key %s", td.name, e.handle, k.tr.hex(key))
+			k.tr.printf("Action entry is %s - %s", call.act.name, k.tr.args(call.data))
+		}
+	} else {
+		call = t.def.Load()
+		if k.tr != nil {
+			k.tr.printf("Table '%s': miss, key %s", td.name, k.tr.hex(key))
+			k.tr.printf("Action entry is %s - %s", call.act.name, k.tr.args(call.data))
+		}
+	}
+	if k.tr != nil {
+		k.tr.printf("Action %s", call.act.name)
+	}
+	call.act.run(k, call.args)
+	if td.hitMiss {
+		if e != nil {
+			return td.nextHit
+		}
+		return td.nextMiss
+	}
+	if id := call.act.idx; id >= 0 && id < len(td.nextSet) && td.nextSet[id] {
+		return td.next[id]
+	}
+	return td.baseNext
+}
+
+// encode validates an Entry against the table and builds its lookup form.
+func (td *tableDecl) encode(p *Program, en *Entry) (*entry, *actionCall, error) {
+	if len(en.Match) != len(td.keys) {
+		return nil, nil, fmt.Errorf("table %q: %d match values for %d key fields", td.name, len(en.Match), len(td.keys))
+	}
+	a := td.actionByName(en.Action)
+	if a == nil {
+		return nil, nil, fmt.Errorf("table %q: action %q is not one of its actions (%s)", td.name, en.Action, td.actionNames())
+	}
+	call, err := makeCall(a, en.Args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table %q: %w", td.name, err)
+	}
+	e := &entry{key: make([]byte, td.keyBytes), priority: en.Priority}
+	full := true
+	mask := make([]byte, td.keyBytes)
+	for i, kf := range td.keys {
+		m := en.Match[i]
+		what := fmt.Sprintf("table %q key %q", td.name, kf.name)
+		val, err := fit(m.Value, kf.nbytes, kf.width, what+" value")
+		if err != nil {
+			return nil, nil, err
+		}
+		km := make([]byte, kf.nbytes)
+		switch kf.kind {
+		case MatchExact:
+			fillOnes(km, kf.width)
+		case MatchLPM:
+			if m.PrefixLen < 0 || m.PrefixLen > kf.width {
+				return nil, nil, fmt.Errorf("%s: prefix length %d outside 0..%d", what, m.PrefixLen, kf.width)
+			}
+			pad := kf.nbytes*8 - kf.width
+			for b := 0; b < m.PrefixLen; b++ {
+				km[(pad+b)/8] |= 0x80 >> uint((pad+b)%8)
+			}
+			full = full && m.PrefixLen == kf.width
+		case MatchTernary:
+			if km, err = fit(m.Mask, kf.nbytes, kf.width, what+" mask"); err != nil {
+				return nil, nil, err
+			}
+			full = false
+		case MatchOptional:
+			if !m.Wildcard {
+				fillOnes(km, kf.width)
+			}
+			full = false
+		case MatchRange:
+			hi, err := fit(m.High, kf.nbytes, kf.width, what+" high end")
+			if err != nil {
+				return nil, nil, err
+			}
+			if bytes.Compare(val, hi) > 0 {
+				return nil, nil, fmt.Errorf("%s: range 0x%x..0x%x is empty", what, val, hi)
+			}
+			e.ranges = append(e.ranges, rangeKey{off: kf.off, n: kf.nbytes, lo: val, hi: hi})
+			val = make([]byte, kf.nbytes) // the range part of key and mask stays zero
+			full = false
+		}
+		if kf.mask != nil {
+			for b := range km {
+				km[b] &= kf.mask[b]
+			}
+		}
+		for b := range val {
+			e.key[kf.off+b] = val[b] & km[b]
+			mask[kf.off+b] = km[b]
+		}
+	}
+	for _, b := range mask {
+		e.plen += bits.OnesCount8(b)
+	}
+	if !full || td.kind != kindExact {
+		e.mask = mask
+	}
+	e.match = cloneMatches(en.Match)
+	e.call.Store(call)
+	return e, call, nil
+}
+
+func fillOnes(b []byte, width int) {
+	pad := len(b)*8 - width
+	for i := range b {
+		b[i] = 0xff
+	}
+	if pad > 0 {
+		b[0] = 0xff >> uint(pad)
+	}
+}
+
+func cloneMatches(ms []Match) []Match {
+	out := make([]Match, len(ms))
+	for i, m := range ms {
+		out[i] = Match{Value: bytes.Clone(m.Value), Mask: bytes.Clone(m.Mask), PrefixLen: m.PrefixLen, High: bytes.Clone(m.High), Wildcard: m.Wildcard}
+	}
+	return out
+}
+
+func (td *tableDecl) actionByName(name string) *action {
+	for _, a := range td.actions {
+		if a.name == name {
+			return a
+		}
+	}
+	var found *action
+	for _, a := range td.actions {
+		if shortMatch(a.name, name) {
+			if found != nil {
+				return nil
+			}
+			found = a
+		}
+	}
+	return found
+}
+
+// shortMatch reports whether name abbreviates full: equal, or a suffix
+// after a dot ("t" for "ingress.t").
+func shortMatch(full, name string) bool {
+	return full == name || strings.HasSuffix(full, "."+name)
+}
+
+func (td *tableDecl) actionNames() string {
+	names := make([]string, len(td.actions))
+	for i, a := range td.actions {
+		names[i] = a.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// insert adds e; the caller holds t.mu.
+func (t *table) insert(e *entry) error {
+	td := t.decl
+	if td.maxSize > 0 && len(t.entries) >= td.maxSize {
+		return fmt.Errorf("table %q is full (%d entries)", td.name, td.maxSize)
+	}
+	switch td.kind {
+	case kindExact:
+		if _, dup := t.exact[string(e.key)]; dup {
+			return fmt.Errorf("table %q: an entry with this key exists", td.name)
+		}
+		t.exact[string(e.key)] = e
+	case kindLPM:
+		var lv *lpmLevel
+		for _, l := range t.lpm {
+			if l.plen == e.plen {
+				lv = l
+			}
+		}
+		if lv == nil {
+			lv = &lpmLevel{plen: e.plen, mask: e.mask, m: map[string]*entry{}}
+			t.lpm = append(t.lpm, lv)
+			sort.Slice(t.lpm, func(i, j int) bool { return t.lpm[i].plen > t.lpm[j].plen })
+		}
+		if _, dup := lv.m[string(e.key)]; dup {
+			return fmt.Errorf("table %q: an entry with this prefix exists", td.name)
+		}
+		lv.m[string(e.key)] = e
+	default:
+		for _, o := range t.scan {
+			if o.priority == e.priority && bytes.Equal(o.key, e.key) && bytes.Equal(o.mask, e.mask) && sameRanges(o.ranges, e.ranges) {
+				return fmt.Errorf("table %q: an entry with this key and priority exists", td.name)
+			}
+		}
+		t.scan = append(t.scan, e)
+		sort.SliceStable(t.scan, func(i, j int) bool {
+			if t.scan[i].priority != t.scan[j].priority {
+				return t.scan[i].priority < t.scan[j].priority
+			}
+			return t.scan[i].seq < t.scan[j].seq
+		})
+	}
+	t.nextID++
+	t.seq++
+	e.handle = EntryHandle(t.nextID)
+	e.seq = t.seq
+	t.entries[e.handle] = e
+	return nil
+}
+
+func sameRanges(a, b []rangeKey) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i].lo, b[i].lo) || !bytes.Equal(a[i].hi, b[i].hi) {
+			return false
+		}
+	}
+	return true
+}
+
+// remove deletes e; the caller holds t.mu.
+func (t *table) remove(e *entry) {
+	delete(t.entries, e.handle)
+	switch t.decl.kind {
+	case kindExact:
+		delete(t.exact, string(e.key))
+	case kindLPM:
+		for i, lv := range t.lpm {
+			if lv.plen == e.plen {
+				delete(lv.m, string(e.key))
+				if len(lv.m) == 0 {
+					t.lpm = append(t.lpm[:i:i], t.lpm[i+1:]...)
+				}
+				break
+			}
+		}
+	default:
+		for i, o := range t.scan {
+			if o == e {
+				t.scan = append(t.scan[:i:i], t.scan[i+1:]...)
+				break
+			}
+		}
+	}
+}
