@@ -209,8 +209,8 @@ func (p *Program) lookupField(hdr, name string) (int, error) {
 // writes; -1 where the program does not declare one.
 type stdFields struct {
 	ingressPort, egressSpec, egressPort, instanceType, packetLength int
-	mcastGrp, egressRid, checksumError, parserError, priority        int
-	ingressTS, egressTS                                              int
+	mcastGrp, egressRid, checksumError, parserError, priority       int
+	ingressTS, egressTS                                             int
 }
 
 func (p *Program) resolveStdFields(j *bmv2json.Program) error {

@@ -39,10 +39,10 @@ type pkt struct {
 	// failed is set by a failing assert/assume: bmv2 aborts, the engine
 	// drops the packet and traces the reason.
 	failed string
-	key  []byte    // table key being built
-	key2 []byte    // masked key for LPM probing
-	hbuf []byte    // calculation input
-	out  []byte    // deparsed output
+	key    []byte // table key being built
+	key2   []byte // masked key for LPM probing
+	hbuf   []byte // calculation input
+	out    []byte // deparsed output
 
 	instance InstanceType
 	tr       *tracer // nil when tracing is off
@@ -351,4 +351,3 @@ func (k *pkt) zeroHeader(hi int) {
 	}
 	k.vlen[hi] = 0
 }
-
