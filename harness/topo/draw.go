@@ -185,6 +185,21 @@ func (t *Topology) layout() drawing {
 	}
 	d.width = width + 2*drawMargin
 	d.height = bottom + drawHostH/2 + drawMargin + drawLegend
+	// Links within the top row bend upwards; keep them (and their labels) clear of the title.
+	lift := 0.0
+	for _, l := range t.Links {
+		ra, oka := d.sameLayer[l.A.Node]
+		rb, okb := d.sameLayer[l.B.Node]
+		if oka && okb && ra == 0 && rb == 0 {
+			lift = max(lift, arcLift(d.pos[l.A.Node].x-d.pos[l.B.Node].x))
+		}
+	}
+	if room := drawSwitchH/2 + 8; lift+14 > room {
+		for name, p := range d.pos {
+			d.pos[name] = point{p.x, p.y + lift + 14 - room}
+		}
+		d.height += lift + 14 - room
+	}
 	return d
 }
 
@@ -304,13 +319,15 @@ func xmlText(s string) string {
 // shows its details.
 func (t *Topology) SVG() []byte {
 	d := t.layout()
+	legend, legendWidth := t.svgLegend(d)
+	subtitle := fmt.Sprintf("%d switches, %d hosts, %d links", len(t.Switches()), len(t.Hosts()), len(t.Links))
+	d.widen(max(legendWidth, 2*drawMargin+11*float64(len(t.Name)), 2*drawMargin+6.5*float64(len(subtitle))))
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">`+"\n",
 		d.width, d.height, d.width, d.height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="18" font-weight="bold">%s</text>`+"\n", drawMargin, drawMargin+8, xmlText(t.Name))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="12" fill="#444">%d switches, %d hosts, %d links</text>`+"\n",
-		drawMargin, drawMargin+26, len(t.Switches()), len(t.Hosts()), len(t.Links))
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="12" fill="#444">%s</text>`+"\n", drawMargin, drawMargin+26, subtitle)
 
 	maxBW := Bandwidth(0)
 	for _, l := range t.Links {
@@ -335,15 +352,18 @@ func (t *Topology) SVG() []byte {
 		}
 		width *= thin
 		mid := point{(pa.x + pb.x) / 2, (pa.y + pb.y) / 2}
+		// Where the link heads when it leaves A and B; port labels sit along that way.
+		headA, headB := pb, pa
 		ra, oka := d.sameLayer[l.A.Node]
 		rb, okb := d.sameLayer[l.B.Node]
 		if oka && okb && ra == rb && !d.circular {
 			// Same-row switches: bend upwards so the link does not run through the nodes between them.
-			lift := 24 + 0.18*math.Abs(pb.x-pa.x)
+			lift := arcLift(pb.x - pa.x)
 			ctrl := point{mid.x, mid.y - 2*lift}
 			fmt.Fprintf(&b, `<path d="M%.1f,%.1f Q%.1f,%.1f %.1f,%.1f" stroke="%s" stroke-width="%.1f"%s/>`+"\n",
 				pa.x, pa.y, ctrl.x, ctrl.y, pb.x, pb.y, colorLink, width, dash)
 			mid = point{mid.x, mid.y - lift}
+			headA, headB = ctrl, ctrl
 		} else {
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%.1f"%s/>`+"\n",
 				pa.x, pa.y, pb.x, pb.y, colorLink, width, dash)
@@ -359,9 +379,9 @@ func (t *Topology) SVG() []byte {
 			if t.Node(e.Node).Kind != KindSwitch {
 				continue
 			}
-			from, to := d.pos[e.Node], pb
+			from, to := d.pos[e.Node], headA
 			if e == l.B {
-				to = pa
+				to = headB
 			}
 			dist := math.Hypot(to.x-from.x, to.y-from.y)
 			if dist == 0 {
@@ -394,17 +414,20 @@ func (t *Topology) SVG() []byte {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="%d" font-weight="%s" text-anchor="middle">%s</text></g>`+"\n",
 			p.x, p.y+float64(size)/2-1, size, weight, xmlText(n.Name))
 	}
-	t.svgLegend(&b, d)
+	b.Write(legend)
 	b.WriteString("</svg>\n")
 	return b.Bytes()
 }
 
-func (t *Topology) svgLegend(b *bytes.Buffer, d drawing) {
+// svgLegend draws the legend at the bottom of d and returns it with the
+// width it needs, so that small drawings are widened to show all of it.
+func (t *Topology) svgLegend(d drawing) ([]byte, float64) {
+	var b bytes.Buffer
 	y := d.height - drawMargin - drawLegend/2
 	x := drawMargin
 	item := func(fill, line, label string, w, h float64) {
-		fmt.Fprintf(b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" rx="3" fill="%s" stroke="%s"/>`, x, y-h/2, w, h, fill, line)
-		fmt.Fprintf(b, `<text x="%.0f" y="%.0f" font-size="11">%s</text>`+"\n", x+w+6, y+4, xmlText(label))
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" rx="3" fill="%s" stroke="%s"/>`, x, y-h/2, w, h, fill, line)
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11">%s</text>`+"\n", x+w+6, y+4, xmlText(label))
 		x += w + 14 + 6.5*float64(len(label))
 	}
 	capacities := map[string]int{}
@@ -436,9 +459,26 @@ func (t *Topology) svgLegend(b *bytes.Buffer, d drawing) {
 	if len(bandwidths) > 1 && len(t.Links) <= drawSmallEdge {
 		note += "; unlabelled links: " + capacityString(t.commonBandwidth())
 	}
-	fmt.Fprintf(b, `<text x="%.0f" y="%.0f" font-size="11" fill="#444">links: %s (%s)</text>`+"\n",
-		drawMargin, y+24, xmlText(valueList(bandwidths)), note)
+	linksLine := fmt.Sprintf("links: %s (%s)", valueList(bandwidths), note)
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" fill="#444">%s</text>`+"\n", drawMargin, y+24, xmlText(linksLine))
+	// Text widths are estimated at 6.5 units a character of the 11-unit font.
+	return b.Bytes(), max(x, drawMargin+6.5*float64(len(linksLine))) + drawMargin
 }
+
+// widen centres the drawing in at least w units of width.
+func (d *drawing) widen(w float64) {
+	if d.width >= w {
+		return
+	}
+	dx := (w - d.width) / 2
+	for name, p := range d.pos {
+		d.pos[name] = point{p.x + dx, p.y}
+	}
+	d.width = w
+}
+
+// arcLift is how far a link between two switches of one row bends upwards.
+func arcLift(dx float64) float64 { return 24 + 0.18*math.Abs(dx) }
 
 // DOT writes the topology for Graphviz (dot -Tsvg), with switch rows as ranks
 // and, for small topologies, port numbers at the link ends.

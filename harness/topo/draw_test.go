@@ -14,6 +14,11 @@ import (
 func drawnTopologies(t *testing.T) map[string]*Topology {
 	t.Helper()
 	out := map[string]*Topology{"testbed": Testbed(), "paper-fig1": PaperFig1()}
+	small, err := Parse([]byte(strings.Join(smallTopology, "\n")), "small.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["small"] = small
 	for name, gen := range map[string]func() (*Topology, error){
 		"fattree-k4":   func() (*Topology, error) { return FatTree(4, 0) },
 		"fattree-k8":   func() (*Topology, error) { return FatTree(8, 6) },
@@ -80,6 +85,21 @@ func TestLayoutDrawsTiersTopDownWithHostsAtTheBottom(t *testing.T) {
 	}
 }
 
+func TestLayoutKeepsArcsOfTheTopRowBelowTheTitle(t *testing.T) {
+	small, err := Parse([]byte(strings.Join(smallTopology, "\n")), "small.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := small.layout()
+	a, b := d.pos["s1"], d.pos["s2"]
+	if a.y != b.y {
+		t.Fatalf("s1 and s2 both hold hosts and should share a row: %v %v", a, b)
+	}
+	if peak := a.y - arcLift(a.x-b.x); peak < drawMargin+drawTitle {
+		t.Errorf("the s1-s2 arc peaks at y=%v, inside the title band ending at %v", peak, drawMargin+drawTitle)
+	}
+}
+
 func TestSVGIsWellFormedAndNamesEveryNode(t *testing.T) {
 	for name, tp := range drawnTopologies(t) {
 		svg := tp.SVG()
@@ -132,7 +152,7 @@ func TestSummaryCountsFatTreeK4(t *testing.T) {
 		"nodes:        36: 20 switches, 16 hosts",
 		"switches:     4 core, 8 agg, 8 edge",
 		"programmable: 20 of 20 (c1, c2, c3, c4, a1, a2, a3, a4, and 12 more); capacity: 100Gbps",
-		"hosts:        15 workers, 1 ps",
+		"hosts:        15 workers, 1 PS",
 		"PS:           h16 on e8:p2, ingress 100Gbps (sum of its links)",
 		"links:        48: 32 between switches, 16 to hosts",
 		"bandwidth:    100Gbps",

@@ -29,7 +29,7 @@ func (t *Topology) Summary() string {
 	for _, s := range switches {
 		tier := string(s.Tier)
 		if tier == "" {
-			tier = "no tier"
+			tier = "without tier"
 		}
 		tiers[tier]++
 		if s.Programmable {
@@ -37,7 +37,7 @@ func (t *Topology) Summary() string {
 			capacities[capacityString(s.Capacity)]++
 		}
 	}
-	fmt.Fprintf(&b, "switches:     %s\n", countList(tiers, []string{"core", "spine", "agg", "edge", "leaf", "no tier"}))
+	fmt.Fprintf(&b, "switches:     %s\n", countList(tiers, []string{"core", "spine", "agg", "edge", "leaf", "without tier"}, false))
 	if len(programmable) == 0 {
 		b.WriteString("programmable: none\n")
 	} else {
@@ -49,14 +49,14 @@ func (t *Topology) Summary() string {
 	for _, h := range hosts {
 		switch h.Role {
 		case RoleWorker:
-			roles["workers"]++
+			roles["worker"]++
 		case RolePS:
-			roles["ps"]++
+			roles["PS"]++
 		default:
-			roles["plain"]++
+			roles["without role"]++
 		}
 	}
-	fmt.Fprintf(&b, "hosts:        %s\n", countList(roles, []string{"workers", "ps", "plain"}))
+	fmt.Fprintf(&b, "hosts:        %s\n", countList(roles, []string{"worker", "PS", "without role"}, true))
 	for _, ps := range t.PSs() {
 		var at []string
 		for _, adj := range t.Neighbors(ps.Name) {
@@ -69,13 +69,16 @@ func (t *Topology) Summary() string {
 		fmt.Fprintf(&b, "PS:           %s on %s, ingress %s\n", ps.Name, strings.Join(at, ", "), ingress)
 	}
 
-	bandwidths, mtus, delays := map[string]int{}, map[string]int{}, map[string]int{}
+	bandwidths, mtus, delays, losses := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	trunks := 0
 	for _, l := range t.Links {
 		bandwidths[capacityString(l.Bandwidth)]++
 		mtus[fmt.Sprint(l.EffectiveMTU())]++
-		if l.Delay > 0 || l.Loss > 0 {
-			delays[fmt.Sprintf("%v/%s", l.Delay, formatLoss(l.Loss))]++
+		if l.Delay > 0 {
+			delays[l.Delay.String()]++
+		}
+		if l.Loss > 0 {
+			losses[formatLoss(l.Loss)]++
 		}
 		if t.Node(l.A.Node).Kind == KindSwitch && t.Node(l.B.Node).Kind == KindSwitch {
 			trunks++
@@ -84,8 +87,17 @@ func (t *Topology) Summary() string {
 	fmt.Fprintf(&b, "links:        %d: %d between switches, %d to hosts\n", len(t.Links), trunks, len(t.Links)-trunks)
 	fmt.Fprintf(&b, "bandwidth:    %s\n", valueList(bandwidths))
 	fmt.Fprintf(&b, "MTU:          %s\n", valueList(mtus))
-	if len(delays) > 0 {
-		fmt.Fprintf(&b, "delay/loss:   %s\n", valueList(delays))
+	for _, emulated := range []struct {
+		what   string
+		values map[string]int
+	}{{"delay", delays}, {"loss", losses}} {
+		n := 0
+		for _, c := range emulated.values {
+			n += c
+		}
+		if n > 0 {
+			fmt.Fprintf(&b, "%-14s%s on %d of %d links\n", emulated.what+":", valueList(emulated.values), n, len(t.Links))
+		}
 	}
 	return b.String()
 }
@@ -98,8 +110,9 @@ func capacityString(b Bandwidth) string {
 	return b.String()
 }
 
-// countList writes "8 edge, 4 core" in the given key order, then any other keys sorted.
-func countList(counts map[string]int, order []string) string {
+// countList writes "4 core, 8 edge" in the given key order, then any other
+// keys sorted; pluralize adds an s to one-word keys counted more than once.
+func countList(counts map[string]int, order []string, pluralize bool) string {
 	keys := slices.Clone(order)
 	var rest []string
 	for k := range counts {
@@ -112,7 +125,11 @@ func countList(counts map[string]int, order []string) string {
 	var parts []string
 	for _, k := range keys {
 		if counts[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+			noun := k
+			if pluralize && counts[k] > 1 && !strings.Contains(k, " ") {
+				noun += "s"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], noun))
 		}
 	}
 	if len(parts) == 0 {
