@@ -146,3 +146,21 @@ func HexDump(data []byte) string {
 	}
 	return b.String()
 }
+
+// FormatPattern renders an expected packet 16 bytes to a row, '*' for any
+// nibble.
+func FormatPattern(c *Expect) string {
+	var b strings.Builder
+	n := c.patternBytes()
+	for r := 0; r < n; r += diffRowBytes {
+		parts := make([]string, 0, diffRowBytes)
+		for i := r; i < min(n, r+diffRowBytes); i++ {
+			parts = append(parts, string([]byte{c.nibbleAt(2 * i), c.nibbleAt(2*i + 1)}))
+		}
+		fmt.Fprintf(&b, "    %04X: %s\n", r, strings.Join(parts, " "))
+	}
+	if c.Exact {
+		b.WriteString("    (ends here: '$')\n")
+	}
+	return b.String()
+}

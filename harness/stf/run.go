@@ -1,0 +1,696 @@
+package stf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/engine"
+)
+
+// Options tune a run.
+type Options struct {
+	// Trace, when set, receives every STF command as it is applied,
+	// interleaved with the engine's per-packet trace (parser states, tables,
+	// actions, drops), like simple_switch --log-console.
+	Trace io.Writer
+}
+
+// Output is a packet that left the switch.
+type Output struct {
+	Port int
+	Data []byte
+	// Cause is the "packet" command whose processing emitted it.
+	Cause Pos
+}
+
+// FailureKind classifies what went wrong.
+type FailureKind int
+
+// Kinds of failure.
+const (
+	// Mismatch: a packet came out on the expected port but its bytes differ.
+	Mismatch FailureKind = iota
+	// Missing: an expected packet never came out.
+	Missing
+	// Unexpected: a packet came out that no expect line accounts for.
+	Unexpected
+	// CheckFailed: a check_counter or check_register assertion is false.
+	CheckFailed
+	// CommandFailed: a command could not be applied (unknown table, bad
+	// argument, the switch refused it); the run stops there.
+	CommandFailed
+	// Crashed: the engine panicked while applying a command; the panic was
+	// caught and the run stops there.
+	Crashed
+)
+
+func (k FailureKind) String() string {
+	switch k {
+	case Mismatch:
+		return "mismatch"
+	case Missing:
+		return "missing"
+	case Unexpected:
+		return "unexpected"
+	case CheckFailed:
+		return "check failed"
+	case CommandFailed:
+		return "command failed"
+	case Crashed:
+		return "engine crashed"
+	}
+	return "unknown"
+}
+
+// Failure is one reason a test failed.
+type Failure struct {
+	Kind FailureKind
+	// At is the STF line the failure is about: the expect line of a
+	// mismatch or missing packet, the packet line that caused an unexpected
+	// output, the failing check or command.
+	At Pos
+	// Port and Index locate a packet: the Index-th packet (from 0) on Port.
+	Port, Index int
+	Expect      *Expect // mismatch, missing
+	Got         *Output // mismatch, unexpected
+	Msg         string
+}
+
+// Result is the outcome of one STF test.
+type Result struct {
+	Sent     int      // packets injected
+	Outputs  []Output // every packet that came out, in order
+	Failures []Failure
+}
+
+// Passed reports whether every expectation and check held.
+func (r *Result) Passed() bool { return len(r.Failures) == 0 }
+
+// Summary is a one-line description: "PASS (5 packets in, 4 out)" or the
+// count and first reasons of the failures.
+func (r *Result) Summary() string {
+	if r.Passed() {
+		return fmt.Sprintf("PASS (%d packets in, %d out)", r.Sent, len(r.Outputs))
+	}
+	parts := make([]string, 0, 3)
+	for _, f := range r.Failures[:min(3, len(r.Failures))] {
+		parts = append(parts, f.short())
+	}
+	more := ""
+	if len(r.Failures) > 3 {
+		more = fmt.Sprintf("; and %d more", len(r.Failures)-3)
+	}
+	return fmt.Sprintf("%d failure(s): %s%s", len(r.Failures), strings.Join(parts, "; "), more)
+}
+
+func (f Failure) short() string {
+	switch f.Kind {
+	case Mismatch:
+		bad, length := f.Expect.Compare(f.Got.Data)
+		what := length
+		if len(bad) > 0 {
+			what = fmt.Sprintf("%d byte(s) differ, first at byte %d", len(bad), bad[0])
+			if length != "" {
+				what += ", " + length
+			}
+		}
+		return fmt.Sprintf("line %d: packet #%d on port %d: %s", f.At.Line, f.Index+1, f.Port, what)
+	case Missing:
+		return fmt.Sprintf("line %d: expected packet #%d on port %d never came out", f.At.Line, f.Index+1, f.Port)
+	case Unexpected:
+		return fmt.Sprintf("unexpected packet on port %d (caused by the packet at line %d)", f.Port, f.At.Line)
+	}
+	return fmt.Sprintf("line %d: %s", f.At.Line, f.Msg)
+}
+
+// Report writes a readable account of every failure, with byte diffs, in
+// the order of the STF lines they are about. Packets on a port are counted
+// from 1 ("packet #2 on port 3").
+func (r *Result) Report(w io.Writer) {
+	failures := append([]Failure(nil), r.Failures...)
+	sort.SliceStable(failures, func(i, j int) bool { return failures[i].At.Line < failures[j].At.Line })
+	for _, f := range failures {
+		switch f.Kind {
+		case Mismatch:
+			_, length := f.Expect.Compare(f.Got.Data)
+			fmt.Fprintf(w, "%s: packet #%d on port %d does not match (sent by the packet at line %d)\n",
+				f.At, f.Index+1, f.Port, f.Got.Cause.Line)
+			if length != "" {
+				fmt.Fprintf(w, "    %s\n", length)
+			}
+			io.WriteString(w, FormatDiff(f.Expect, f.Got.Data))
+		case Missing:
+			fmt.Fprintf(w, "%s: expected packet #%d on port %d never came out\n", f.At, f.Index+1, f.Port)
+			io.WriteString(w, FormatPattern(f.Expect))
+		case Unexpected:
+			fmt.Fprintf(w, "%s: the packet sent here caused an unexpected packet #%d on port %d:\n",
+				f.At, f.Index+1, f.Port)
+			io.WriteString(w, HexDump(f.Got.Data))
+		default:
+			fmt.Fprintf(w, "%s: %s\n", f.At, f.Msg)
+		}
+	}
+}
+
+// Run loads the bmv2 JSON program and applies the STF commands to a fresh
+// switch, then compares the packets that came out with the expectations.
+// The returned error is for a program that does not load; everything that
+// goes wrong while running the test (including a crash of the engine) is a
+// Failure in the Result.
+func Run(programJSON []byte, cmds []Command, opts Options) (*Result, error) {
+	s, err := NewSession(programJSON, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cmds {
+		if err := s.Apply(c); err != nil {
+			// Later expectations would only fail confusingly.
+			break
+		}
+	}
+	return s.Finish(), nil
+}
+
+// Session is a switch under test driven by STF commands one at a time; Run
+// uses it for whole files, package p4test for Go tests.
+type Session struct{ r *runner }
+
+// NewSession loads the bmv2 JSON program into a fresh switch.
+func NewSession(programJSON []byte, opts Options) (s *Session, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("engine crashed loading the program: %v\n%s", p, firstFrames(debug.Stack(), 12))
+		}
+	}()
+	prog, err := bmv2json.Parse(programJSON)
+	if err != nil {
+		return nil, fmt.Errorf("parse bmv2 JSON: %w", err)
+	}
+	names, err := NewProgram(prog)
+	if err != nil {
+		return nil, err
+	}
+	compiled, err := engine.Load(programJSON)
+	if err != nil {
+		return nil, fmt.Errorf("load program: %w", err)
+	}
+	return &Session{r: newRunner(names, compiled, opts)}, nil
+}
+
+// Apply runs one command. An error means the command could not be applied;
+// it is also recorded as a CommandFailed failure.
+func (s *Session) Apply(c Command) error {
+	s.r.tracef("[%s] %s", c.Position(), c)
+	if err := s.r.apply(c); err != nil {
+		kind := CommandFailed
+		var crash *crashError
+		if errors.As(err, &crash) {
+			kind = Crashed
+		}
+		s.r.fail(kind, c.Position(), "%s: %v", commandWord(c), err)
+		return fmt.Errorf("%s: %w", c.Position(), err)
+	}
+	return nil
+}
+
+// Exec parses one line of STF and applies it.
+func (s *Session) Exec(line string) error {
+	cmds, err := Parse("", line)
+	if err != nil {
+		return err
+	}
+	for _, c := range cmds {
+		if err := s.Apply(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Send injects a frame on a port and returns the packets it caused, in the
+// order they came out. They are also kept for Finish.
+func (s *Session) Send(port int, frame []byte) ([]Output, error) {
+	before := len(s.r.result.Outputs)
+	// Outputs name their cause by position: here the n-th Send call.
+	at := Pos{File: "Send", Line: s.r.result.Sent + 1}
+	err := s.Apply(&Packet{Base: Base{At: at}, Port: port, Data: frame})
+	return s.r.result.Outputs[before:], err
+}
+
+// Switch is the engine switch under test, for control-plane operations STF
+// has no command for.
+func (s *Session) Switch() *engine.Switch { return s.r.sw }
+
+// Finish compares every packet that came out with the expect commands
+// applied so far and returns the result. Call it once, at the end.
+func (s *Session) Finish() *Result {
+	if !s.r.finished {
+		s.r.finished = true
+		s.r.compare()
+	}
+	return s.r.result
+}
+
+// runner holds the state of one STF run.
+type runner struct {
+	names  *Program
+	sw     *engine.Switch
+	opts   Options
+	result *Result
+	clock  time.Time
+
+	handles  map[string]entryRef // "= NAME" of add commands
+	nodes    []mcNode            // multicast nodes by handle
+	groups   map[uint16][]int    // multicast group -> node handles
+	expects  map[int][]*Expect   // per port, in order
+	anyPort  map[int]bool        // ports with a bare "expect PORT"
+	current  Pos                 // the packet command being processed
+	finished bool
+}
+
+type entryRef struct {
+	table  string
+	handle engine.EntryHandle
+}
+
+type mcNode struct {
+	rid   uint16
+	ports []uint32
+}
+
+// virtualStart is the switch clock at the start of a run. STF runs use a
+// virtual clock that advances 1 µs per packet, so meters and timestamps do
+// not depend on how fast the machine is.
+var virtualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newRunner(names *Program, prog *engine.Program, opts Options) *runner {
+	r := &runner{
+		names:   names,
+		opts:    opts,
+		result:  &Result{},
+		clock:   virtualStart,
+		handles: map[string]entryRef{},
+		groups:  map[uint16][]int{},
+		expects: map[int][]*Expect{},
+		anyPort: map[int]bool{},
+	}
+	r.sw = engine.NewSwitch(prog, engine.Config{Trace: opts.Trace, Now: func() time.Time { return r.clock }})
+	return r
+}
+
+func (r *runner) tracef(format string, args ...any) {
+	if r.opts.Trace != nil {
+		fmt.Fprintf(r.opts.Trace, format+"\n", args...)
+	}
+}
+
+func (r *runner) fail(kind FailureKind, at Pos, format string, args ...any) {
+	r.result.Failures = append(r.result.Failures, Failure{Kind: kind, At: at, Msg: fmt.Sprintf(format, args...)})
+}
+
+func commandWord(c Command) string {
+	w, _, _ := strings.Cut(c.String(), " ")
+	return w
+}
+
+// crashError is a panic caught while applying a command.
+type crashError struct {
+	value any
+	stack string
+}
+
+func (e *crashError) Error() string { return fmt.Sprintf("engine crashed: %v\n%s", e.value, e.stack) }
+
+// apply runs one command, turning an engine panic into an error so that one
+// broken program cannot take down a whole conformance run.
+func (r *runner) apply(c Command) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &crashError{value: p, stack: firstFrames(debug.Stack(), 12)}
+		}
+	}()
+	switch c := c.(type) {
+	case *Add:
+		e, err := r.names.ResolveAdd(c)
+		if err != nil {
+			return err
+		}
+		h, err := r.sw.AddEntry(e.Table, engineEntry(e))
+		if err != nil {
+			return err
+		}
+		if c.HandleName != "" {
+			r.handles[c.HandleName] = entryRef{table: e.Table, handle: h}
+		}
+	case *SetDefault:
+		d, err := r.names.ResolveSetDefault(c)
+		if err != nil {
+			return err
+		}
+		return r.sw.SetDefaultAction(d.Table, d.Action, d.ActionArgs)
+	case *RemoveAll:
+		for _, t := range r.names.tables {
+			if err := r.sw.ClearTable(t.t.Name); err != nil {
+				return err
+			}
+		}
+	case *Packet:
+		r.result.Sent++
+		r.current = c.At
+		r.clock = r.clock.Add(time.Microsecond)
+		return r.sw.Process(uint32(c.Port), c.Data, r.collect)
+	case *Expect:
+		if c.Any {
+			r.anyPort[c.Port] = true
+		} else {
+			r.expects[c.Port] = append(r.expects[c.Port], c)
+		}
+	case *NoPacket, *Wait:
+		// Processing is synchronous: when Process returns, every packet it
+		// caused has come out. "no_packet" adds nothing to "every output
+		// must be expected".
+	case *CounterCheck:
+		return r.checkCounter(c)
+	case *RegisterCheck:
+		return r.checkRegister(c)
+	case *Direct:
+		return r.direct(c)
+	default:
+		return fmt.Errorf("command %T is not supported by the runner", c)
+	}
+	return nil
+}
+
+// firstFrames keeps the top of a stack trace: enough to find the bug.
+func firstFrames(stack []byte, lines int) string {
+	all := strings.Split(string(stack), "\n")
+	return strings.Join(all[:min(lines, len(all))], "\n")
+}
+
+func (r *runner) collect(o engine.Output) {
+	r.result.Outputs = append(r.result.Outputs, Output{
+		Port:  int(o.Port),
+		Data:  append([]byte(nil), o.Data...),
+		Cause: r.current,
+	})
+}
+
+func engineEntry(e *Entry) engine.Entry {
+	out := engine.Entry{
+		Action: e.Action,
+		Args:   e.ActionArgs,
+		// STF priorities follow P4Runtime (larger wins); bmv2 and the
+		// engine take the smallest number first.
+		Priority: -int32(e.Priority),
+	}
+	for _, k := range e.Keys {
+		m := engine.Match{Value: k.Value}
+		switch k.MatchType {
+		case "lpm":
+			m.PrefixLen = k.PrefixLen
+		case "ternary":
+			m.Mask = k.Mask
+		case "optional":
+			m.Wildcard = isZero(k.Mask)
+		case "range":
+			m.High = k.High
+		}
+		out.Match = append(out.Match, m)
+	}
+	return out
+}
+
+func isZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// compare matches the outputs against the expectations port by port: the
+// order of packets on one port matters, the order across ports does not.
+func (r *runner) compare() {
+	got := map[int][]*Output{}
+	for i := range r.result.Outputs {
+		o := &r.result.Outputs[i]
+		got[o.Port] = append(got[o.Port], o)
+	}
+	ports := map[int]bool{}
+	for p := range got {
+		ports[p] = true
+	}
+	for p := range r.expects {
+		ports[p] = true
+	}
+	sorted := make([]int, 0, len(ports))
+	for p := range ports {
+		sorted = append(sorted, p)
+	}
+	sort.Ints(sorted)
+	for _, port := range sorted {
+		if r.anyPort[port] {
+			continue
+		}
+		want, have := r.expects[port], got[port]
+		for i := 0; i < max(len(want), len(have)); i++ {
+			switch {
+			case i >= len(have):
+				r.result.Failures = append(r.result.Failures, Failure{Kind: Missing, At: want[i].At, Port: port, Index: i, Expect: want[i]})
+			case i >= len(want):
+				r.result.Failures = append(r.result.Failures, Failure{Kind: Unexpected, At: have[i].Cause, Port: port, Index: i, Got: have[i]})
+			case !want[i].Matches(have[i].Data):
+				r.result.Failures = append(r.result.Failures, Failure{Kind: Mismatch, At: want[i].At, Port: port, Index: i, Expect: want[i], Got: have[i]})
+			}
+		}
+	}
+}
+
+func (r *runner) checkCounter(c *CounterCheck) error {
+	arr, err := lookup("counter", c.Counter, r.names.json.CounterArrays, func(a bmv2json.CounterArray) string { return a.Name })
+	if err != nil {
+		return err
+	}
+	var v engine.CounterValue
+	switch {
+	case c.Handle != "":
+		ref, ok := r.handles[strings.TrimPrefix(c.Handle, "$")]
+		if !ok {
+			return fmt.Errorf("no entry was added with '= %s'", strings.TrimPrefix(c.Handle, "$"))
+		}
+		if !arr.IsDirect || arr.Binding != ref.table {
+			return fmt.Errorf("counter %s is not the direct counter of table %s", arr.Name, ref.table)
+		}
+		if v, err = r.sw.ReadDirectCounter(ref.table, ref.handle); err != nil {
+			return err
+		}
+	default:
+		if arr.IsDirect {
+			return fmt.Errorf("%s is a direct counter: name an entry with '= NAME' on its add and write %s(NAME)", arr.Name, c.Counter)
+		}
+		if v, err = r.sw.ReadCounter(arr.Name, int(c.Index.Value.Int64())); err != nil {
+			return err
+		}
+	}
+	got := v.Packets
+	if c.Kind == "bytes" {
+		got = v.Bytes
+	}
+	if !compareOp(new(big.Int).SetUint64(got), c.Op, c.Value.Value) {
+		r.fail(CheckFailed, c.At, "%s: %s is %d, expected %s %s", c, c.Kind, got, c.Op, c.Value.Text)
+	}
+	return nil
+}
+
+func (r *runner) checkRegister(c *RegisterCheck) error {
+	arr, err := r.register(c.Register)
+	if err != nil {
+		return err
+	}
+	v, err := r.sw.ReadRegister(arr.Name, int(c.Index.Value.Int64()))
+	if err != nil {
+		return err
+	}
+	got := new(big.Int).SetBytes(v)
+	if !compareOp(got, c.Op, c.Value.Value) {
+		r.fail(CheckFailed, c.At, "%s: %s[%s] is %#x (%v), expected %s %s", c, arr.Name, c.Index.Text, got, got, c.Op, c.Value.Text)
+	}
+	return nil
+}
+
+func (r *runner) register(name string) (bmv2json.RegisterArray, error) {
+	return lookup("register", name, r.names.json.RegisterArrays, func(a bmv2json.RegisterArray) string { return a.Name })
+}
+
+func compareOp(got *big.Int, op string, want *big.Int) bool {
+	c := got.Cmp(want)
+	switch op {
+	case "==":
+		return c == 0
+	case "!=":
+		return c != 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	case ">=":
+		return c >= 0
+	}
+	return false
+}
+
+func (r *runner) direct(c *Direct) error {
+	arg := func(i int) int { return int(c.Args[i].Value.Int64()) }
+	switch c.Name {
+	case "mirroring_add":
+		return r.sw.SetCloneSession(uint32(arg(0)), engine.CloneSession{Port: uint32(arg(1))})
+	case "mirroring_add_mc":
+		return r.sw.SetCloneSession(uint32(arg(0)), engine.CloneSession{Group: uint16(arg(1))})
+	case "mirroring_delete":
+		return r.sw.DeleteCloneSession(uint32(arg(0)))
+	case "mirroring_get", "counter_read", "register_read", "meter_get_rates":
+		// Reads only show state; the trace has it when asked for.
+		return r.traceRead(c)
+	case "mc_mgrp_create":
+		g := uint16(arg(0))
+		if _, dup := r.groups[g]; dup {
+			return fmt.Errorf("multicast group %d already exists", g)
+		}
+		r.groups[g] = nil
+		return r.sw.SetMulticastGroup(g, nil)
+	case "mc_node_create", "mc_node_update":
+		var ports []uint32
+		for _, a := range c.Args[1:] {
+			ports = append(ports, uint32(a.Value.Int64()))
+		}
+		if c.Name == "mc_node_create" {
+			r.nodes = append(r.nodes, mcNode{rid: uint16(arg(0)), ports: ports})
+			r.tracef("    node handle %d", len(r.nodes)-1)
+			return nil
+		}
+		h := arg(0)
+		if h >= len(r.nodes) {
+			return fmt.Errorf("no multicast node with handle %d (%d created)", h, len(r.nodes))
+		}
+		r.nodes[h].ports = ports
+		return r.syncGroups()
+	case "mc_node_associate":
+		g, h := uint16(arg(0)), arg(1)
+		if _, ok := r.groups[g]; !ok {
+			return fmt.Errorf("multicast group %d was not created (mc_mgrp_create %d)", g, g)
+		}
+		if h >= len(r.nodes) {
+			return fmt.Errorf("no multicast node with handle %d (%d created; handles count from 0)", h, len(r.nodes))
+		}
+		r.groups[g] = append(r.groups[g], h)
+		return r.syncGroups()
+	case "counter_write":
+		arr, err := lookup("counter", c.Object, r.names.json.CounterArrays, func(a bmv2json.CounterArray) string { return a.Name })
+		if err != nil {
+			return err
+		}
+		return r.sw.WriteCounter(arr.Name, arg(0), engine.CounterValue{Packets: c.Args[1].Value.Uint64(), Bytes: c.Args[2].Value.Uint64()})
+	case "register_write":
+		arr, err := r.register(c.Object)
+		if err != nil {
+			return err
+		}
+		v, err := toBytes(c.Args[1].Value, arr.Bitwidth)
+		if err != nil {
+			return fmt.Errorf("register %s: %w", arr.Name, err)
+		}
+		return r.sw.WriteRegister(arr.Name, arg(0), v)
+	case "register_reset":
+		arr, err := r.register(c.Object)
+		if err != nil {
+			return err
+		}
+		return r.sw.ResetRegister(arr.Name)
+	case "meter_set_rates", "meter_array_set_rates":
+		arr, err := lookup("meter", c.Object, r.names.json.MeterArrays, func(a bmv2json.MeterArray) string { return a.Name })
+		if err != nil {
+			return err
+		}
+		cfg, err := meterConfig(c.Rates)
+		if err != nil {
+			return err
+		}
+		if c.Name == "meter_set_rates" {
+			return r.sw.SetMeter(arr.Name, arg(0), cfg)
+		}
+		for i := 0; i < arr.Size; i++ {
+			if err := r.sw.SetMeter(arr.Name, i, cfg); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%s is not supported", c.Name)
+}
+
+// syncGroups hands the engine the replicas of every group from the nodes
+// associated with it.
+func (r *runner) syncGroups() error {
+	for g, handles := range r.groups {
+		var reps []engine.Replica
+		for _, h := range handles {
+			for _, p := range r.nodes[h].ports {
+				reps = append(reps, engine.Replica{Port: p, Rid: r.nodes[h].rid})
+			}
+		}
+		if err := r.sw.SetMulticastGroup(g, reps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// meterConfig converts simple_switch_CLI rates (units per microsecond) into
+// the engine's units per second. One pair configures both rates alike.
+func meterConfig(rates []MeterRate) (engine.MeterConfig, error) {
+	if len(rates) > 2 {
+		return engine.MeterConfig{}, fmt.Errorf("a meter takes at most two RATE:BURST pairs (committed, peak), got %d", len(rates))
+	}
+	c, p := rates[0], rates[len(rates)-1]
+	perSecond := func(x float64) uint64 { return uint64(x*1e6 + 0.5) }
+	return engine.MeterConfig{CIR: perSecond(c.Rate), CBurst: c.Burst, PIR: perSecond(p.Rate), PBurst: p.Burst}, nil
+}
+
+func (r *runner) traceRead(c *Direct) error {
+	if r.opts.Trace == nil {
+		return nil
+	}
+	switch c.Name {
+	case "register_read":
+		arr, err := r.register(c.Object)
+		if err != nil {
+			return err
+		}
+		v, err := r.sw.ReadRegister(arr.Name, int(c.Args[0].Value.Int64()))
+		if err != nil {
+			return err
+		}
+		r.tracef("    %s[%s] = 0x%x", arr.Name, c.Args[0].Text, v)
+	case "counter_read":
+		arr, err := lookup("counter", c.Object, r.names.json.CounterArrays, func(a bmv2json.CounterArray) string { return a.Name })
+		if err != nil {
+			return err
+		}
+		v, err := r.sw.ReadCounter(arr.Name, int(c.Args[0].Value.Int64()))
+		if err != nil {
+			return err
+		}
+		r.tracef("    %s[%s] = %d packets, %d bytes", arr.Name, c.Args[0].Text, v.Packets, v.Bytes)
+	}
+	return nil
+}
