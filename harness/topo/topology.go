@@ -89,7 +89,7 @@ type Node struct {
 	// Switch fields.
 	Tier         Tier
 	Programmable bool      // can aggregate gradients in the data plane
-	Capacity     Bandwidth // processing capacity C_s of a programmable switch
+	Capacity     Bandwidth // processing capacity C_s of a programmable switch; 0 means unlimited
 
 	// Line is the line of the node's definition in Source, for error messages.
 	Line int
