@@ -132,7 +132,7 @@ func sortedKeys[V any](m map[int]V) []int {
 func (in *Instance) pathArcs(path []int) []int {
 	out := make([]int, 0, len(path))
 	for i := 0; i+1 < len(path); i++ {
-		out = append(out, in.arcOf[[2]int{path[i], path[i+1]}])
+		out = append(out, in.arcFrom(path[i], path[i+1]))
 	}
 	return out
 }

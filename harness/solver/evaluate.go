@@ -60,13 +60,12 @@ func (in *Instance) offsets() []int {
 // resources builds the load terms of an assignment.
 func (in *Instance) resources(a *assignment) []*resource {
 	off := in.offsets()
-	byArc := map[int]*resource{}
-	bySwitch := map[int]*resource{}
-	byPS := map[int]*resource{}
+	byArc := make([]*resource, len(in.arcs))
+	byNode := make([]*resource, len(in.names)) // switches and PS hosts
 	var all []*resource
-	get := func(m map[int]*resource, kind, id int, cap float64) *resource {
-		r, ok := m[id]
-		if !ok {
+	get := func(m []*resource, kind, id int, cap float64) *resource {
+		r := m[id]
+		if r == nil {
 			r = &resource{kind: kind, id: id, cap: cap}
 			m[id] = r
 			all = append(all, r)
@@ -75,7 +74,7 @@ func (in *Instance) resources(a *assignment) []*resource {
 	}
 	for j, jb := range in.jobs {
 		groups := map[int][]term{}
-		ps := get(byPS, resPS, jb.ps, jb.ingress)
+		ps := get(byNode, resPS, jb.ps, jb.ingress)
 		for w, ss := range a.shares[j] {
 			g := off[j] + w
 			for _, s := range ss {
@@ -90,7 +89,7 @@ func (in *Instance) resources(a *assignment) []*resource {
 					ps.linear = append(ps.linear, term{g, s.frac})
 					continue
 				}
-				r := get(bySwitch, resSwitch, s.node, in.capS[s.node])
+				r := get(byNode, resSwitch, s.node, in.capS[s.node])
 				r.linear = append(r.linear, term{g, s.frac})
 				groups[s.node] = append(groups[s.node], term{g, s.frac})
 			}
@@ -189,30 +188,34 @@ func (r *resource) saturation(rate []float64, active []bool, now float64) float6
 	return math.Inf(1)
 }
 
-// drives says whether an active worker pushes r's load up at rate t.
-func (r *resource) drives(w int, rate []float64, active []bool, t float64) bool {
+// drivers appends the active workers that push r's load up at rate t: those
+// with a linear term, and in each group the active members with the largest
+// coefficient when they set the group's maximum.
+func (r *resource) drivers(out []int, rate []float64, active []bool, t float64) []int {
 	for _, x := range r.linear {
-		if x.w == w && x.coef > 0 {
-			return true
+		if active[x.w] && x.coef > 0 {
+			out = append(out, x.w)
 		}
 	}
 	for _, g := range r.groups {
-		var c, d, mine float64
+		var c, d float64
 		for _, x := range g {
 			if active[x.w] {
 				d = math.Max(d, x.coef)
 			} else {
 				c = math.Max(c, x.coef*rate[x.w])
 			}
-			if x.w == w {
-				mine = x.coef
+		}
+		if d == 0 || d*t < c*(1-1e-12) {
+			continue
+		}
+		for _, x := range g {
+			if active[x.w] && x.coef == d {
+				out = append(out, x.w)
 			}
 		}
-		if mine > 0 && mine == d && d*t >= c*(1-1e-12) {
-			return true
-		}
 	}
-	return false
+	return out
 }
 
 // maxMin computes max-min fair rates by progressive filling.
@@ -228,25 +231,10 @@ func (in *Instance) maxMin(res []*resource) []float64 {
 			capT[off[j]+w] = jb.maxRate
 		}
 	}
-	// Which resources each worker touches, to freeze the right ones.
-	touches := make([][]int, n)
-	for ri, r := range res {
-		seen := map[int]bool{}
-		for _, t := range r.linear {
-			seen[t.w] = true
-		}
-		for _, g := range r.groups {
-			for _, t := range g {
-				seen[t.w] = true
-			}
-		}
-		for w := range seen {
-			touches[w] = append(touches[w], ri)
-		}
-	}
 	now := 0.0
 	left := n
 	sat := make([]float64, len(res))
+	var freeze []int
 	for left > 0 {
 		next := math.Inf(1)
 		for w := range rate {
@@ -258,33 +246,25 @@ func (in *Instance) maxMin(res []*resource) []float64 {
 			sat[ri] = r.saturation(rate, active, now)
 			next = math.Min(next, sat[ri])
 		}
-		if math.IsInf(next, 1) {
-			break // cannot happen: T is finite
-		}
 		next = math.Max(next, now)
 		for w := range rate {
 			if active[w] {
 				rate[w] = next
 			}
 		}
-		var freeze []int
+		freeze = freeze[:0]
 		for w := range rate {
-			if !active[w] {
-				continue
-			}
-			if capT[w] <= next*(1+1e-12) {
+			if active[w] && capT[w] <= next*(1+1e-12) {
 				freeze = append(freeze, w)
-				continue
 			}
-			for _, ri := range touches[w] {
-				if sat[ri] <= next*(1+1e-12)+1e-15 && res[ri].drives(w, rate, active, next) {
-					freeze = append(freeze, w)
-					break
-				}
+		}
+		for ri, r := range res {
+			if sat[ri] <= next*(1+1e-12)+1e-15 {
+				freeze = r.drivers(freeze, rate, active, next)
 			}
 		}
 		if len(freeze) == 0 {
-			// Numerical corner: freeze the workers of the tightest resource.
+			// Numerical corner (a saturation rounded just above next): stop everyone here.
 			for w := range rate {
 				if active[w] {
 					freeze = append(freeze, w)
@@ -292,8 +272,10 @@ func (in *Instance) maxMin(res []*resource) []float64 {
 			}
 		}
 		for _, w := range freeze {
-			active[w] = false
-			left--
+			if active[w] {
+				active[w] = false
+				left--
+			}
 		}
 		now = next
 	}

@@ -16,14 +16,14 @@ import (
 func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 	limit := opt.MILPLimit
 	if limit <= 0 {
-		limit = 120
+		limit = 64
 		if opt.LP.Resolve() == lp.CBC {
 			limit = 400
 		}
 	}
 	k := opt.paths()
 	dc := distCache{}
-	if n := in.countMILPBinaries(dc, k); n <= limit {
+	if n := in.countMILPBinaries(dc, k, limit); n <= limit {
 		return in.linkMILP(ctx, dc, k, opt)
 	} else if len(in.jobs) > 1 {
 		return nil, fmt.Errorf("%d jobs need the link-aware MILP, which would have %d binaries (limit %d): the paper-model exact method handles one job", len(in.jobs), n, limit)
@@ -160,12 +160,23 @@ func (in *Instance) milpCandidates(dc distCache, j, w, k int) []share {
 	return out
 }
 
-func (in *Instance) countMILPBinaries(dc distCache, k int) int {
+// countMILPBinaries counts the MILP's binaries, stopping early once the cheap
+// upper bound (workers x nodes x k) or the running count passes limit.
+func (in *Instance) countMILPBinaries(dc distCache, k, limit int) int {
+	if ub := in.Workers() * (len(in.progList) + 1) * k; ub > limit {
+		n := 0
+		for _, jb := range in.jobs {
+			n += len(jb.workers) * (len(in.progList) + 1)
+		}
+		if n > limit {
+			return n // even one path per candidate is too many
+		}
+	}
 	n := 0
 	for j, jb := range in.jobs {
 		for w := range jb.workers {
 			n += len(in.milpCandidates(dc, j, w, k))
-			if n > 100000 {
+			if n > limit {
 				return n
 			}
 		}

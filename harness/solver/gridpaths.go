@@ -11,7 +11,7 @@ import (
 )
 
 // searchBudget is how many evaluations grid-paths' local search may spend per start.
-const searchBudget = 300
+const searchBudget = 200
 
 // candidatesPerClass bounds the switches each class of workers may use in
 // grid-paths' LP: the nearest ones and the ones with the most capacity.
@@ -59,11 +59,20 @@ func (in *Instance) gridPaths(ctx context.Context, opt Options) (*Plan, error) {
 			a.shares[c.job][w][0] = share{node: sh.node, frac: 1, path: path}
 		}
 	}
+	// Each job alone in the paper's model is an upper bound on its lambda
+	// with links and other jobs added; a start reaching it cannot improve.
+	ceiling := math.Inf(1)
+	for j := range in.jobs {
+		lam, _ := in.paperExact(j)
+		ceiling = math.Min(ceiling, lam)
+	}
 	ls := in.newSearch(dc, opt.paths())
+	ls.ceiling = ceiling
 	rounded := ls.improve(a, searchBudget)
 	best, from := rounded, "LP rounding"
 	if seed := in.paperSeed(dc); seed != nil {
 		ls2 := in.newSearch(dc, opt.paths())
+		ls2.ceiling = ceiling
 		s := ls2.improve(seed, searchBudget)
 		if scoreOf(in.evaluate(s)).better(scoreOf(in.evaluate(best))) {
 			best, from = s, "the paper model's exact solution"

@@ -45,7 +45,6 @@ type Instance struct {
 	capS  []float64 // processing capacity C_s of programmable switches, Gbps
 	out   [][]int   // arcs leaving each node, by port order
 	arcs  []arc
-	arcOf map[[2]int]int // (from, to) -> arc index
 	jobs  []job
 	// programmable switches in node order
 	progList []int
@@ -66,7 +65,7 @@ func NewInstance(t *topo.Topology, jobs []workload.Job) (*Instance, error) {
 	if len(jobs) == 0 {
 		return nil, fmt.Errorf("no jobs to route on topology %s", t.Name)
 	}
-	in := &Instance{Topo: t, index: map[string]int{}, arcOf: map[[2]int]int{}}
+	in := &Instance{Topo: t, index: map[string]int{}}
 	for i, n := range t.Nodes {
 		in.names = append(in.names, n.Name)
 		in.index[n.Name] = i
@@ -95,7 +94,6 @@ func NewInstance(t *topo.Topology, jobs []workload.Job) (*Instance, error) {
 		}
 		c := gbps(l.Bandwidth)
 		for _, d := range [2]arc{{a, b, l.A.Port, l.B.Port, c}, {b, a, l.B.Port, l.A.Port, c}} {
-			in.arcOf[[2]int{d.from, d.to}] = len(in.arcs)
 			in.out[d.from] = append(in.out[d.from], len(in.arcs))
 			in.arcs = append(in.arcs, d)
 		}
@@ -202,4 +200,15 @@ func (in *Instance) Workers() int {
 		n += len(j.workers)
 	}
 	return n
+}
+
+// arcFrom is the arc from node u to its neighbour v (-1 if none); degrees are
+// small, so a scan beats a map.
+func (in *Instance) arcFrom(u, v int) int {
+	for _, a := range in.out[u] {
+		if in.arcs[a].to == v {
+			return a
+		}
+	}
+	return -1
 }

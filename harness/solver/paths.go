@@ -19,7 +19,7 @@ func (in *Instance) kShortest(c distCache, src, dst, k int) [][]int {
 			bannedArc := map[int]bool{}
 			for _, p := range paths {
 				if len(p) > i+1 && slices.Equal(p[:i+1], root) {
-					bannedArc[in.arcOf[[2]int{p[i], p[i+1]}]] = true
+					bannedArc[in.arcFrom(p[i], p[i+1])] = true
 				}
 			}
 			bannedNode := map[int]bool{}

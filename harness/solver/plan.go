@@ -188,9 +188,9 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 			if !in.sw[v] {
 				continue
 			}
-			h := Hop{Switch: node(v), InPort: in.arcs[in.arcOf[[2]int{path[i-1], v}]].toPort}
+			h := Hop{Switch: node(v), InPort: in.arcs[in.arcFrom(path[i-1], v)].toPort}
 			if i+1 < len(path) {
-				h.OutPort = in.arcs[in.arcOf[[2]int{v, path[i+1]}]].fromPort
+				h.OutPort = in.arcs[in.arcFrom(v, path[i+1])].fromPort
 			}
 			out = append(out, h)
 		}
@@ -216,8 +216,8 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 			if !in.sw[v] {
 				continue
 			}
-			inPort := in.arcs[in.arcOf[[2]int{full[i-1], v}]].toPort
-			outPort := in.arcs[in.arcOf[[2]int{v, full[i+1]}]].fromPort
+			inPort := in.arcs[in.arcFrom(full[i-1], v)].toPort
+			outPort := in.arcs[in.arcFrom(v, full[i+1])].fromPort
 			r := rulesOf(v)
 			k := [2]int{j, outPort}
 			if r.mcast[k] == nil {
@@ -249,7 +249,7 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 				for i := 1; i+1 < len(s.path); i++ {
 					if v := s.path[i]; in.sw[v] {
 						rulesOf(v).fwd = append(rulesOf(v).fwd, ForwardRule{Job: jb.name, Worker: node(wi), Node: node(s.node), NodeID: nodeID(s.node),
-							OutPort: in.arcs[in.arcOf[[2]int{v, s.path[i+1]}]].fromPort})
+							OutPort: in.arcs[in.arcFrom(v, s.path[i+1])].fromPort})
 					}
 				}
 			}
@@ -257,12 +257,12 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 		}
 		for _, s := range sortedKeys(ev.fanIn[j]) {
 			path := a.streams[j][s]
-			out := in.arcs[in.arcOf[[2]int{s, path[1]}]].fromPort
+			out := in.arcs[in.arcFrom(s, path[1])].fromPort
 			jp.Aggregators = append(jp.Aggregators, Aggregator{Switch: node(s), FanIn: ev.fanIn[j][s], StreamGbps: round9(ev.streamRate[j][s]), Path: hops(path)})
 			rulesOf(s).agg = append(rulesOf(s).agg, AggregateRule{Job: jb.name, FanIn: ev.fanIn[j][s], OutPort: out})
 			for i := 1; i+1 < len(path); i++ {
 				if v := path[i]; in.sw[v] {
-					rulesOf(v).str = append(rulesOf(v).str, StreamRule{Job: jb.name, From: node(s), OutPort: in.arcs[in.arcOf[[2]int{v, path[i+1]}]].fromPort})
+					rulesOf(v).str = append(rulesOf(v).str, StreamRule{Job: jb.name, From: node(s), OutPort: in.arcs[in.arcFrom(v, path[i+1])].fromPort})
 				}
 			}
 		}
@@ -279,7 +279,9 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 			for k := range r.mcast {
 				keys = append(keys, k)
 			}
-			sort.Slice(keys, func(x, y int) bool { return keys[x][0] < keys[y][0] || keys[x][0] == keys[y][0] && keys[x][1] < keys[y][1] })
+			sort.Slice(keys, func(x, y int) bool {
+				return keys[x][0] < keys[y][0] || keys[x][0] == keys[y][0] && keys[x][1] < keys[y][1]
+			})
 			for _, k := range keys {
 				ports := sortedKeys(r.mcast[k])
 				sp.Multicast = append(sp.Multicast, MulticastRule{Job: in.jobs[k[0]].name, InPort: k[1], OutPorts: ports})
@@ -303,7 +305,9 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 	return p
 }
 
-func endpoint(in *Instance, n, port int) topo.Endpoint { return topo.Endpoint{Node: in.names[n], Port: port} }
+func endpoint(in *Instance, n, port int) topo.Endpoint {
+	return topo.Endpoint{Node: in.names[n], Port: port}
+}
 
 // violations lists resources whose load at the given rates exceeds capacity.
 func (in *Instance) violations(res []*resource, rate []float64) []Violation {

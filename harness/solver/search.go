@@ -18,6 +18,8 @@ type search struct {
 	dc          distCache
 	k           int
 	onlyReroute bool // Geryon: keep every worker at the PS, change paths only
+	// ceiling is an upper bound on lambda (0: none); reaching it ends the search.
+	ceiling float64
 	paths       map[[2]int][][]int
 	evals       int
 }
@@ -79,7 +81,7 @@ func (s *search) improve(a *assignment, budget int) *assignment {
 	in := s.in
 	s.in.completeStreams(a, s.dc, nil)
 	ev, cur := s.eval(a)
-	for s.evals < budget {
+	for s.evals < budget && (s.ceiling == 0 || cur.lambda < s.ceiling*(1-1e-9)) {
 		var next *assignment
 		var nextScore score
 		try := func(c *assignment) bool {

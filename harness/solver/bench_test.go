@@ -1,0 +1,59 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/grid-ina/grid/harness/lp"
+)
+
+// BenchmarkSolvePaperScale times every algorithm on the paper's four
+// simulation scenarios at the largest worker count, with each LP backend.
+// Peer (the authors' PuLP+CBC on this machine kind): 0.1-6.6 s per
+// paper-scale instance, over 100 s for one LP on leaf-spine with 499 workers
+// and every leaf programmable. Target: under 1 s for every algorithm.
+func BenchmarkSolvePaperScale(b *testing.B) {
+	backends := []lp.Backend{lp.Embedded}
+	if lp.CBCAvailable() {
+		backends = append(backends, lp.CBC)
+	}
+	for _, sc := range PaperScenarios() {
+		t, jobs, err := sc.Build(sc.MaxWorkers(), 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in, err := NewInstance(t, jobs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, algo := range Algorithms() {
+			for _, be := range backends {
+				if be == lp.CBC && (algo == AlgoATP || algo == AlgoSwitchML || algo == AlgoGeryon) {
+					continue // no LP
+				}
+				b.Run(fmt.Sprintf("%s/%s/%s", sc.Name, algo, be), func(b *testing.B) {
+					for b.Loop() {
+						if _, err := Solve(context.Background(), in, algo, Options{Seed: 1, LP: be}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkSolveFig1 times each algorithm on the paper's Fig. 1 (peer: 0.02 s).
+func BenchmarkSolveFig1(b *testing.B) {
+	in := fig1(&testing.T{})
+	for _, algo := range Algorithms() {
+		b.Run(algo, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Solve(context.Background(), in, algo, Options{Seed: 1, LP: lp.Embedded}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
