@@ -86,7 +86,8 @@ const (
 	MemberTableActionRun            // t.apply().action_run
 )
 
-// Member is `X.Name`.
+// Member is `X.Name`. For MemberEnum and MemberError, X is a type name:
+// an *Ident whose Decl is the *EnumDecl or *ErrorDecl and whose Type is nil.
 type Member struct {
 	Pos
 	ExprInfo
@@ -148,7 +149,9 @@ const (
 	CallConstructor
 )
 
-// Call is `Fun<TypeArgs>(Args)`.
+// Call is `Fun<TypeArgs>(Args)`. After checking, Fun.Info().Type is nil
+// (a callee has no value type; Kind and the resolved slots say what is
+// called); Fun's Ident.Decl or Member.Kind and receiver are filled.
 type Call struct {
 	Pos
 	ExprInfo

@@ -187,3 +187,26 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteString("?")
 	}
 }
+
+// Start returns the position of the leftmost token of e (Member, Index,
+// Slice, Binary and Call nodes are positioned at their operator or name).
+func Start(e Expr) Pos {
+	for {
+		switch x := e.(type) {
+		case *Member:
+			e = x.X
+		case *Index:
+			e = x.X
+		case *Slice:
+			e = x.X
+		case *Binary:
+			e = x.X
+		case *Ternary:
+			e = x.Cond
+		case *Call:
+			e = x.Fun
+		default:
+			return e.Position()
+		}
+	}
+}

@@ -8,6 +8,9 @@ import (
 )
 
 func (c *checker) call(x *ast.Call, hint ast.Type, sc *scope) ast.Type {
+	// The callee expression itself has no value type: the Call's Kind and
+	// resolved slots say what is called.
+	defer func() { x.Fun.Info().Type = nil }()
 	switch f := x.Fun.(type) {
 	case *ast.Member:
 		if c.expr(f, nil, sc) == nil {

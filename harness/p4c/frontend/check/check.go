@@ -62,8 +62,8 @@ const (
 type checker struct {
 	features Features
 	prog     *ast.Program
-	diags  *diag.List
-	global *scope
+	diags    *diag.List
+	global   *scope
 
 	errorDecl     *ast.ErrorDecl // synthetic declaration holding every error member
 	errorMembers  map[string]*ast.EnumMember
@@ -73,10 +73,10 @@ type checker struct {
 	matchKindDecl *ast.MatchKindDecl
 
 	// Function/action/parser/control currently being checked.
-	ctx        context
-	fn         *ast.FunctionDecl
-	curParser  *ast.ParserDecl
-	control    *ast.ControlDecl
+	ctx       context
+	fn        *ast.FunctionDecl
+	curParser *ast.ParserDecl
+	control   *ast.ControlDecl
 }
 
 // Features selects language features outside the default subset that a
@@ -115,12 +115,21 @@ func Check(prog *ast.Program, diags *diag.List, features Features) {
 		c.topDecl(d)
 	}
 	if prog.Main == nil && !diags.HasErrors() {
-		diags.Errorf(prog.Position(), "program has no package instance named main (e.g. V1Switch(...) main;)")
+		at := prog.Position()
+		if n := len(prog.Decls); n > 0 {
+			at = prog.Decls[n-1].Position() // the end of the main file
+		}
+		diags.Errorf(at, "program has no package instance named main (e.g. V1Switch(...) main;)")
 	}
 }
 
 func (c *checker) errorf(n ast.Node, format string, args ...any) {
 	c.diags.Errorf(n.Position(), format, args...)
+}
+
+// errorAtExpr reports an error about a whole expression at its first token.
+func (c *checker) errorAtExpr(e ast.Expr, format string, args ...any) {
+	c.diags.Errorf(ast.Start(e), format, args...)
 }
 
 func (c *checker) unsupportedf(n ast.Node, format string, args ...any) {
@@ -277,8 +286,7 @@ func (c *checker) constDecl(d *ast.ConstDecl, sc *scope) {
 	if t == nil {
 		return
 	}
-	c.expr(d.Value, t, sc)
-	if d.Value.Info().Type == nil {
+	if c.expr(d.Value, t, sc) == nil || !c.assignable(d.Value, t, "constant "+d.Name) {
 		return
 	}
 	if d.Value.Info().Const == nil {

@@ -106,12 +106,8 @@ func (c *checker) ident(x *ast.Ident, sc *scope) ast.Type {
 		if !c.checkedDecls[y] {
 			c.constDecl(y, c.global)
 		}
-		t := y.Type.Resolved()
-		if t != nil && y.Value.Info().Type != nil {
-			c.assignable(y.Value, t, "constant "+y.Name)
-			info.Const = y.Value.Info().Const
-		}
-		return t
+		info.Const = y.Value.Info().Const
+		return y.Type.Resolved()
 	case *ast.InstanceDecl:
 		if t := y.Type.Resolved(); t != nil {
 			return t
@@ -982,9 +978,9 @@ func (c *checker) assignable(e ast.Expr, to ast.Type, what string) bool {
 	}
 	fb, tb := ast.Bits(from, false), ast.Bits(to, false)
 	if fb != nil && tb != nil {
-		c.errorf(e, "%s has type %s but %s is expected%s; widths and signedness must match (add a cast)", exprText(e), from, to, dest)
+		c.errorAtExpr(e, "%s has type %s but %s is expected%s; widths and signedness must match (add a cast)", exprText(e), from, to, dest)
 	} else {
-		c.errorf(e, "%s has type %s but %s is expected%s", exprText(e), from, to, dest)
+		c.errorAtExpr(e, "%s has type %s but %s is expected%s", exprText(e), from, to, dest)
 	}
 	return false
 }

@@ -27,7 +27,7 @@ func (c *checker) stmt(s ast.Stmt, sc *scope) {
 		c.expr(x.Call, nil, sc)
 	case *ast.IfStmt:
 		if t := c.expr(x.Cond, ast.TBool, sc); t != nil && !isBool(t) {
-			c.errorf(x.Cond, "if: the condition must be bool, not %s", t)
+			c.errorAtExpr(x.Cond, "if: the condition must be bool, not %s", t)
 		}
 		c.stmt(x.Then, newScope(sc))
 		if x.Else != nil {
@@ -70,7 +70,7 @@ func (c *checker) assign(x *ast.AssignStmt, sc *scope) {
 		return
 	}
 	if ok, why := c.writable(x.LHS); !ok {
-		c.errorf(x.LHS, "cannot assign to %s: %s", exprText(x.LHS), why)
+		c.errorAtExpr(x.LHS, "cannot assign to %s: %s", exprText(x.LHS), why)
 		return
 	}
 	c.assignable(x.RHS, lt, exprText(x.LHS))
@@ -163,6 +163,7 @@ func (c *checker) switchStmt(x *ast.SwitchStmt, sc *scope) {
 		key := ""
 		switch l := cs.Label.(type) {
 		case *ast.Default:
+			l.Type = ast.TDontCare
 			key = "default"
 			if i != len(x.Cases)-1 {
 				c.errorf(cs, "switch: default must be the last label")
@@ -341,7 +342,7 @@ func (c *checker) keyElem(k ast.Expr, t ast.Type, sc *scope) bool {
 		return false
 	}
 	if k.Info().Const == nil {
-		c.errorf(k, "keyset values must be compile-time constants")
+		c.errorAtExpr(k, "keyset values must be compile-time constants")
 		return false
 	}
 	return true

@@ -190,12 +190,12 @@ func (p *parser) stmt() ast.Stmt {
 			p.next()
 			rhs := p.expr()
 			p.expect(";")
-			return &ast.AssignStmt{Pos: op.Pos, Annos: annos, LHS: lhs, RHS: rhs}
+			return &ast.AssignStmt{Pos: ast.Start(lhs), Annos: annos, LHS: lhs, RHS: rhs}
 		case "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=":
 			p.next()
 			rhs := p.expr()
 			p.expect(";")
-			return &ast.AssignStmt{Pos: op.Pos, Annos: annos, LHS: lhs, RHS: rhs, Compound: true, Op: compoundOps[op.Text]}
+			return &ast.AssignStmt{Pos: ast.Start(lhs), Annos: annos, LHS: lhs, RHS: rhs, Compound: true, Op: compoundOps[op.Text]}
 		}
 	}
 	call, ok := lhs.(*ast.Call)
@@ -493,10 +493,10 @@ func (p *parser) postfix(x ast.Expr) ast.Expr {
 				x = &ast.Index{Pos: t.Pos, X: x, Index: idx}
 			}
 		case p.is("("):
-			x = &ast.Call{Pos: x.Position(), Fun: x, Args: p.args()}
+			x = &ast.Call{Pos: ast.Start(x), Fun: x, Args: p.args()}
 		case p.is("<") && isCallee(x) && p.typeArgsAhead():
 			targs := p.typeArgs()
-			x = &ast.Call{Pos: x.Position(), Fun: x, TypeArgs: targs, Args: p.args()}
+			x = &ast.Call{Pos: ast.Start(x), Fun: x, TypeArgs: targs, Args: p.args()}
 		default:
 			return x
 		}
