@@ -93,6 +93,8 @@ func TestParseBadInputNamesFileLineAndField(t *testing.T) {
 			`x.yaml:5: nodes[2]: host h1 has no link`},
 		{"capacity on a plain switch", withLine(4, "  - {name: s2, kind: switch, capacity: 1Gbps}"),
 			`x.yaml:4: nodes[1].capacity: switch s2 is not programmable: only programmable switches have an aggregation capacity (add programmable: true or drop capacity)`},
+		{"programmable switch without capacity", withLine(4, "  - {name: s2, kind: switch, programmable: true}"),
+			`x.yaml:4: nodes[1].capacity: programmable switch s2 needs a capacity, the rate it can aggregate (GRID's C_s), e.g. capacity: 100Gbps`},
 		{"unknown role", withLine(5, "  - {name: h1, kind: host, role: boss}"),
 			`x.yaml:5: nodes[2].role: unknown role "boss" of host h1 (worker or ps; omit for a plain host)`},
 		{"ingress on a worker", withLine(5, "  - {name: h1, kind: host, role: worker, ingress: 1Gbps}"),

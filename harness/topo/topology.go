@@ -65,9 +65,9 @@ type Bandwidth float64
 // Topology is a set of named hosts and switches joined by point-to-point links.
 type Topology struct {
 	Name        string
-	Description string // free text for people, kept through Parse and Marshal
-	Nodes []*Node // in file (or generator) order
-	Links []*Link // in file (or generator) order
+	Description string  // free text for people, kept through Parse and Marshal
+	Nodes       []*Node // in file (or generator) order
+	Links       []*Link // in file (or generator) order
 	// Source is the file the topology was read from, for error messages; empty for generated ones.
 	Source string
 }
@@ -89,7 +89,7 @@ type Node struct {
 	// Switch fields.
 	Tier         Tier
 	Programmable bool      // can aggregate gradients in the data plane
-	Capacity     Bandwidth // processing capacity C_s of a programmable switch; 0 means unlimited
+	Capacity     Bandwidth // processing capacity C_s, required (> 0) on programmable switches
 
 	// Line is the line of the node's definition in Source, for error messages.
 	Line int

@@ -29,7 +29,8 @@ var nameRE = regexp.MustCompile(NamePattern)
 // fields (role, ingress) sit on hosts and switch fields (tier, programmable,
 // capacity) on switches, that capacity is given only for programmable
 // switches (a plain switch aggregates nothing, so a capacity there is a
-// mistake), that ingress is given only for a PS, and that links join known
+// mistake) and required for programmable ones (GRID's C_s), that ingress is
+// given only for a PS, and that links join known
 // nodes on valid, unshared ports, connect hosts only to switches, join two
 // switches at most once, and carry sane bandwidth, delay, loss and MTU. Every
 // host must have a link and the whole graph must be connected and not empty.
@@ -84,6 +85,9 @@ func (t *Topology) Validate() error {
 			}
 			if n.Capacity < 0 {
 				return errAt(n.Line, f("capacity"), "negative capacity of %s", n.Name)
+			}
+			if n.Programmable && n.Capacity == 0 {
+				return errAt(n.Line, f("capacity"), "programmable switch %s needs a capacity, the rate it can aggregate (GRID's C_s), e.g. capacity: 100Gbps", n.Name)
 			}
 			if n.Capacity > 0 && !n.Programmable {
 				return errAt(n.Line, f("capacity"), "switch %s is not programmable: only programmable switches have an aggregation capacity (add programmable: true or drop capacity)", n.Name)
