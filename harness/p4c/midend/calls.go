@@ -272,6 +272,7 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope) (func() e
 
 func (a *actx) inlineAction(c *ast.Call) error {
 	act := c.Action
+	a.l.recordCalledAction(act, a.sc.prefix)
 	sc := newScope(a.sc, a.sc.prefix)
 	done, err := a.bindParams(c, act.Params, sc)
 	if err != nil {
@@ -720,10 +721,13 @@ func (a *actx) builtin(c *ast.Call) (val, error) {
 		if !ok {
 			return nil, unsupported(c, "isValid on this value")
 		}
+		if h.dyn != nil {
+			return &scalarV{ref: b2d(exprOp("valid", nil, h.dyn)), t: ast.TBool}, nil
+		}
 		return &scalarV{ref: bmv2json.Field(h.h.Name, "$valid$"), t: ast.TBool}, nil
 	case "setValid", "setInvalid":
 		h, ok := rv.(*headerV)
-		if !ok {
+		if !ok || h.dyn != nil {
 			return nil, unsupported(c, "%s on this value", c.Builtin)
 		}
 		op := "add_header"
@@ -756,4 +760,59 @@ func marshalValues(vs []*bmv2json.Value) ([]byte, error) {
 		return []byte("[]"), nil
 	}
 	return json.Marshal(vs)
+}
+
+// bindCtorParams binds the constructor parameters of a control or parser
+// instance to its constructor arguments (constants or other instances),
+// evaluated where the instance was declared.
+func (l *lowerer) bindCtorParams(o *objV, params []*ast.Param, sc *scope) error {
+	if len(params) == 0 {
+		return nil
+	}
+	if o.inst == nil || len(o.inst.Args) != len(params) {
+		return unsupported(o.inst, "instance of %s without its %d constructor arguments", o.typ.Decl.DeclName(), len(params))
+	}
+	declScope := o.declScope
+	if declScope == nil {
+		declScope = newScope(nil, "")
+	}
+	a := &actx{l: l, sc: declScope, prims: new([]bmv2json.Primitive)}
+	for i, p := range params {
+		arg := o.inst.Args[i].Value
+		if call, ok := arg.(*ast.Call); ok && len(call.Args) == 0 {
+			// An anonymous instance `C(Sub())`: instantiate it here.
+			if id, ok := call.Fun.(*ast.Ident); ok {
+				if d, ok := id.Decl.(*ast.ControlDecl); ok {
+					sc.m[p] = &objV{name: cpName(nil, p.Name, o.name), typ: &ast.ObjectType{Decl: d}, inst: &ast.InstanceDecl{Pos: call.Pos, Name: p.Name}, declScope: declScope}
+					continue
+				}
+			}
+		}
+		v, err := a.value(arg)
+		if err != nil {
+			return err
+		}
+		if len(*a.prims) > 0 {
+			return unsupported(arg, "constructor argument that is not a constant or an instance")
+		}
+		sc.m[p] = v
+	}
+	return nil
+}
+
+// recordCalledAction remembers an action called directly (not through a
+// table) for P4Info, under its control-plane name.
+func (l *lowerer) recordCalledAction(ad *ast.ActionDecl, prefix string) {
+	if ad.Control == nil {
+		prefix = ""
+	}
+	name := cpName(ad.Annos, ad.Name, prefix)
+	for _, a := range l.out.CalledActions {
+		if a.Name == name {
+			return
+		}
+	}
+	// Its arguments are all given at the call: no control-plane parameters.
+	act := &Action{Name: name, Pos: ad.Pos, Annos: ad.Annos}
+	l.out.CalledActions = append(l.out.CalledActions, act)
 }

@@ -65,9 +65,6 @@ func (l *lowerer) lowerPipeline(d ast.Decl, name string, args []val) error {
 // instantiateLocals creates the storage of a control's local variables and
 // instances in c.sc (initializers run as straight-line code).
 func (c *cctx) instantiateLocals(cd *ast.ControlDecl) error {
-	if len(cd.CtorParams) > 0 {
-		return unsupported(cd, "controls with constructor parameters")
-	}
 	for _, d := range cd.Locals {
 		switch x := d.(type) {
 		case *ast.VarDecl:
@@ -79,6 +76,7 @@ func (c *cctx) instantiateLocals(cd *ast.ControlDecl) error {
 			if err != nil {
 				return err
 			}
+			o.declScope = c.sc
 			c.sc.m[x] = o
 		case *ast.ValueSetDecl:
 			return unsupported(x, "value sets")
@@ -189,56 +187,227 @@ func (c *cctx) stmt(s ast.Stmt) error {
 // hoistApplies lowers table applications nested in the expressions of a
 // straight-line statement (`bool b = t.apply().hit;`): the table is applied
 // first and its hit/miss result stored in a temporary the expression then
-// reads.
-func (c *cctx) hoistApplies(s ast.Node) error {
-	var found []*ast.Member
-	var bad ast.Node
-	ast.Inspect(s, func(n ast.Node) bool {
-		switch m := n.(type) {
-		case *ast.Member:
-			if m.Kind == ast.MemberTableHit || m.Kind == ast.MemberTableMiss {
-				found = append(found, m)
-				return false
-			}
-			if m.Kind == ast.MemberTableActionRun {
-				bad = m
-			}
-		case *ast.Call:
-			if m.Kind == ast.CallTableApply || m.Kind == ast.CallControlApply {
-				bad = m
-			}
+// reads. Short-circuit operators and ?: become conditionals so a table is
+// applied only when P4 would evaluate it; operands to the left of an
+// application are read into temporaries first (left-to-right order).
+func (c *cctx) hoistApplies(n ast.Node) error {
+	var err error
+	ast.Inspect(n, func(x ast.Node) bool {
+		if err != nil {
+			return false
+		}
+		if e, ok := x.(ast.Expr); ok {
+			err = c.hoistExpr(e)
+			return false
 		}
 		return true
 	})
-	if len(found) == 0 && bad != nil {
-		return unsupported(bad, "table or control application inside this expression")
-	}
-	for _, m := range found {
-		call, ok := m.X.(*ast.Call)
-		if !ok || call.Kind != ast.CallTableApply {
-			return unsupported(m, ".%s on this expression", m.Name)
+	return err
+}
+
+// containsApply reports whether e applies a table or control.
+func containsApply(e ast.Node) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if c, ok := n.(*ast.Call); ok && (c.Kind == ast.CallTableApply || c.Kind == ast.CallControlApply) {
+			found = true
 		}
-		tmp := c.l.tempScalar(ast.TBool)
-		t, err := c.applyTable(call, true)
-		if err != nil {
+		return !found
+	})
+	return found
+}
+
+// snapshot reads a non-constant operand into a temporary so that a table
+// applied later in the same expression cannot change what it reads.
+func (c *cctx) snapshot(e ast.Expr) error {
+	if e.Info().Const != nil {
+		return nil
+	}
+	if err := c.hoistExpr(e); err != nil {
+		return err
+	}
+	v, err := c.actx().value(e)
+	if err != nil {
+		return err
+	}
+	s, ok := v.(*scalarV)
+	if !ok {
+		return nil
+	}
+	if len(c.block) == 0 {
+		c.blockPos = e.Position()
+	}
+	t := c.l.tempScalar(s.t)
+	c.block = append(c.block, prim("assign", t.ref, param(s.ref)))
+	c.l.override[e] = &scalarV{ref: t.ref, t: s.t}
+	return nil
+}
+
+func (c *cctx) hoistExpr(e ast.Expr) error {
+	if e == nil || !containsApply(e) {
+		return nil
+	}
+	if _, done := c.l.override[e]; done {
+		return nil
+	}
+	switch x := e.(type) {
+	case *ast.Member:
+		if x.Kind == ast.MemberTableHit || x.Kind == ast.MemberTableMiss {
+			call, ok := x.X.(*ast.Call)
+			if !ok || call.Kind != ast.CallTableApply {
+				return unsupported(x, ".%s on this expression", x.Name)
+			}
+			tmp := c.l.tempScalar(ast.TBool)
+			t, err := c.applyTable(call, true)
+			if err != nil {
+				return err
+			}
+			hitVal, missVal := int64(1), int64(0)
+			if x.Kind == ast.MemberTableMiss {
+				hitVal, missVal = 0, 1
+			}
+			c.dangling = []slot{func(n *string) { t.Next["__HIT__"] = n }}
+			c.blockPos = x.Pos
+			c.block = append(c.block, prim("assign", tmp.ref, hexInt(hitVal, 1)))
+			c.flush()
+			after := c.dangling
+			c.dangling = []slot{func(n *string) { t.Next["__MISS__"] = n }}
+			c.blockPos = x.Pos
+			c.block = append(c.block, prim("assign", tmp.ref, hexInt(missVal, 1)))
+			c.flush()
+			c.dangling = append(after, c.dangling...)
+			c.l.override[x] = &scalarV{ref: tmp.ref, t: ast.TBool}
+			return nil
+		}
+		return c.hoistExpr(x.X)
+	case *ast.Binary:
+		if (x.Op == ast.OpAnd || x.Op == ast.OpOr) && containsApply(x.Y) {
+			return c.hoistChoice(x, x.X, nil, nil)
+		}
+		if containsApply(x.Y) {
+			if err := c.snapshot(x.X); err != nil {
+				return err
+			}
+		} else if err := c.hoistExpr(x.X); err != nil {
 			return err
 		}
-		hitVal, missVal := int64(1), int64(0)
-		if m.Kind == ast.MemberTableMiss {
-			hitVal, missVal = 0, 1
+		return c.hoistExpr(x.Y)
+	case *ast.Ternary:
+		if containsApply(x.Then) || containsApply(x.Else) {
+			if cv := x.Cond.Info().Const; cv != nil && cv.Kind == ast.ValBool {
+				live := x.Then
+				if !cv.Bool {
+					live = x.Else
+				}
+				if err := c.hoistExpr(live); err != nil {
+					return err
+				}
+				v, err := c.actx().value(live)
+				if err != nil {
+					return err
+				}
+				c.l.override[x] = v
+				return nil
+			}
+			return c.hoistChoice(x, x.Cond, x.Then, x.Else)
 		}
-		c.dangling = []slot{func(n *string) { t.Next["__HIT__"] = n }}
-		c.blockPos = m.Pos
-		c.block = append(c.block, prim("assign", tmp.ref, hexInt(hitVal, 1)))
-		c.flush()
-		after := c.dangling
-		c.dangling = []slot{func(n *string) { t.Next["__MISS__"] = n }}
-		c.blockPos = m.Pos
-		c.block = append(c.block, prim("assign", tmp.ref, hexInt(missVal, 1)))
-		c.flush()
-		c.dangling = append(after, c.dangling...)
-		c.l.override[m] = &scalarV{ref: tmp.ref, t: ast.TBool}
+		return c.hoistExpr(x.Cond)
+	case *ast.Unary:
+		return c.hoistExpr(x.X)
+	case *ast.Call:
+		if x.Kind == ast.CallTableApply || x.Kind == ast.CallControlApply {
+			break
+		}
+		for i, arg := range x.Args {
+			later := false
+			for _, rest := range x.Args[i+1:] {
+				later = later || containsApply(rest.Value)
+			}
+			if later && (x.ArgParams == nil || i >= len(x.ArgParams) || x.ArgParams[i].Dir == ast.DirIn || x.ArgParams[i].Dir == ast.DirNone) {
+				if err := c.snapshot(arg.Value); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := c.hoistExpr(arg.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *ast.Cast:
+		return c.hoistExpr(x.X)
+	case *ast.Slice:
+		return c.hoistExpr(x.X)
 	}
+	return unsupported(e, "table or control application inside this expression")
+}
+
+// hoistChoice lowers `a && b`, `a || b` (then/els nil) or `cond ? then :
+// els` whose later operands apply tables: a conditional on the first
+// operand, each branch computing the result into a temporary.
+func (c *cctx) hoistChoice(e ast.Expr, cond, then, els ast.Expr) error {
+	if err := c.hoistExpr(cond); err != nil {
+		return err
+	}
+	if len(c.block) == 0 {
+		c.blockPos = e.Position()
+	}
+	cv, err := c.actx().cond(cond)
+	if err != nil {
+		return err
+	}
+	rt := e.Info().Type
+	tmp := c.l.tempScalar(rt)
+	c.flush()
+	cn := &Cond{Name: c.l.nodeName(), Pos: e.Position(), Expr: cv}
+	c.pipe.Conds = append(c.pipe.Conds, cn)
+	c.link(cn.Name)
+	branch := func(s slot, ex ast.Expr, constant int64) ([]slot, error) {
+		c.dangling = []slot{s}
+		c.blockPos = e.Position()
+		if ex == nil {
+			c.block = append(c.block, prim("assign", tmp.ref, hexInt(constant, 1)))
+		} else {
+			if err := c.hoistExpr(ex); err != nil {
+				return nil, err
+			}
+			d, err := c.actx().data(ex)
+			if err != nil {
+				return nil, err
+			}
+			c.block = append(c.block, prim("assign", tmp.ref, param(d)))
+		}
+		c.flush()
+		return c.dangling, nil
+	}
+	trueSlot := func(n *string) { cn.True = n }
+	falseSlot := func(n *string) { cn.False = n }
+	var a, b []slot
+	switch {
+	case then != nil:
+		if a, err = branch(trueSlot, then, 0); err != nil {
+			return err
+		}
+		if b, err = branch(falseSlot, els, 0); err != nil {
+			return err
+		}
+	case e.(*ast.Binary).Op == ast.OpAnd:
+		if a, err = branch(trueSlot, e.(*ast.Binary).Y, 0); err != nil {
+			return err
+		}
+		if b, err = branch(falseSlot, nil, 0); err != nil {
+			return err
+		}
+	default:
+		if a, err = branch(trueSlot, nil, 1); err != nil {
+			return err
+		}
+		if b, err = branch(falseSlot, e.(*ast.Binary).Y, 0); err != nil {
+			return err
+		}
+	}
+	c.dangling = append(a, b...)
+	c.l.override[e] = &scalarV{ref: tmp.ref, t: rt}
 	return nil
 }
 
@@ -501,6 +670,9 @@ func (c *cctx) applyControl(call *ast.Call) error {
 		c.blockPos = call.Pos
 	}
 	sc := newScope(nil, o.name)
+	if err := c.l.bindCtorParams(o, cd.CtorParams, sc); err != nil {
+		return err
+	}
 	done, err := a.bindParams(call, cd.Params, sc)
 	if err != nil {
 		return err
@@ -654,6 +826,12 @@ func (c *cctx) tableKeys(a *actx, td *ast.TableDecl, t *Table) error {
 		}
 		st, _ := scalarType(s.t)
 		ke.Width = st.width
+		switch x := s.t.(type) {
+		case *ast.ErrorType:
+			ke.Opaque = true
+		case *ast.EnumDecl:
+			ke.Opaque = x.Underlying == nil
+		}
 		if !isFieldRef(s.ref) {
 			tmp := c.l.tempScalar(s.t)
 			c.block = append(c.block, prim("assign", tmp.ref, param(s.ref)))

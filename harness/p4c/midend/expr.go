@@ -71,6 +71,10 @@ func (a *actx) value(e ast.Expr) (val, error) {
 		switch d := x.Decl.(type) {
 		case *ast.InstanceDecl:
 			return a.l.instance(d, a.sc)
+		case *ast.ControlDecl, *ast.ParserDecl:
+			// Direct application `C.apply(...)` of a control or parser
+			// type: an implicit instance named after the type.
+			return &objV{name: cpName(nil, d.DeclName(), a.sc.prefix), typ: &ast.ObjectType{Decl: d}, inst: &ast.InstanceDecl{Pos: x.Pos, Name: d.DeclName()}}, nil
 		case *ast.ConstDecl:
 			if c := d.Value.Info().Const; c != nil {
 				return a.l.constVal(x, c, d.Type.Resolved())
@@ -95,7 +99,16 @@ func (a *actx) value(e ast.Expr) (val, error) {
 			}
 			return st.elem[i], nil
 		}
-		return nil, unsupported(x, "header stack index that is not a compile-time constant")
+		idx, err := a.data(x.Index)
+		if err != nil {
+			return nil, err
+		}
+		if !isFieldRef(idx) {
+			t := a.l.tempScalar(x.Index.Info().Type)
+			a.emitPrim(a.assignPrim(t.ref, idx))
+			idx = t.ref
+		}
+		return &headerV{decl: st.decl, dyn: exprOp("dereference_header_stack", bmv2json.Named("header_stack", st.s.Name), idx)}, nil
 	case *ast.Slice:
 		v, err := a.data(x.X)
 		if err != nil {
@@ -209,9 +222,41 @@ func (a *actx) member(x *ast.Member) (val, error) {
 				return f, nil
 			}
 		case *headerV:
+			if b.last != nil && a.inParser {
+				return &scalarV{ref: &bmv2json.Value{Type: "stack_field", Kind: bmv2json.KindNames, Names: []string{b.last.s.Name, x.Name}}, t: x.Info().Type}, nil
+			}
+			if b.dyn != nil {
+				off := -1
+				for i, f := range b.decl.Fields {
+					if f.Name == x.Name {
+						off = i
+					}
+				}
+				if off < 0 {
+					return nil, unsupported(x, "field %s", x.Name)
+				}
+				return &scalarV{ref: exprOp("access_field", b.dyn, &bmv2json.Value{Kind: bmv2json.KindInt, Int: off}), t: x.Info().Type, loc: true}, nil
+			}
 			return &scalarV{ref: bmv2json.Field(b.h.Name, x.Name), t: x.Info().Type, loc: true}, nil
 		}
 		return nil, unsupported(x, "field %s of this value", x.Name)
+	case ast.MemberStackLast:
+		base, err := a.value(x.X)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok := base.(*stackV); ok {
+			stack := bmv2json.Named("header_stack", st.s.Name)
+			return &headerV{decl: st.decl, last: st, dyn: exprOp("dereference_header_stack", stack, exprOp("last_stack_index", nil, stack))}, nil
+		}
+	case ast.MemberStackLastIndex:
+		base, err := a.value(x.X)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok := base.(*stackV); ok {
+			return &scalarV{ref: exprOp("last_stack_index", nil, bmv2json.Named("header_stack", st.s.Name)), t: x.Info().Type}, nil
+		}
 	case ast.MemberStackSize:
 		base, err := a.value(x.X)
 		if err != nil {
@@ -377,8 +422,8 @@ func (a *actx) equal(n ast.Node, lv, rv val) (*bmv2json.Value, error) {
 		return exprOp("==", l.ref, r.ref), nil
 	case *headerV:
 		r, ok := rv.(*headerV)
-		if !ok {
-			return nil, unsupported(n, "comparison of a header with a non-header")
+		if !ok || l.dyn != nil || r.dyn != nil {
+			return nil, unsupported(n, "comparison of this header with a header")
 		}
 		// Two headers are equal when both are invalid, or both valid with equal fields.
 		lvld := toBool(bmv2json.Field(l.h.Name, "$valid$"))

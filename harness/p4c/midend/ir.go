@@ -37,6 +37,9 @@ type Program struct {
 	Meters       []*Meter
 	Calculations []*Calculation
 	Checksums    []*Checksum
+	// CalledActions are actions invoked directly from apply blocks (inlined
+	// in bmv2); p4c still lists them in P4Info.
+	CalledActions []*Action
 	// ControllerHeaders are the @controller_header headers, for P4Info.
 	ControllerHeaders []*ControllerHeader
 }
@@ -141,7 +144,9 @@ type KeyElem struct {
 	Target    []string
 	Mask      string // "" when the whole field is matched
 	Width     int
-	Annos     ast.Annotations
+	// Opaque keys (error, plain enums) have no P4Runtime bitwidth.
+	Opaque bool
+	Annos  ast.Annotations
 }
 
 // ActionUse is an action listed in a table with its P4Info scope.

@@ -39,9 +39,6 @@ func (l *lowerer) lowerParser(pd *ast.ParserDecl, shared map[int]val) error {
 // parserLocals creates a parser's local variables and instances; their
 // initializers are lowered through a.
 func (l *lowerer) parserLocals(pd *ast.ParserDecl, a *actx) error {
-	if len(pd.CtorParams) > 0 {
-		return unsupported(pd, "parsers with constructor parameters")
-	}
 	for _, d := range pd.Locals {
 		switch x := d.(type) {
 		case *ast.VarDecl:
@@ -53,6 +50,7 @@ func (l *lowerer) parserLocals(pd *ast.ParserDecl, a *actx) error {
 			if err != nil {
 				return err
 			}
+			o.declScope = a.sc
 			a.sc.m[x] = o
 		case *ast.ValueSetDecl:
 			return unsupported(x, "parser value sets")
@@ -137,6 +135,9 @@ func (l *lowerer) inlineSubparser(call *ast.Call, sc *scope, cur *ParseState, st
 		return nil, unsupported(call, "apply of %s", o.typ.Decl.DeclName())
 	}
 	sub := newScope(nil, o.name)
+	if err := l.bindCtorParams(o, spd.CtorParams, sub); err != nil {
+		return nil, err
+	}
 	done, err := a.bindParams(call, spd.Params, sub)
 	if err != nil {
 		return nil, err
@@ -327,7 +328,7 @@ func (a *actx) packetIn(c *ast.Call) (val, error) {
 			return nil, err
 		}
 		h, ok := v.(*headerV)
-		if !ok {
+		if !ok || h.dyn != nil {
 			return nil, unsupported(arg, "extract into this value")
 		}
 		a.emit(prim("extract", bmv2json.Named("regular", h.h.Name)))
@@ -365,6 +366,9 @@ func (l *lowerer) lowerDeparser(d ast.Decl, hdrs val) error {
 	emit = func(n ast.Node, v val) error {
 		switch x := v.(type) {
 		case *headerV:
+			if x.dyn != nil {
+				return unsupported(n, "emitting a stack element chosen at run time")
+			}
 			dp.Order = append(dp.Order, x.h.Name)
 		case *stackV:
 			for _, e := range x.elem {

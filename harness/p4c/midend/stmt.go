@@ -226,6 +226,9 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 		a.emitPrim(a.assignPrim(d.ref, s.ref))
 		return nil
 	case *headerV:
+		if hs, ok := src.(*headerV); d.dyn != nil || ok && hs.dyn != nil {
+			return unsupported(n, "copying a stack element chosen at run time")
+		}
 		switch s := src.(type) {
 		case *headerV:
 			if s.h == d.h {

@@ -28,8 +28,11 @@ type headerV struct {
 	h    *Header
 	decl *ast.StructDecl
 	// dyn, when set, is an expression producing the header at run time
-	// (a stack element with a non-constant index).
+	// (a stack element with a non-constant index, or hs.last).
 	dyn *bmv2json.Value
+	// last is the stack of an `hs.last` reference: in parsers its fields
+	// are bmv2 stack_field values.
+	last *stackV
 }
 
 // stackV is a header stack.
@@ -58,8 +61,9 @@ type objV struct {
 	reg     *Register
 	counter *Counter
 	meter   *Meter
-	// scope of a control/parser instance: the names its locals resolve to.
-	scope *scope
+	// declScope is the scope the instance was declared in, where its
+	// constructor arguments are evaluated.
+	declScope *scope
 }
 
 func (*scalarV) isVal() {}

@@ -62,6 +62,12 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 			}
 		}
 	}
+	for _, a := range p.CalledActions {
+		if !seenAction[a.Name] {
+			seenAction[a.Name] = true
+			actions = append(actions, a)
+		}
+	}
 	add := func(kind p4configv1.P4Ids_Prefix, name string, annos ast.Annotations) error {
 		return syms.Add(Symbol{Kind: kind, Name: name, ID: idAnno(annos)})
 	}
@@ -114,6 +120,9 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 	for _, t := range tables {
 		pt := &p4configv1.Table{Preamble: pre(p4configv1.P4Ids_TABLE, t.Name), Size: int64(t.Size)}
 		for i, k := range t.Keys {
+			if k.Opaque {
+				k.Width = 0
+			}
 			pt.MatchFields = append(pt.MatchFields, &p4configv1.MatchField{
 				Id: uint32(i + 1), Name: k.Name, Bitwidth: int32(k.Width),
 				Match: &p4configv1.MatchField_MatchType_{MatchType: matchTypes[k.MatchType]},

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grid-ina/grid/harness/p4c"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:      "p4c",
+		Usage:     "compile a P4_16 v1model program to bmv2 JSON and P4Info (like p4c-bm2-ss --p4runtime-files)",
+		ArgsUsage: "FILE.p4",
+		Description: "p4c compiles FILE.p4 with grid's embedded compiler and writes, into the output directory,\n" +
+			"NAME.json (bmv2 JSON for simple_switch and grid's engine), NAME.p4info.txtpb and NAME.p4info.binpb\n" +
+			"(P4Runtime P4Info with p4c's IDs). Errors are printed as file:line:col: messages on stderr and the\n" +
+			"exit status is 1; constructs outside the supported subset are reported as 'unsupported: ...'.\n\n" +
+			"Example:\n   grid p4c p4/aggregator/aggregator.p4 -o build/ -D NUM_WORKERS=8",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: ".", Usage: "write the output files into `DIR`"},
+			&cli.StringSliceFlag{Name: "include", Aliases: []string{"I"}, Usage: "search `DIR` for #include files (repeatable)"},
+			&cli.StringSliceFlag{Name: "define", Aliases: []string{"D"}, Usage: "predefine macro `NAME[=VALUE]` (repeatable)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("grid p4c: want exactly one FILE.p4 argument (see grid p4c --help)", 1)
+			}
+			defines := map[string]string{}
+			for _, d := range c.StringSlice("define") {
+				name, val, ok := strings.Cut(d, "=")
+				if !ok {
+					val = "1"
+				}
+				defines[name] = val
+			}
+			res, err := p4c.Compile(c.Args().First(), p4c.Options{IncludeDirs: c.StringSlice("include"), Defines: defines})
+			if err != nil {
+				fmt.Fprintln(c.App.ErrWriter, strings.TrimRight(err.Error(), "\n"))
+				return cli.Exit("", 1)
+			}
+			paths, err := res.WriteFiles(c.String("out"))
+			if err != nil {
+				return cli.Exit(fmt.Sprintf("grid p4c: %v", err), 1)
+			}
+			for _, p := range paths {
+				fmt.Fprintln(c.App.Writer, p)
+			}
+			return nil
+		},
+	})
+}

@@ -1,0 +1,106 @@
+// Package p4c is the embedded P4_16 compiler for the v1model architecture:
+// it turns a P4 program into the two artefacts of `p4c-bm2-ss
+// --p4runtime-files`, a bmv2 JSON that simple_switch (and our engine) runs
+// and a P4Runtime P4Info. Compile is what the switch back ends, `grid p4c`,
+// `grid p4test` and the conformance runner call.
+//
+// The stages live in sub-packages: frontend (preprocessor, parser, type
+// checker), midend (lowering to bmv2's flat model), backend (bmv2 JSON) and
+// p4info (P4Info with p4c's IDs).
+package p4c
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/p4c/backend"
+	"github.com/grid-ina/grid/harness/p4c/frontend"
+	"github.com/grid-ina/grid/harness/p4c/midend"
+	"github.com/grid-ina/grid/harness/p4c/p4info"
+)
+
+// Options configure a compilation.
+type Options struct {
+	// IncludeDirs are searched by #include "..." and <...> after the
+	// directory of the including file (-I).
+	IncludeDirs []string
+	// Defines are predefined macros (-D NAME=VALUE).
+	Defines map[string]string
+}
+
+// Result is a compiled program.
+type Result struct {
+	// Name is the program's base name without .p4 (output files are
+	// NAME.json, NAME.p4info.txtpb, NAME.p4info.binpb).
+	Name string
+	// JSON is the bmv2 JSON document.
+	JSON []byte
+	// Program is the same bmv2 program as a Go value.
+	Program *bmv2json.Program
+	// P4Info describes the control-plane entities.
+	P4Info *p4configv1.P4Info
+}
+
+// Compile compiles the P4 file at path. Errors are source diagnostics
+// (`file:line:col: error: ...` or `file:line:col: unsupported: ...`).
+func Compile(path string, opts Options) (*Result, error) {
+	prog, err := frontend.Load(path, frontend.Options{IncludeDirs: opts.IncludeDirs, Defines: opts.Defines})
+	if err != nil {
+		return nil, err
+	}
+	low, err := midend.Lower(prog, path)
+	if err != nil {
+		return nil, err
+	}
+	bp, err := backend.Convert(low)
+	if err != nil {
+		return nil, err
+	}
+	js, err := backend.Marshal(bp)
+	if err != nil {
+		return nil, err
+	}
+	info, err := p4info.Build(low)
+	if err != nil {
+		return nil, fmt.Errorf("%s: P4Info: %w", path, err)
+	}
+	return &Result{Name: strings.TrimSuffix(filepath.Base(path), ".p4"), JSON: js, Program: bp, P4Info: info}, nil
+}
+
+// WriteFiles writes NAME.json, NAME.p4info.txtpb and NAME.p4info.binpb
+// into dir (created if needed) and returns their paths.
+func (r *Result) WriteFiles(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory: %w", err)
+	}
+	txt, err := p4info.MarshalText(r.P4Info)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := p4info.MarshalBinary(r.P4Info)
+	if err != nil {
+		return nil, err
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{r.Name + ".json", r.JSON},
+		{r.Name + ".p4info.txtpb", txt},
+		{r.Name + ".p4info.binpb", bin},
+	}
+	var paths []string
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, f.data, 0o644); err != nil {
+			return paths, fmt.Errorf("write %s: %w", p, err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}

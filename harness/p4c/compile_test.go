@@ -1,0 +1,394 @@
+package p4c
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/prototext"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+
+	"github.com/grid-ina/grid/harness/p4c/p4info"
+	"github.com/grid-ina/grid/harness/stf"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// repoRoot is the directory holding go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// conformanceDir is ../shared/p4c-conformance, or a skip.
+func conformanceDir(t testing.TB) string {
+	t.Helper()
+	d := filepath.Join(filepath.Dir(repoRoot(t)), "shared", "p4c-conformance")
+	if _, err := os.Stat(filepath.Join(d, "programs")); err != nil {
+		t.Skipf("p4c conformance corpus not available at %s: %v", d, err)
+	}
+	return d
+}
+
+// corpusPrograms lists the .p4 files of the project's example corpus and
+// of the aggregator.
+func corpusPrograms(t testing.TB) []string {
+	root := repoRoot(t)
+	var files []string
+	for _, pat := range []string{"p4/examples/*.p4", "p4/aggregator/*.p4"} {
+		m, err := filepath.Glob(filepath.Join(root, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Skip("no P4 programs under p4/examples or p4/aggregator yet")
+	}
+	return files
+}
+
+// positioned matches the start of a diagnostic: file:line:col:.
+var positioned = regexp.MustCompile(`^[^\s:]+\.p4:\d+:\d+: `)
+
+// runSTF compiles nothing: it runs the STF file next to a program on json.
+func runSTF(t testing.TB, json []byte, stfPath string) (*stf.Result, error) {
+	cmds, err := stf.ParseFile(stfPath)
+	if err != nil {
+		return nil, fmt.Errorf("parse STF: %w", err)
+	}
+	return stf.Run(json, cmds, stf.Options{})
+}
+
+func TestCorpusProgramsMatchGoldenFiles(t *testing.T) {
+	golden := filepath.Join("testdata", "golden")
+	for _, f := range corpusPrograms(t) {
+		name := strings.TrimSuffix(filepath.Base(f), ".p4")
+		t.Run(name, func(t *testing.T) {
+			res, err := Compile(f, Options{})
+			if err != nil {
+				t.Fatalf("compile: %v", err)
+			}
+			txt, err := p4info.MarshalText(res.P4Info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, out := range []struct {
+				file string
+				data []byte
+			}{{name + ".json", res.JSON}, {name + ".p4info.txtpb", txt}} {
+				path := filepath.Join(golden, out.file)
+				if *update {
+					if err := os.MkdirAll(golden, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, out.data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("golden file missing (run go test ./harness/p4c -update): %v", err)
+				}
+				if !bytes.Equal(normalizeText(want), normalizeText(out.data)) {
+					t.Errorf("%s differs from the golden file; review with -update and git diff", out.file)
+				}
+			}
+		})
+	}
+}
+
+// normalizeText drops the spacing differences prototext randomizes.
+func normalizeText(b []byte) []byte {
+	return regexp.MustCompile(`:\s+`).ReplaceAll(b, []byte(": "))
+}
+
+func TestCorpusProgramsPassTheirSTF(t *testing.T) {
+	for _, f := range corpusPrograms(t) {
+		stfPath := strings.TrimSuffix(f, ".p4") + ".stf"
+		if _, err := os.Stat(stfPath); err != nil {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			res, err := Compile(f, Options{})
+			if err != nil {
+				t.Fatalf("compile: %v", err)
+			}
+			r, err := runSTF(t, res.JSON, stfPath)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			if !r.Passed() {
+				var b strings.Builder
+				r.Report(&b)
+				t.Errorf("STF failed:\n%s", b.String())
+			}
+		})
+	}
+}
+
+// conformanceFloor is the number of p4c conformance programs known to pass;
+// the test fails if a change makes fewer pass.
+const conformanceFloor = 91
+
+// Every conformance program either compiles or is rejected with a
+// positioned diagnostic (never a crash); the compiled ones run their STF.
+func TestConformanceProgramsCompileOrFailWithPosition(t *testing.T) {
+	dir := conformanceDir(t)
+	files, err := filepath.Glob(filepath.Join(dir, "programs", "*.p4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass, total := 0, 0
+	var report []string
+	for _, f := range files {
+		stfPath := strings.TrimSuffix(f, ".p4") + ".stf"
+		if _, err := os.Stat(stfPath); err != nil {
+			continue // an include file, not a test
+		}
+		total++
+		name := filepath.Base(f)
+		res, err := compileNoPanic(f)
+		if err != nil {
+			first := strings.SplitN(err.Error(), "\n", 2)[0]
+			if !positioned.MatchString(first) {
+				t.Errorf("%s: error without file:line:col: %v", name, err)
+			}
+			report = append(report, fmt.Sprintf("FAIL %s: %s", name, first))
+			continue
+		}
+		r, err := runSTF(t, res.JSON, stfPath)
+		if err != nil {
+			report = append(report, fmt.Sprintf("FAIL %s: load: %v", name, err))
+			continue
+		}
+		if !r.Passed() {
+			report = append(report, fmt.Sprintf("FAIL %s: %s", name, r.Summary()))
+			continue
+		}
+		pass++
+	}
+	sort.Strings(report)
+	t.Logf("%d of %d pass\n%s", pass, total, strings.Join(report, "\n"))
+	if pass < conformanceFloor {
+		t.Errorf("%d conformance programs pass, fewer than the %d that passed before", pass, conformanceFloor)
+	}
+}
+
+func compileNoPanic(path string) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("compiler panic: %v", p)
+		}
+	}()
+	return Compile(path, Options{})
+}
+
+// For conformance programs we compile, the P4Info tables and actions have
+// the names, IDs and shapes of p4c's.
+func TestP4InfoMatchesP4cReference(t *testing.T) {
+	dir := conformanceDir(t)
+	refs, err := filepath.Glob(filepath.Join(dir, "reference", "*.p4info.txtpb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for _, ref := range refs {
+		name := strings.TrimSuffix(filepath.Base(ref), ".p4info.txtpb")
+		res, err := compileNoPanic(filepath.Join(dir, "programs", name+".p4"))
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want p4configv1.P4Info
+		if err := prototext.Unmarshal(data, &want); err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		if diff := compareP4Info(&want, res.P4Info); diff != "" {
+			t.Errorf("%s: P4Info differs from p4c's:\n%s", name, diff)
+		}
+		compared++
+	}
+	t.Logf("compared the P4Info of %d programs with p4c's", compared)
+}
+
+// compareP4Info compares the control-plane contract: tables (id, name,
+// alias, match fields, action refs, size, default action) and actions (id,
+// name, params), counters, meters and registers by name and id.
+func compareP4Info(want, got *p4configv1.P4Info) string {
+	var diffs []string
+	add := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
+	gotTables := map[string]*p4configv1.Table{}
+	for _, tb := range got.Tables {
+		gotTables[tb.Preamble.Name] = tb
+	}
+	for _, w := range want.Tables {
+		g := gotTables[w.Preamble.Name]
+		if g == nil {
+			add("table %s missing", w.Preamble.Name)
+			continue
+		}
+		delete(gotTables, w.Preamble.Name)
+		if g.Preamble.Id != w.Preamble.Id || g.Preamble.Alias != w.Preamble.Alias {
+			add("table %s: id/alias %d/%s, want %d/%s", w.Preamble.Name, g.Preamble.Id, g.Preamble.Alias, w.Preamble.Id, w.Preamble.Alias)
+		}
+		if len(g.MatchFields) != len(w.MatchFields) {
+			add("table %s: %d match fields, want %d", w.Preamble.Name, len(g.MatchFields), len(w.MatchFields))
+		} else {
+			for i := range w.MatchFields {
+				wm, gm := w.MatchFields[i], g.MatchFields[i]
+				if wm.Name != gm.Name || wm.Bitwidth != gm.Bitwidth || wm.GetMatchType() != gm.GetMatchType() || wm.Id != gm.Id {
+					add("table %s: match field %d is %s/%d/%v, want %s/%d/%v", w.Preamble.Name, i+1, gm.Name, gm.Bitwidth, gm.GetMatchType(), wm.Name, wm.Bitwidth, wm.GetMatchType())
+				}
+			}
+		}
+		wantRefs, gotRefs := map[uint32]p4configv1.ActionRef_Scope{}, map[uint32]p4configv1.ActionRef_Scope{}
+		for _, r := range w.ActionRefs {
+			wantRefs[r.Id] = r.Scope
+		}
+		for _, r := range g.ActionRefs {
+			gotRefs[r.Id] = r.Scope
+		}
+		if fmt.Sprint(wantRefs) != fmt.Sprint(gotRefs) {
+			add("table %s: action refs %v, want %v", w.Preamble.Name, gotRefs, wantRefs)
+		}
+		if g.Size != w.Size {
+			add("table %s: size %d, want %d", w.Preamble.Name, g.Size, w.Size)
+		}
+		if g.ConstDefaultActionId != w.ConstDefaultActionId {
+			add("table %s: const default action %d, want %d", w.Preamble.Name, g.ConstDefaultActionId, w.ConstDefaultActionId)
+		}
+		if g.GetInitialDefaultAction().GetActionId() != w.GetInitialDefaultAction().GetActionId() {
+			add("table %s: default action %d, want %d", w.Preamble.Name, g.GetInitialDefaultAction().GetActionId(), w.GetInitialDefaultAction().GetActionId())
+		}
+	}
+	for n := range gotTables {
+		add("extra table %s", n)
+	}
+	gotActions := map[string]*p4configv1.Action{}
+	for _, a := range got.Actions {
+		gotActions[a.Preamble.Name] = a
+	}
+	for _, w := range want.Actions {
+		g := gotActions[w.Preamble.Name]
+		if g == nil {
+			add("action %s missing", w.Preamble.Name)
+			continue
+		}
+		delete(gotActions, w.Preamble.Name)
+		if g.Preamble.Id != w.Preamble.Id {
+			add("action %s: id %d, want %d", w.Preamble.Name, g.Preamble.Id, w.Preamble.Id)
+		}
+		if len(g.Params) != len(w.Params) {
+			add("action %s: %d params, want %d", w.Preamble.Name, len(g.Params), len(w.Params))
+			continue
+		}
+		for i := range w.Params {
+			if g.Params[i].Name != w.Params[i].Name || g.Params[i].Bitwidth != w.Params[i].Bitwidth {
+				add("action %s: param %d is %s/%d, want %s/%d", w.Preamble.Name, i+1, g.Params[i].Name, g.Params[i].Bitwidth, w.Params[i].Name, w.Params[i].Bitwidth)
+			}
+		}
+	}
+	for n := range gotActions {
+		add("extra action %s", n)
+	}
+	pre := func(kind string, ws, gs []*p4configv1.Preamble) {
+		gm := map[string]uint32{}
+		for _, g := range gs {
+			gm[g.Name] = g.Id
+		}
+		for _, w := range ws {
+			if id, ok := gm[w.Name]; !ok || id != w.Id {
+				add("%s %s: id %d (present %v), want %d", kind, w.Name, id, ok, w.Id)
+			}
+		}
+		if len(gs) != len(ws) {
+			add("%d %ss, want %d", len(gs), kind, len(ws))
+		}
+	}
+	preambles := func(get func(*p4configv1.P4Info) []*p4configv1.Preamble) ([]*p4configv1.Preamble, []*p4configv1.Preamble) {
+		return get(want), get(got)
+	}
+	w, g := preambles(func(i *p4configv1.P4Info) (out []*p4configv1.Preamble) {
+		for _, c := range i.Counters {
+			out = append(out, c.Preamble)
+		}
+		return
+	})
+	pre("counter", w, g)
+	w, g = preambles(func(i *p4configv1.P4Info) (out []*p4configv1.Preamble) {
+		for _, c := range i.Registers {
+			out = append(out, c.Preamble)
+		}
+		return
+	})
+	pre("register", w, g)
+	w, g = preambles(func(i *p4configv1.P4Info) (out []*p4configv1.Preamble) {
+		for _, c := range i.Meters {
+			out = append(out, c.Preamble)
+		}
+		return
+	})
+	pre("meter", w, g)
+	sort.Strings(diffs)
+	return strings.Join(diffs, "\n")
+}
+
+// Each file in testdata/errors holds a program with one mistake and, on
+// its first line, `// error: TEXT` naming the expected diagnostic.
+func TestBadProgramsGiveTheExpectedDiagnostic(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "errors", "*.p4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no negative test programs in testdata/errors")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(string(src), "\n")
+			want, ok := strings.CutPrefix(first, "// error: ")
+			if !ok {
+				t.Fatalf("first line must be `// error: TEXT`, is %q", first)
+			}
+			_, err = Compile(f, Options{})
+			if err == nil {
+				t.Fatalf("compiled without error, want %q", want)
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error\n%v\ndoes not contain %q", err, want)
+			}
+			if !positioned.MatchString(err.Error()) {
+				t.Errorf("error does not start with file:line:col: %v", err)
+			}
+		})
+	}
+}

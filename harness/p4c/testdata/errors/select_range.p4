@@ -1,0 +1,26 @@
+// error: unsupported: ranges in select keysets
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> a; bit<8> b; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> x; }
+
+parser p(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition select(hdr.h.a) {
+            1 .. 5: accept;
+            default: reject;
+        }
+    }
+}
+control dp(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+
+control ig(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+
+control vc(inout headers_t hdr, inout meta_t m) { apply { } }
+control cc(inout headers_t hdr, inout meta_t m) { apply { } }
+control eg(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+V1Switch(p(), vc(), ig(), eg(), cc(), dp()) main;
+
