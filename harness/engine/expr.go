@@ -112,6 +112,7 @@ func (c *compiler) constant(z *big.Int) *dataExpr {
 }
 
 func (c *compiler) fieldRead(fi int) *dataExpr {
+	c.p.markRead(fi)
 	f := &c.p.fields[fi]
 	e := &dataExpr{bits: f.width, neg: f.signed, fld: f}
 	if f.isValid || (f.words == 1 && (f.width <= fastBits || f.signed && f.width <= 64)) {
@@ -127,6 +128,11 @@ func (c *compiler) fieldRead(fi int) *dataExpr {
 // candidates share the header type of proto.
 func (c *compiler) dynFieldRead(h func(k *pkt) int, proto *header, off int) *dataExpr {
 	pf := &c.p.fields[proto.fields[off]]
+	for _, h := range c.p.headers {
+		if h.typeName == proto.typeName {
+			c.p.markRead(h.fields[off])
+		}
+	}
 	fields := c.p.fields
 	headers := c.p.headers
 	e := &dataExpr{bits: pf.width, neg: pf.signed}

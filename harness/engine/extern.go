@@ -138,6 +138,7 @@ func (p *Program) loadExterns(j *bmv2json.Program) error {
 				return fmt.Errorf("field list %q: %w", fl.Name, err)
 			}
 			list = append(list, fi)
+			p.markRead(fi)
 		}
 		p.fieldLists[fl.ID] = list
 	}

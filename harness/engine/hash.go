@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
 )
@@ -148,6 +149,7 @@ func (p *Program) compileCalculation(j *bmv2json.Calculation) (*calculation, err
 				return nil, fmt.Errorf("calculation %q input %d: %w", j.Name, i, err)
 			}
 			ci.field = fi
+			p.markRead(fi)
 		case "hexstr":
 			if in.Bitwidth == nil || *in.Bitwidth <= 0 || in.Value == nil {
 				return nil, fmt.Errorf("calculation %q input %d: constant without bitwidth", j.Name, i)
@@ -172,6 +174,9 @@ func (p *Program) compileCalculation(j *bmv2json.Calculation) (*calculation, err
 				return nil, fmt.Errorf("calculation %q input %d: unknown header %q", j.Name, i, in.Value.Str)
 			}
 			ci.header = hi
+			for _, fi := range p.headers[hi].fields {
+				p.markRead(fi)
+			}
 		case "payload":
 			ci.payload = true
 		default:
@@ -186,12 +191,6 @@ func (p *Program) compileCalculation(j *bmv2json.Calculation) (*calculation, err
 func (calc *calculation) compute(k *pkt) uint64 {
 	buf := k.hbuf[:0]
 	nbits := 0
-	grow := func(more int) {
-		need := (nbits + more + 7) / 8
-		for len(buf) < need {
-			buf = append(buf, 0)
-		}
-	}
 	for i := range calc.inputs {
 		in := &calc.inputs[i]
 		switch {
@@ -204,31 +203,30 @@ func (calc *calculation) compute(k *pkt) uint64 {
 			if f.varbit {
 				w = int(k.vlen[f.hdr])
 			}
-			grow(w)
+			buf = room(buf, nbits+w)
 			k.emitField(f, buf, nbits, w)
 			nbits += w
 		case in.header >= 0:
 			if !k.valid[in.header] {
 				continue
 			}
-			h := &k.prog.headers[in.header]
-			for _, fi := range h.fields {
+			buf = room(buf, nbits+k.headerBits(in.header))
+			for _, fi := range k.prog.headers[in.header].fields {
 				f := &k.prog.fields[fi]
 				w := f.width
 				if f.varbit {
 					w = int(k.vlen[in.header])
 				}
-				grow(w)
 				k.emitField(f, buf, nbits, w)
 				nbits += w
 			}
 		case in.payload:
 			nbits = (nbits + 7) &^ 7
-			grow(0)
 			buf = append(buf[:nbits/8], k.buf[k.off:]...)
 			nbits += 8 * (len(k.buf) - k.off)
+			buf = room(buf, nbits)
 		default:
-			grow(in.cbits)
+			buf = room(buf, nbits+in.cbits)
 			for b := 0; b < in.cbits; {
 				n := min(in.cbits-b, 64)
 				v := getBits(in.cval, len(in.cval)*8-in.cbits+b, n)
@@ -240,6 +238,19 @@ func (calc *calculation) compute(k *pkt) uint64 {
 	}
 	k.hbuf = buf
 	return calc.algo(buf[:(nbits+7)/8])
+}
+
+// room extends buf with zero bytes to hold nbits plus 8 bytes of slack
+// for putBits' whole-word stores.
+func room(buf []byte, nbits int) []byte {
+	need := (nbits+7)/8 + 8
+	if len(buf) >= need {
+		return buf
+	}
+	old := len(buf)
+	buf = slices.Grow(buf, need-old)[:need]
+	clear(buf[old:])
+	return buf
 }
 
 // hashOffset compiles modify_field_with_hash_based_offset(dst, base, calc,

@@ -196,6 +196,7 @@ func (c *compiler) selectKey(v *bmv2json.Value) (func(k *pkt, dst []byte), int, 
 		if err != nil {
 			return nil, 0, c.errorf("%v", err)
 		}
+		c.p.markRead(fi)
 		f := &c.p.fields[fi]
 		n := (f.width + 7) / 8
 		return func(k *pkt, dst []byte) { k.fieldBytes(f, dst) }, n, nil
@@ -217,6 +218,9 @@ func (c *compiler) selectKey(v *bmv2json.Value) (func(k *pkt, dst []byte), int, 
 		}
 		if off < 0 {
 			return nil, 0, c.errorf("header stack %q has no field %q", v.Names[0], v.Names[1])
+		}
+		for _, h := range st.headers {
+			c.p.markRead(c.p.headers[h].fields[off])
 		}
 		last := lastOfStack(st, si)
 		fields, headers := c.p.fields, c.p.headers

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"math/big"
 )
 
@@ -205,7 +206,11 @@ func getBits(d []byte, start, n int) uint64 {
 	if n == 0 {
 		return 0
 	}
-	first, last := start>>3, (start+n-1)>>3
+	first, sh := start>>3, uint(start&7)
+	if first+8 <= len(d) && int(sh)+n <= 64 {
+		return binary.BigEndian.Uint64(d[first:]) << sh >> (64 - uint(n))
+	}
+	last := (start + n - 1) >> 3
 	var hi, lo uint64
 	for i := first; i <= last; i++ {
 		hi = hi<<8 | lo>>56
@@ -223,11 +228,12 @@ func putBits(d []byte, start, n int, v uint64) {
 	if n == 0 {
 		return
 	}
-	if start&7 == 0 && n&7 == 0 {
-		for i := n/8 - 1; i >= 0; i-- {
-			d[start>>3+i] = byte(v)
-			v >>= 8
-		}
+	first, sh := start>>3, uint(start&7)
+	if first+8 <= len(d) && int(sh)+n <= 64 {
+		shift := 64 - sh - uint(n)
+		m := mask64(n) << shift
+		w := binary.BigEndian.Uint64(d[first:])
+		binary.BigEndian.PutUint64(d[first:], w&^m|(v<<shift)&m)
 		return
 	}
 	for n > 0 {

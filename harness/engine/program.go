@@ -55,6 +55,9 @@ type Program struct {
 	meters     map[string]int
 	fieldLists map[int][]int
 
+	// read marks fields that compiled code reads; the switch skips
+	// producing metadata (timestamps) nobody reads.
+	read        []bool
 	bigScratch  int
 	maxKeyBytes int
 	pow2s       []*big.Int
@@ -114,6 +117,7 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 		p.pow2s = append(p.pow2s, pw)
 		p.masks = append(p.masks, new(big.Int).Sub(pw, big.NewInt(1)))
 	}
+	p.read = make([]bool, len(p.fields))
 	if err := p.resolveStdFields(j); err != nil {
 		return nil, fmt.Errorf("bmv2 JSON: %w", err)
 	}
@@ -342,7 +346,8 @@ func (p *Program) deparse(k *pkt) []byte {
 		}
 		n := k.headerBits(hi) / 8
 		start := len(out)
-		out = slices.Grow(out, n)[:start+n]
+		// 8 bytes of slack let putBits use whole-word stores
+		out = slices.Grow(out, n+8)[:start+n+8]
 		clear(out[start:])
 		bit := start * 8
 		for _, fi := range p.headers[hi].fields {
@@ -354,6 +359,7 @@ func (p *Program) deparse(k *pkt) []byte {
 			k.emitField(f, out, bit, w)
 			bit += w
 		}
+		out = out[:start+n]
 	}
 	out = append(out, k.buf[k.off:]...)
 	if k.truncLen > 0 && k.truncLen < len(out) {
@@ -362,3 +368,12 @@ func (p *Program) deparse(k *pkt) []byte {
 	k.out = out
 	return out
 }
+
+func (p *Program) markRead(fi int) {
+	if fi >= 0 && fi < len(p.read) {
+		p.read[fi] = true
+	}
+}
+
+// reads reports whether compiled code reads field fi.
+func (p *Program) reads(fi int) bool { return fi >= 0 && p.read[fi] }

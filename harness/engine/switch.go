@@ -143,7 +143,7 @@ func (s *Switch) startIngress(k *pkt, port uint32, inst InstanceType) {
 	k.setU(p.std.ingressPort, uint64(port))
 	k.setU(p.std.packetLength, uint64(len(k.buf)))
 	k.setU(p.std.instanceType, uint64(inst))
-	if p.std.ingressTS >= 0 {
+	if p.reads(p.std.ingressTS) {
 		k.setU(p.std.ingressTS, uint64(s.now().UnixMicro()))
 	}
 	if s.cfg.Trace != nil {
@@ -288,7 +288,7 @@ func (s *Switch) egress(w *worker, j job, emit func(Output)) {
 		s.drop(w, k, fmt.Sprintf("egress port %d does not exist: packet dropped", j.port))
 		return
 	}
-	if p.std.egressTS >= 0 {
+	if p.reads(p.std.egressTS) {
 		k.setU(p.std.egressTS, uint64(s.now().UnixMicro()))
 	}
 	k.setU(p.std.egressPort, uint64(j.port))

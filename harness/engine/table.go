@@ -49,6 +49,7 @@ type tableDecl struct {
 	nextHit      *node
 	nextMiss     *node
 	baseNext     *node
+	lpmOff       int // LPM tables: bits of the key before the LPM field's prefix
 	counter      int // direct counter array, or -1
 	meter        int // direct meter array, or -1
 	entries      []Entry
@@ -65,7 +66,7 @@ type entry struct {
 	handle   EntryHandle
 	key      []byte // masked value over the whole key
 	mask     []byte // mask over the whole key; nil means all ones
-	plen     int    // LPM: ones in mask
+	plen     int    // LPM: prefix length of the LPM field
 	ranges   []rangeKey
 	priority int32
 	seq      uint64
@@ -80,10 +81,72 @@ type rangeKey struct {
 	lo, hi []byte
 }
 
-type lpmLevel struct {
-	plen int
-	mask []byte
-	m    map[string]*entry
+// lpmTrie is a binary trie over the key bits; an entry with prefix length
+// p hangs at depth p. Nodes live in one slice for locality.
+type lpmTrie struct {
+	nodes []trieNode
+}
+
+type trieNode struct {
+	child [2]int32 // 0: none (the root is never a child)
+	e     *entry
+}
+
+func bitAt(key []byte, i int) int { return int(key[i>>3]>>(7-uint(i&7))) & 1 }
+
+func (t *lpmTrie) insert(key []byte, plen int, e *entry) bool {
+	if len(t.nodes) == 0 {
+		t.nodes = append(t.nodes, trieNode{})
+	}
+	n := int32(0)
+	for i := 0; i < plen; i++ {
+		b := bitAt(key, i)
+		c := t.nodes[n].child[b]
+		if c == 0 {
+			t.nodes = append(t.nodes, trieNode{})
+			c = int32(len(t.nodes) - 1)
+			t.nodes[n].child[b] = c
+		}
+		n = c
+	}
+	if t.nodes[n].e != nil {
+		return false
+	}
+	t.nodes[n].e = e
+	return true
+}
+
+func (t *lpmTrie) remove(key []byte, plen int) {
+	n := int32(0)
+	for i := 0; i < plen && len(t.nodes) > 0; i++ {
+		n = t.nodes[n].child[bitAt(key, i)]
+		if n == 0 {
+			return
+		}
+	}
+	if len(t.nodes) > 0 {
+		t.nodes[n].e = nil
+	}
+}
+
+// lookup returns the entry with the longest prefix of key.
+func (t *lpmTrie) lookup(key []byte) *entry {
+	if len(t.nodes) == 0 {
+		return nil
+	}
+	nodes := t.nodes
+	best := nodes[0].e
+	n := int32(0)
+	for i := 0; i < len(key)*8; i++ {
+		n = nodes[n].child[int(key[i>>3]>>(7-uint(i&7)))&1]
+		if n == 0 {
+			break
+		}
+		if e := nodes[n].e; e != nil {
+			best = e
+		}
+	}
+	return best
 }
 
 // table is a table's run-time state in one Switch.
@@ -92,7 +155,7 @@ type table struct {
 	mu      sync.RWMutex
 	entries map[EntryHandle]*entry
 	exact   map[string]*entry
-	lpm     []*lpmLevel
+	lpm     lpmTrie
 	scan    []*entry
 	nextID  uint64
 	seq     uint64
@@ -139,6 +202,7 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 			return nil, fmt.Errorf("table %q key %q: varbit field %s cannot be matched", jt.Name, k.Name, f.name)
 		}
 		kf.fld, kf.width = fi, f.width
+		p.markRead(fi)
 		kf.nbytes = (f.width + 7) / 8
 		switch k.MatchType {
 		case "exact", "valid":
@@ -174,6 +238,21 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 		td.kind = kindScan
 	case nLPM == 1:
 		td.kind = kindLPM
+		// Lay the LPM field out last, so that an entry's mask is a prefix
+		// of the whole key and one trie serves the table.
+		off := 0
+		for i := range td.keys {
+			if td.keys[i].kind != MatchLPM {
+				td.keys[i].off = off
+				off += td.keys[i].nbytes
+			}
+		}
+		for i := range td.keys {
+			if td.keys[i].kind == MatchLPM {
+				td.keys[i].off = off
+				td.lpmOff = 8*off + td.keys[i].nbytes*8 - td.keys[i].width
+			}
+		}
 	default:
 		td.kind = kindExact
 	}
@@ -371,16 +450,7 @@ func (t *table) lookup(key, scratch []byte) *entry {
 	case kindExact:
 		return t.exact[string(key)]
 	case kindLPM:
-		for _, lv := range t.lpm {
-			m := scratch[:len(key)]
-			for i := range key {
-				m[i] = key[i] & lv.mask[i]
-			}
-			if e := lv.m[string(m)]; e != nil {
-				return e
-			}
-		}
-		return nil
+		return t.lpm.lookup(key)
 	}
 	for _, e := range t.scan {
 		if e.matches(key) {
@@ -493,6 +563,7 @@ func (td *tableDecl) encode(p *Program, en *Entry) (*entry, *actionCall, error) 
 				km[(pad+b)/8] |= 0x80 >> uint((pad+b)%8)
 			}
 			full = full && m.PrefixLen == kf.width
+			e.plen = m.PrefixLen
 		case MatchTernary:
 			if km, err = fit(m.Mask, kf.nbytes, kf.width, what+" mask"); err != nil {
 				return nil, nil, err
@@ -524,9 +595,6 @@ func (td *tableDecl) encode(p *Program, en *Entry) (*entry, *actionCall, error) 
 			e.key[kf.off+b] = val[b] & km[b]
 			mask[kf.off+b] = km[b]
 		}
-	}
-	for _, b := range mask {
-		e.plen += bits.OnesCount8(b)
 	}
 	if !full || td.kind != kindExact {
 		e.mask = mask
@@ -599,21 +667,9 @@ func (t *table) insert(e *entry) error {
 		}
 		t.exact[string(e.key)] = e
 	case kindLPM:
-		var lv *lpmLevel
-		for _, l := range t.lpm {
-			if l.plen == e.plen {
-				lv = l
-			}
-		}
-		if lv == nil {
-			lv = &lpmLevel{plen: e.plen, mask: e.mask, m: map[string]*entry{}}
-			t.lpm = append(t.lpm, lv)
-			sort.Slice(t.lpm, func(i, j int) bool { return t.lpm[i].plen > t.lpm[j].plen })
-		}
-		if _, dup := lv.m[string(e.key)]; dup {
+		if !t.lpm.insert(e.key, td.lpmBits(e), e) {
 			return fmt.Errorf("table %q: an entry with this prefix exists", td.name)
 		}
-		lv.m[string(e.key)] = e
 	default:
 		for _, o := range t.scan {
 			if o.priority == e.priority && bytes.Equal(o.key, e.key) && bytes.Equal(o.mask, e.mask) && sameRanges(o.ranges, e.ranges) {
@@ -655,15 +711,7 @@ func (t *table) remove(e *entry) {
 	case kindExact:
 		delete(t.exact, string(e.key))
 	case kindLPM:
-		for i, lv := range t.lpm {
-			if lv.plen == e.plen {
-				delete(lv.m, string(e.key))
-				if len(lv.m) == 0 {
-					t.lpm = append(t.lpm[:i:i], t.lpm[i+1:]...)
-				}
-				break
-			}
-		}
+		t.lpm.remove(e.key, t.decl.lpmBits(e))
 	default:
 		for i, o := range t.scan {
 			if o == e {
@@ -673,3 +721,6 @@ func (t *table) remove(e *entry) {
 		}
 	}
 }
+
+// lpmBits is the length of an entry's prefix over the whole key.
+func (td *tableDecl) lpmBits(e *entry) int { return td.lpmOff + e.plen }
