@@ -12,10 +12,12 @@ import (
 	"github.com/grid-ina/grid/harness/topo"
 )
 
-// ifindexBase + port is the ifindex of every veth end inside its namespace.
-// Fixing the index at creation saves a lookup per interface; starting at 100
+// Every veth end gets a fixed ifindex at creation, ifindexBase plus its
+// ordinal in the run, which saves a lookup per interface. Starting at 100
 // stays clear of lo (1) and of the fallback tunnel devices (tunl0, sit0, ...)
-// that some kernels add to every new namespace.
+// that some kernels add to every new namespace. The two ends of a link must
+// differ: the kernel brings a veth whose index equals its peer's into service
+// only in its once-a-second link-watch run, not at once.
 const ifindexBase = 100
 
 // defaultMTU applies to links that give none.
@@ -25,11 +27,12 @@ const defaultMTU = 1500
 // interface names, ifindexes, MACs and addresses, plus the handles the build
 // opens on them.
 type blueprint struct {
-	run   string
-	tag   string
-	topo  *topo.Topology
-	nodes []*nodePlan
-	links []*linkPlan
+	run    string
+	tag    string
+	topo   *topo.Topology
+	nodes  []*nodePlan
+	links  []*linkPlan
+	ifaces int // interfaces so far, numbering their ifindexes
 }
 
 type nodePlan struct {
@@ -119,7 +122,8 @@ func (bp *blueprint) iface(byName map[string]*nodePlan, ids map[*nodePlan]int, p
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where(bp.topo, l.Line), err)
 	}
-	ip := &ifacePlan{node: np, name: name, port: ep.Port, index: ifindexBase + ep.Port, mtu: l.MTU}
+	bp.ifaces++
+	ip := &ifacePlan{node: np, name: name, port: ep.Port, index: ifindexBase + bp.ifaces, mtu: l.MTU}
 	if ip.mtu == 0 {
 		ip.mtu = defaultMTU
 	}

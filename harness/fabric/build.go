@@ -174,6 +174,9 @@ func (b *builder) build(ctx context.Context, st *State) error {
 	if err := b.configure(ctx, netem.err == nil); err != nil {
 		return err
 	}
+	if err := b.waitOperUp(ctx); err != nil {
+		return err
+	}
 	t3 := time.Now()
 	b.bp.closeHandles()
 	if !st.Emulation.Netem {
@@ -188,7 +191,7 @@ func (b *builder) build(ctx context.Context, st *State) error {
 				"run", b.bp.run, "links", n, "netem_error", st.Emulation.NetemError)
 		}
 	}
-	slog.Debug("build phases", "namespaces", t1.Sub(t0), "links", t2.Sub(t1), "configure", t3.Sub(t2))
+	slog.Debug("build phases", "namespaces", t1.Sub(t0), "links", t2.Sub(t1), "configure and wait until operational", t3.Sub(t2))
 	return ctx.Err()
 }
 
@@ -430,6 +433,61 @@ func configureHostInterface(np *nodePlan, ip *ifacePlan) error {
 		return fmt.Errorf("add route %s via %s: %w", dst, gw, err)
 	}
 	return nil
+}
+
+// operUpTimeout bounds the wait for the kernel to mark links operational.
+const operUpTimeout = 10 * time.Second
+
+// waitOperUp waits until every interface is operationally up. The kernel
+// attaches an interface's qdisc only then (in its link-watch work, shortly
+// after the carrier comes on); until that happens it silently drops what is
+// sent, so Up returns only once every link carries frames.
+func (b *builder) waitOperUp(ctx context.Context) error {
+	deadline := time.Now().Add(operUpTimeout)
+	return b.parallel(ctx, len(b.bp.nodes), func(jobs <-chan int) error {
+		for i := range jobs {
+			np := b.bp.nodes[i]
+			for {
+				down, err := notOperUp(np)
+				if err != nil {
+					return err
+				}
+				if down == "" {
+					break
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("%s: interface %s not operational after %v", np.ns, down, operUpTimeout)
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		return nil
+	})
+}
+
+// notOperUp returns the name of an interface of np that is not yet
+// operationally up, or "" when all are.
+func notOperUp(np *nodePlan) (string, error) {
+	if len(np.ifaces) == 0 {
+		return "", nil
+	}
+	links, err := np.nl.LinkList()
+	if err != nil {
+		return "", fmt.Errorf("%s: list interfaces: %w", np.ns, err)
+	}
+	up := map[int]bool{}
+	for _, l := range links {
+		up[l.Attrs().Index] = l.Attrs().OperState == netlink.OperUp
+	}
+	for _, ip := range np.ifaces {
+		if !up[ip.index] {
+			return ip.name, nil
+		}
+	}
+	return "", nil
 }
 
 // tbfLatency bounds the time a packet waits in a shaped queue (tc's "latency"):

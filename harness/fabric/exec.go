@@ -105,7 +105,7 @@ func Start(run, node string, cmd *exec.Cmd, role string) error {
 	if err != nil {
 		return err
 	}
-	if err := startIn(nsPath, cmd); err != nil {
+	if err := doIn(nsPath, cmd.Start); err != nil {
 		return fmt.Errorf("start %s in %s of run %q: %w", cmd.Path, node, run, err)
 	}
 	p, err := ProcessOf(cmd.Process.Pid, node, role)
@@ -120,13 +120,14 @@ func Start(run, node string, cmd *exec.Cmd, role string) error {
 	return nil
 }
 
-// startIn forks cmd from a thread inside the namespace at nsPath; the child
-// inherits the thread's namespace. The thread returns to the root namespace
-// before it is unlocked, or dies with its goroutine if it cannot.
-func startIn(nsPath string, cmd *exec.Cmd) error {
+// doIn runs f on an OS thread inside the namespace at nsPath. The thread
+// returns to the root namespace before it is unlocked, or dies with its
+// goroutine if it cannot, also when f panics or calls runtime.Goexit. A
+// process forked by f inherits the namespace.
+func doIn(nsPath string, f func() error) (err error) {
 	ns, err := netns.GetFromPath(nsPath)
 	if err != nil {
-		return fmt.Errorf("open namespace: %w", err)
+		return fmt.Errorf("open namespace %s: %w", nsPath, err)
 	}
 	defer ns.Close()
 	th, err := lockNsThread()
@@ -137,6 +138,16 @@ func startIn(nsPath string, cmd *exec.Cmd) error {
 	if err := th.enter(ns); err != nil {
 		return err
 	}
-	startErr := cmd.Start()
-	return errors.Join(startErr, th.back())
+	defer func() { err = errors.Join(err, th.back()) }()
+	return f()
 }
+
+// NamespacePath is the file under NetnsDir naming the node's namespace, for
+// netns.GetFromPath or `ip netns exec`.
+func (n *Node) NamespacePath() string { return filepath.Join(NetnsDir, n.Namespace) }
+
+// Do runs f on an OS thread inside the node's namespace, for work that must
+// happen there, such as opening AF_PACKET sockets on switch ports (sockets
+// stay in the namespace they were opened in). f must not start goroutines
+// that expect to be in the namespace: only its own thread is.
+func (n *Node) Do(f func() error) error { return doIn(n.NamespacePath(), f) }

@@ -103,28 +103,12 @@ func requireNothingLeft(t *testing.T, run, tag string) {
 	}
 }
 
-// inNamespace runs f on a thread inside the named namespace of the run.
+// inNamespace runs f on a thread inside the named namespace.
 func inNamespace(t *testing.T, ns string, f func()) {
 	t.Helper()
-	h, err := netns.GetFromName(ns)
-	if err != nil {
+	if err := doIn(filepath.Join(NetnsDir, ns), func() error { f(); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	defer h.Close()
-	th, err := lockNsThread()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer th.release()
-	if err := th.enter(h); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := th.back(); err != nil {
-			t.Error(err)
-		}
-	}()
-	f()
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
@@ -570,4 +554,80 @@ func TestStartedProcessRunsInTheNodeAndDownStopsIt(t *testing.T) {
 		t.Fatal("down did not stop the recorded process")
 	}
 	requireNothingLeft(t, st.Run, st.Tag)
+}
+
+func TestDownRemovesAStrayInterfaceOfTheRunFromTheRootNamespace(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, topo.Testbed())
+	stray := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: st.Tag + "s99p1"}, PeerName: st.Tag + "s99p2"}
+	if err := netlink.LinkAdd(stray); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { netlink.LinkDel(stray) })
+	if err := Down(st.Run); err != nil {
+		t.Fatal(err)
+	}
+	requireNothingLeft(t, st.Run, st.Tag)
+}
+
+func TestALiveBuildIsNeitherTakenDownNorCleaned(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, topo.Testbed())
+	self, err := ProcessOf(os.Getpid(), "", "grid-up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pretend this test process is still building the run.
+	st.Status, st.Builder = StatusBuilding, &self
+	if err := st.save(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Down(st.Run); err == nil || !strings.Contains(err.Error(), "being built") {
+		t.Fatalf("down of a run under construction: %v", err)
+	}
+	rep, err := Clean(st.Run)
+	if err != nil || len(rep.Busy) != 1 || len(rep.Runs) != 0 {
+		t.Fatalf("clean of a run under construction: %+v, %v", rep, err)
+	}
+	for _, n := range st.Nodes {
+		if !namespaceExists(n.Namespace) {
+			t.Fatalf("namespace %s removed while its run was being built", n.Namespace)
+		}
+	}
+	// Once its builder is gone, the run is a crashed build's leftover.
+	st.Builder.Start++
+	if err := st.save(); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Clean(st.Run); err != nil || len(rep.Runs) != 1 {
+		t.Fatalf("clean of a crashed build: %+v, %v", rep, err)
+	}
+	requireNothingLeft(t, st.Run, st.Tag)
+}
+
+func TestNodeDoRunsInsideTheNodesNamespace(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, topo.Testbed())
+	s1 := st.Node("s1")
+	var names []string
+	err := s1.Do(func() error {
+		ifs, err := net.Interfaces()
+		for _, i := range ifs {
+			names = append(names, i.Name)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"lo"}
+	for _, i := range s1.Interfaces {
+		want = append(want, i.Name)
+	}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("interfaces seen inside s1: %v, want %v", names, want)
+	}
+	if outside, _ := net.InterfaceByName(s1.Interfaces[0].Name); outside != nil {
+		t.Fatalf("s1's port %s is visible outside its namespace", outside.Name)
+	}
 }

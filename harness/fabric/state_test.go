@@ -34,19 +34,21 @@ func fatTreeBlueprint(t *testing.T, k int) *blueprint {
 	return bp
 }
 
-func TestBlueprintOfFatTreeK4NumbersPortsAfterP4Ports(t *testing.T) {
+func TestBlueprintOfFatTreeK4NamesPortsAfterP4PortsWithDistinctIndexes(t *testing.T) {
 	bp := fatTreeBlueprint(t, 4)
 	if len(bp.nodes) != 36 || len(bp.links) != 48 {
 		t.Fatalf("%d nodes, %d links; want 36 and 48", len(bp.nodes), len(bp.links))
 	}
 	ifaces := 0
+	indexes := map[int]bool{}
 	for _, np := range bp.nodes {
 		names := map[string]bool{}
 		for _, ip := range np.ifaces {
 			ifaces++
-			if ip.index != ifindexBase+ip.port {
-				t.Errorf("%s %s: ifindex %d for port %d", np.ns, ip.name, ip.index, ip.port)
+			if indexes[ip.index] || ip.index <= ifindexBase {
+				t.Errorf("%s %s: ifindex %d reused or below %d", np.ns, ip.name, ip.index, ifindexBase)
 			}
+			indexes[ip.index] = true
 			if names[ip.name] {
 				t.Errorf("%s: interface name %s twice", np.ns, ip.name)
 			}

@@ -145,7 +145,8 @@ func removeRootInterfaces(match func(string) bool) ([]string, error) {
 	var errs []error
 	for _, l := range links {
 		if name := l.Attrs().Name; match(name) {
-			if err := netlink.LinkDel(l); err != nil {
+			// ENODEV: it went with its veth peer, deleted just before.
+			if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) {
 				errs = append(errs, fmt.Errorf("delete interface %s: %w", name, err))
 				continue
 			}
