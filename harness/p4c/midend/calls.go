@@ -174,9 +174,11 @@ func (a *actx) call(c *ast.Call, isStmt bool) (val, error) {
 // with P4's copy-in/copy-out semantics for scalars: in/directionless
 // arguments are evaluated into temporaries before the body runs, out/inout
 // are copied back afterwards. Headers and structs are passed by reference
-// (their fields keep the caller's storage), out headers start invalid.
-// It returns the copy-out function to run after the body.
-func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope) (func() error, error) {
+// (their fields keep the caller's storage), out headers start invalid,
+// unless copyAggregates asks for copies of them too (actions, functions).
+// It returns the copy-out, to run (into the given context) after the body
+// and on every exit path.
+func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggregates bool) (func(*actx) error, error) {
 	type copyOut struct {
 		dst, src val
 	}
@@ -186,6 +188,12 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope) (func() e
 		var p *ast.Param
 		if i < len(c.ArgParams) {
 			p = c.ArgParams[i]
+		}
+		if !containsParam(params, p) && i < len(params) {
+			// Applied through a control type (a constructor parameter of
+			// type `control C(...)`): the checker bound the arguments to
+			// the prototype's parameters; the implementation's are positional.
+			p = params[i]
 		}
 		if p == nil {
 			return nil, unsupported(arg.Value, "argument without a matching parameter")
@@ -214,6 +222,15 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope) (func() e
 				sc.m[p] = t
 			} else if isScalar {
 				sc.m[p] = &scalarV{ref: sv.ref, t: pt}
+			} else if _, isObj := v.(*objV); !isObj && (copyAggregates || isLiteral(v)) {
+				t, err := a.l.alloc(p, pt, p.Name, p.Name)
+				if err != nil {
+					return nil, err
+				}
+				if err := a.store(arg.Value, t, v); err != nil {
+					return nil, err
+				}
+				sc.m[p] = t
 			} else {
 				sc.m[p] = v
 			}
@@ -228,6 +245,21 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope) (func() e
 				}
 				sc.m[p] = t
 				outs = append(outs, copyOut{dst: sv, src: t})
+			} else if copyAggregates {
+				t, err := a.l.alloc(p, pt, p.Name, p.Name)
+				if err != nil {
+					return nil, err
+				}
+				if p.Dir == ast.DirInOut {
+					err = a.store(arg.Value, t, v)
+				} else {
+					err = a.invalidate(t)
+				}
+				if err != nil {
+					return nil, err
+				}
+				sc.m[p] = t
+				outs = append(outs, copyOut{dst: v, src: t})
 			} else {
 				sc.m[p] = v
 				if p.Dir == ast.DirOut {
@@ -260,9 +292,9 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope) (func() e
 		}
 		sc.m[p] = v
 	}
-	return func() error {
+	return func(into *actx) error {
 		for _, o := range outs {
-			if err := a.store(c, o.dst, o.src); err != nil {
+			if err := into.store(c, o.dst, o.src); err != nil {
 				return err
 			}
 		}
@@ -270,21 +302,57 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope) (func() e
 	}, nil
 }
 
+// isLiteral reports whether v is a computed aggregate (list or struct
+// expression) rather than storage.
+func isLiteral(v val) bool {
+	switch v.(type) {
+	case *tupleV:
+		return true
+	}
+	return false
+}
+
+// inlineBody lowers an inlined action or function body: returns jump to
+// the copy-out; an exit runs the copy-out too and then keeps exiting
+// through the caller's exit path.
+func (a *actx) inlineBody(body *ast.BlockStmt, sc *scope, r *retCtx, done func(*actx) error) error {
+	var exits []int
+	inner := &actx{l: a.l, sc: sc, prims: a.prims, ret: r, inParser: a.inParser, inAction: a.inAction, exits: &exits}
+	if err := inner.block(body); err != nil {
+		return err
+	}
+	inner.finishReturns(r)
+	if err := done(a); err != nil {
+		return err
+	}
+	if len(exits) == 0 {
+		return nil
+	}
+	skip := len(*a.prims)
+	a.emit(prim("_jump", hexInt(0, 32)))
+	for _, j := range exits {
+		a.patch(j, 0, len(*a.prims))
+	}
+	if err := done(a); err != nil {
+		return err
+	}
+	if a.exits != nil {
+		*a.exits = append(*a.exits, len(*a.prims))
+		a.emit(prim("_jump", hexInt(0, 32)))
+	}
+	a.patch(skip, 0, len(*a.prims))
+	return nil
+}
+
 func (a *actx) inlineAction(c *ast.Call) error {
 	act := c.Action
 	a.l.recordCalledAction(act, a.sc.prefix)
 	sc := newScope(a.sc, a.sc.prefix)
-	done, err := a.bindParams(c, act.Params, sc)
+	done, err := a.bindParams(c, act.Params, sc, true)
 	if err != nil {
 		return err
 	}
-	r := &retCtx{}
-	inner := &actx{l: a.l, sc: sc, prims: a.prims, ret: r, inParser: a.inParser, inAction: a.inAction, exits: a.exits}
-	if err := inner.block(act.Body); err != nil {
-		return err
-	}
-	inner.finishReturns(r)
-	return done()
+	return a.inlineBody(act.Body, sc, &retCtx{}, done)
 }
 
 func (a *actx) inlineFunction(c *ast.Call) (val, error) {
@@ -293,7 +361,7 @@ func (a *actx) inlineFunction(c *ast.Call) (val, error) {
 		return nil, unsupported(c, "generic functions")
 	}
 	sc := newScope(a.sc, a.sc.prefix)
-	done, err := a.bindParams(c, fn.Params, sc)
+	done, err := a.bindParams(c, fn.Params, sc, true)
 	if err != nil {
 		return nil, err
 	}
@@ -314,12 +382,7 @@ func (a *actx) inlineFunction(c *ast.Call) (val, error) {
 			}
 		}
 	}
-	inner := &actx{l: a.l, sc: sc, prims: a.prims, ret: r, inParser: a.inParser, inAction: a.inAction, exits: a.exits}
-	if err := inner.block(fn.Body); err != nil {
-		return nil, err
-	}
-	inner.finishReturns(r)
-	if err := done(); err != nil {
+	if err := a.inlineBody(fn.Body, sc, r, done); err != nil {
 		return nil, err
 	}
 	return result, nil
@@ -815,4 +878,13 @@ func (l *lowerer) recordCalledAction(ad *ast.ActionDecl, prefix string) {
 	// Its arguments are all given at the call: no control-plane parameters.
 	act := &Action{Name: name, Pos: ad.Pos, Annos: ad.Annos}
 	l.out.CalledActions = append(l.out.CalledActions, act)
+}
+
+func containsParam(ps []*ast.Param, p *ast.Param) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
 }

@@ -28,6 +28,11 @@ type cctx struct {
 	exits    []int
 	dangling []slot
 	rets     *[]slot
+	// onExit are the copy-outs of the inlined controls enclosing this
+	// one, outermost first: exit still copies out (P4 semantics).
+	onExit []func(*actx) error
+	// err records a failure inside flush (which has no error result).
+	err error
 }
 
 // lowerPipeline lowers ingress or egress.
@@ -54,6 +59,9 @@ func (l *lowerer) lowerPipeline(d ast.Decl, name string, args []val) error {
 		return err
 	}
 	c.flush()
+	if c.err != nil {
+		return c.err
+	}
 	if name == "ingress" {
 		l.out.Ingress = pipe
 	} else {
@@ -113,6 +121,20 @@ func (c *cctx) flush() {
 		return
 	}
 	a := c.actx()
+	if len(c.exits) > 0 && len(c.onExit) > 0 {
+		// An exit inside an action or function of this block still
+		// copies out the enclosing inlined controls' parameters.
+		skip := len(c.block)
+		c.block = append(c.block, prim("_jump", hexInt(0, 32)))
+		for _, j := range c.exits {
+			a.patch(j, 0, len(c.block))
+		}
+		c.exits = nil
+		if err := c.runOnExit(); err != nil {
+			c.err = err
+		}
+		a.patch(skip, 0, len(c.block))
+	}
 	for _, j := range c.exits {
 		a.patch(j, 0, len(c.block))
 	}
@@ -154,6 +176,9 @@ func (c *cctx) stmt(s ast.Stmt) error {
 	case *ast.EmptyStmt:
 		return nil
 	case *ast.ExitStmt:
+		if err := c.runOnExit(); err != nil {
+			return err
+		}
 		c.flush()
 		c.dangling = nil
 		return nil
@@ -673,12 +698,13 @@ func (c *cctx) applyControl(call *ast.Call) error {
 	if err := c.l.bindCtorParams(o, cd.CtorParams, sc); err != nil {
 		return err
 	}
-	done, err := a.bindParams(call, cd.Params, sc)
+	done, err := a.bindParams(call, cd.Params, sc, false)
 	if err != nil {
 		return err
 	}
 	var rets []slot
 	inner := &cctx{l: c.l, pipe: c.pipe, sc: sc, block: c.block, blockPos: c.blockPos, exits: c.exits, dangling: c.dangling, rets: &rets}
+	inner.onExit = append(append([]func(*actx) error(nil), c.onExit...), done)
 	if err := inner.instantiateLocals(cd); err != nil {
 		return err
 	}
@@ -689,6 +715,9 @@ func (c *cctx) applyControl(call *ast.Call) error {
 		inner.flush()
 		inner.dangling = append(inner.dangling, rets...)
 	}
+	if inner.err != nil {
+		return inner.err
+	}
 	c.block, c.blockPos, c.exits, c.dangling = inner.block, inner.blockPos, inner.exits, inner.dangling
 	if c.dangling == nil && len(c.block) == 0 {
 		return nil
@@ -696,7 +725,7 @@ func (c *cctx) applyControl(call *ast.Call) error {
 	if len(c.block) == 0 {
 		c.blockPos = call.Pos
 	}
-	return done()
+	return done(c.actx())
 }
 
 // ExprText renders an expression as P4 source, the way p4c names table
@@ -1056,11 +1085,16 @@ func (c *cctx) tableEntries(td *ast.TableDecl, t *Table) error {
 		if len(e.Keys) != len(t.Keys) {
 			return srcError(e, "entry has %d keys, table %s has %d", len(e.Keys), td.Name, len(t.Keys))
 		}
+		// bmv2 lets the numerically smallest priority win; entries are
+		// tried in source order unless @priority(N) says otherwise.
 		en := Entry{Pos: e.Pos, Priority: i + 1}
 		if e.Priority != nil {
-			v, ok := bigOf(e.Priority)
+			return unsupported(e.Priority, "entry priorities written as `priority = N` (use @priority(N))")
+		}
+		if an := e.Annos.Get("priority"); an != nil {
+			v, ok := AnnotationInt(an)
 			if !ok {
-				return unsupported(e.Priority, "priority that is not a constant")
+				return unsupported(e, "@priority without a constant argument")
 			}
 			en.Priority = int(v.Int64())
 		}
@@ -1193,4 +1227,18 @@ func entryKey(k ast.Expr, ke KeyElem) (bmv2json.MatchKey, error) {
 		mk.Start, mk.End = str(v), str(v)
 	}
 	return mk, nil
+}
+
+// runOnExit emits the copy-outs of the enclosing inlined controls,
+// innermost first, into the current block.
+func (c *cctx) runOnExit() error {
+	if len(c.onExit) > 0 && len(c.block) == 0 {
+		c.blockPos = c.pipe.Pos
+	}
+	for i := len(c.onExit) - 1; i >= 0; i-- {
+		if err := c.onExit[i](c.actx()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

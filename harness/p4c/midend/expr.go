@@ -128,6 +128,9 @@ func (a *actx) value(e ast.Expr) (val, error) {
 	case *ast.Binary:
 		return a.binary(x)
 	case *ast.Ternary:
+		if hasCall(x.Then) || hasCall(x.Else) {
+			return a.choose(x)
+		}
 		c, err := a.cond(x.Cond)
 		if err != nil {
 			return nil, err
@@ -323,10 +326,54 @@ var cmpOps = map[ast.BinaryOp]string{
 	ast.OpEq: "==", ast.OpNe: "!=", ast.OpLt: "<", ast.OpLe: "<=", ast.OpGt: ">", ast.OpGe: ">=",
 }
 
+// hasCall reports whether evaluating e calls a function, action or extern
+// (something that may write state an earlier operand reads).
+func hasCall(e ast.Node) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if c, ok := n.(*ast.Call); ok && c.Kind != ast.CallBuiltin {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// snapshot evaluates e into a temporary when a later operand has side
+// effects, so that P4's left-to-right evaluation order holds.
+func (a *actx) snapshot(e ast.Expr) error {
+	if e.Info().Const != nil {
+		return nil
+	}
+	if _, done := a.l.override[e]; done {
+		return nil
+	}
+	v, err := a.value(e)
+	if err != nil {
+		return err
+	}
+	s, ok := v.(*scalarV)
+	if !ok {
+		return nil
+	}
+	t := a.l.tempScalar(s.t)
+	a.emitPrim(a.assignPrim(t.ref, s.ref))
+	a.l.override[e] = &scalarV{ref: t.ref, t: s.t}
+	return nil
+}
+
 func (a *actx) binary(x *ast.Binary) (val, error) {
 	t := x.Info().Type
+	if x.Op != ast.OpAnd && x.Op != ast.OpOr && hasCall(x.Y) {
+		if err := a.snapshot(x.X); err != nil {
+			return nil, err
+		}
+	}
 	switch x.Op {
 	case ast.OpAnd, ast.OpOr:
+		if hasCall(x.Y) {
+			return a.shortCircuit(x)
+		}
 		l, err := a.cond(x.X)
 		if err != nil {
 			return nil, err
@@ -534,4 +581,64 @@ func bigOf(e ast.Expr) (*big.Int, bool) {
 		return nil, false
 	}
 	return c.Int, true
+}
+
+// shortCircuit lowers `a && b` / `a || b` whose right operand has side
+// effects: b is evaluated (with jumps) only when it decides the result.
+func (a *actx) shortCircuit(x *ast.Binary) (val, error) {
+	if a.inParser {
+		return nil, unsupported(x, "calls in the right operand of %s in a parser", x.Op)
+	}
+	tmp := a.l.tempScalar(ast.TBool)
+	l, err := a.data(x.X)
+	if err != nil {
+		return nil, err
+	}
+	a.emit(prim("assign", tmp.ref, param(l)))
+	skipIf := param(tmp.ref)
+	if x.Op == ast.OpOr {
+		skipIf = param(b2d(exprOp("not", nil, d2b(tmp.ref))))
+	}
+	j := len(*a.prims)
+	a.emit(prim("_jump_if_zero", skipIf, hexInt(0, 32)))
+	r, err := a.data(x.Y)
+	if err != nil {
+		return nil, err
+	}
+	a.emit(prim("assign", tmp.ref, param(r)))
+	a.patch(j, 1, len(*a.prims))
+	return &scalarV{ref: tmp.ref, t: ast.TBool}, nil
+}
+
+// choose lowers `c ? t : e` whose branches have side effects: only the
+// selected branch is evaluated.
+func (a *actx) choose(x *ast.Ternary) (val, error) {
+	if a.inParser {
+		return nil, unsupported(x, "calls in the branches of ?: in a parser")
+	}
+	if _, ok := scalarType(x.Info().Type); !ok {
+		return nil, unsupported(x, "?: on values of type %v", x.Info().Type)
+	}
+	c, err := a.cond(x.Cond)
+	if err != nil {
+		return nil, err
+	}
+	tmp := a.l.tempScalar(x.Info().Type)
+	jz := len(*a.prims)
+	a.emit(prim("_jump_if_zero", param(b2d(c)), hexInt(0, 32)))
+	t, err := a.data(x.Then)
+	if err != nil {
+		return nil, err
+	}
+	a.emit(prim("assign", tmp.ref, param(t)))
+	j := len(*a.prims)
+	a.emit(prim("_jump", hexInt(0, 32)))
+	a.patch(jz, 1, len(*a.prims))
+	e, err := a.data(x.Else)
+	if err != nil {
+		return nil, err
+	}
+	a.emit(prim("assign", tmp.ref, param(e)))
+	a.patch(j, 0, len(*a.prims))
+	return &scalarV{ref: tmp.ref, t: x.Info().Type}, nil
 }

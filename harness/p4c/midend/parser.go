@@ -138,7 +138,7 @@ func (l *lowerer) inlineSubparser(call *ast.Call, sc *scope, cur *ParseState, st
 	if err := l.bindCtorParams(o, spd.CtorParams, sub); err != nil {
 		return nil, err
 	}
-	done, err := a.bindParams(call, spd.Params, sub)
+	done, err := a.bindParams(call, spd.Params, sub, false)
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +157,7 @@ func (l *lowerer) inlineSubparser(call *ast.Call, sc *scope, cur *ParseState, st
 	cur.Transitions = []*Transition{{Default: true, Next: n}}
 	l.out.Parser.States = append(l.out.Parser.States, cont)
 	ca := &actx{l: l, sc: sc, prims: &cont.Ops, inParser: true}
-	a.prims = ca.prims
-	if err := done(); err != nil {
+	if err := done(ca); err != nil {
 		return nil, err
 	}
 	return cont, nil

@@ -189,3 +189,19 @@ func prim(op string, params ...*bmv2json.Value) bmv2json.Primitive {
 func isFieldRef(v *bmv2json.Value) bool {
 	return v != nil && v.Type == "field" && v.Kind == bmv2json.KindNames
 }
+
+// AnnotationInt returns the integer argument of an annotation such as
+// @priority(3) or @id(5) (annotation bodies are not type-checked).
+func AnnotationInt(an *ast.Annotation) (*big.Int, bool) {
+	if an == nil || len(an.Args) != 1 {
+		return nil, false
+	}
+	if c := an.Args[0].Info().Const; c != nil && c.Int != nil {
+		return c.Int, true
+	}
+	if lit, ok := an.Args[0].(*ast.IntLit); ok && lit.Value != nil {
+		return lit.Value, true
+	}
+	v, ok := new(big.Int).SetString(strings.TrimSpace(an.Raw), 0)
+	return v, ok
+}

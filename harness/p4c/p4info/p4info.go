@@ -23,17 +23,11 @@ var matchTypes = map[string]p4configv1.MatchField_MatchType{
 
 // idAnno returns the value of an @id annotation, 0 when absent.
 func idAnno(annos ast.Annotations) uint32 {
-	a := annos.Get("id")
-	if a == nil || len(a.Args) != 1 {
+	v, ok := midend.AnnotationInt(annos.Get("id"))
+	if !ok {
 		return 0
 	}
-	if c := a.Args[0].Info(); c != nil && c.Const != nil && c.Const.Int != nil {
-		return uint32(c.Const.Int.Uint64())
-	}
-	if lit, ok := a.Args[0].(*ast.IntLit); ok {
-		return uint32(lit.Value.Uint64())
-	}
-	return 0
+	return uint32(v.Uint64())
 }
 
 // Build derives the P4Info of p.
