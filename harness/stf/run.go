@@ -117,6 +117,9 @@ func (f Failure) short() string {
 		what := length
 		if len(bad) > 0 {
 			what = fmt.Sprintf("%d byte(s) differ, first at byte %d", len(bad), bad[0])
+			if field := FieldAt(f.Got.Data, bad[0]); field != "" {
+				what += " (" + field + ")"
+			}
 			if length != "" {
 				what += ", " + length
 			}
@@ -139,9 +142,12 @@ func (r *Result) Report(w io.Writer) {
 	for _, f := range failures {
 		switch f.Kind {
 		case Mismatch:
-			_, length := f.Expect.Compare(f.Got.Data)
+			bad, length := f.Expect.Compare(f.Got.Data)
 			fmt.Fprintf(w, "%s: packet #%d on port %d does not match (sent by the packet at line %d)\n",
 				f.At, f.Index+1, f.Port, f.Got.Cause.Line)
+			if len(bad) > 0 {
+				fmt.Fprintf(w, "    differs in %s\n", DescribeBytes(f.Got.Data, bad, 4))
+			}
 			if length != "" {
 				fmt.Fprintf(w, "    %s\n", length)
 			}
@@ -270,7 +276,7 @@ type runner struct {
 	nodes    []mcNode            // multicast nodes by handle
 	groups   map[uint16][]int    // multicast group -> node handles
 	expects  map[int][]*Expect   // per port, in order
-	anyPort  map[int]bool        // ports with a bare "expect PORT"
+	anyPort  map[int]bool        // ports whose last expect is a bare "expect PORT"
 	current  Pos                 // the packet command being processed
 	finished bool
 }
@@ -367,9 +373,11 @@ func (r *runner) apply(c Command) (err error) {
 		r.clock = r.clock.Add(time.Microsecond)
 		return r.sw.Process(uint32(c.Port), c.Data, r.collect)
 	case *Expect:
-		if c.Any {
-			r.anyPort[c.Port] = true
-		} else {
+		// As in bmv2stf.py, the last expect on a port decides whether
+		// the port is checked at all: a bare "expect PORT" after
+		// patterns turns checking off, a pattern after it back on.
+		r.anyPort[c.Port] = c.Any
+		if !c.Any {
 			r.expects[c.Port] = append(r.expects[c.Port], c)
 		}
 	case *NoPacket, *Wait:

@@ -248,3 +248,24 @@ func TestRunRejectsJSONThatIsNotAProgram(t *testing.T) {
 		t.Error("Run accepted a broken program")
 	}
 }
+
+func TestRunBareExpectAcceptsAnyPacketsOnItsPort(t *testing.T) {
+	res := runText(t, l2Entries+`
+expect 2
+packet 1 000000000002 00000000000a 0800 01
+packet 1 000000000002 00000000000a 0800 02
+`)
+	if !res.Passed() {
+		t.Errorf("bare expect: %s", res.Summary())
+	}
+	// A pattern after the bare expect turns checking back on.
+	res = runText(t, l2Entries+`
+expect 2
+packet 1 000000000002 00000000000a 0800 01
+packet 1 000000000002 00000000000a 0800 02
+expect 2 000000000002 00000000000a 0800 01
+`)
+	if len(res.Failures) != 1 || res.Failures[0].Kind != Unexpected {
+		t.Errorf("pattern after bare expect: %s, want one unexpected packet", res.Summary())
+	}
+}
