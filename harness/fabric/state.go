@@ -122,6 +122,18 @@ func (s *State) Node(name string) *Node {
 	return nil
 }
 
+// Count returns the numbers of hosts and switches of the run.
+func (s *State) Count() (hosts, switches int) {
+	for _, n := range s.Nodes {
+		if n.Kind == topo.KindSwitch {
+			switches++
+		} else {
+			hosts++
+		}
+	}
+	return hosts, switches
+}
+
 // Port returns the interface of node on port, or nil.
 func (n *Node) Port(port int) *Interface {
 	for i := range n.Interfaces {

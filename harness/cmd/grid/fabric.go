@@ -61,14 +61,7 @@ func init() {
 				}
 				return err
 			}
-			hosts, switches := 0, 0
-			for _, n := range st.Nodes {
-				if n.Kind == topo.KindSwitch {
-					switches++
-				} else {
-					hosts++
-				}
-			}
+			hosts, switches := st.Count()
 			fmt.Fprintf(c.App.Writer, "run %s up: %d hosts, %d switches, %d links in %v (namespaces %s-*)\n",
 				st.Run, hosts, switches, len(st.Links), time.Since(began).Round(time.Millisecond), st.Run)
 			if n := len(st.Emulation.Pending); n > 0 {
@@ -229,14 +222,7 @@ func listRuns(c *cli.Context) error {
 			fmt.Fprintf(w, "%s\tno state (remove with 'grid clean')\t\t\t\t\t\t\n", run)
 			continue
 		}
-		hosts, switches := 0, 0
-		for _, n := range st.Nodes {
-			if n.Kind == topo.KindSwitch {
-				switches++
-			} else {
-				hosts++
-			}
-		}
+		hosts, switches := st.Count()
 		alive := 0
 		for _, p := range st.Processes {
 			if p.Alive() {
