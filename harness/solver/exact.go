@@ -16,7 +16,7 @@ import (
 func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 	limit := opt.MILPLimit
 	if limit <= 0 {
-		limit = 64
+		limit = 40
 		if opt.LP.Resolve() == lp.CBC {
 			limit = 400
 		}

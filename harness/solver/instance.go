@@ -212,3 +212,14 @@ func (in *Instance) arcFrom(u, v int) int {
 	}
 	return -1
 }
+
+// WithoutLinkLimits is a copy of the instance in the paper's model: every
+// link unlimited, so only switch capacities, PS ingress and T constrain rates.
+func (in *Instance) WithoutLinkLimits() *Instance {
+	c := *in
+	c.arcs = append([]arc(nil), in.arcs...)
+	for i := range c.arcs {
+		c.arcs[i].cap = math.Inf(1)
+	}
+	return &c
+}

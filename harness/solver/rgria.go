@@ -114,7 +114,7 @@ func (in *Instance) solvePaperLP(ctx context.Context, backend lp.Backend) (*pape
 	}
 	best := sol.Value(p.lambda)
 	m2 := in.buildPaperLP()
-	m2.m.AddConstraint("lambda-optimal", []lp.Term{{Var: m2.lambda, Coef: 1}}, lp.GE, best*(1-1e-9))
+	m2.m.AddConstraint("lambda-optimal", []lp.Term{{Var: m2.lambda, Coef: 1}}, lp.GE, best*(1-1e-7)-1e-9)
 	var obj []lp.Term
 	S := len(in.progList)
 	for j, jb := range in.jobs {
@@ -131,7 +131,7 @@ func (in *Instance) solvePaperLP(ctx context.Context, backend lp.Backend) (*pape
 	if sol2.Status != lp.Optimal {
 		return nil, nil, fmt.Errorf("GRIA relaxation (tie-break stage) is %v", sol2.Status)
 	}
-	sol2.Objective = sol2.Value(m2.lambda)
+	sol2.Objective = best // stage 2 only picks among the optima of stage 1
 	return m2, sol2, nil
 }
 

@@ -20,8 +20,8 @@ type search struct {
 	onlyReroute bool // Geryon: keep every worker at the PS, change paths only
 	// ceiling is an upper bound on lambda (0: none); reaching it ends the search.
 	ceiling float64
-	paths       map[[2]int][][]int
-	evals       int
+	paths   map[[2]int][][]int
+	evals   int
 }
 
 func (in *Instance) newSearch(dc distCache, k int) *search {

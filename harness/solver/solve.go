@@ -41,7 +41,7 @@ type Options struct {
 	Paths int
 	// MILPLimit is the most binary variables grid-exact gives the link-aware
 	// MILP; larger instances use the paper model's exact method (default
-	// 400 with CBC, 64 with the embedded branch and bound).
+	// 400 with CBC, 40 with the embedded branch and bound).
 	MILPLimit int
 }
 

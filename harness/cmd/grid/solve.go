@@ -117,4 +117,3 @@ func writePlan(path string, p *solver.Plan) error {
 	}
 	return nil
 }
-
