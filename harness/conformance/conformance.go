@@ -354,3 +354,26 @@ func (r *Report) Write(w io.Writer, verbose bool) {
 		fmt.Fprintf(w, "%d pass on real bmv2 but fail here: %s\n", len(regs), strings.Join(names, " "))
 	}
 }
+
+// DefaultDir is <repo>/../shared/p4c-conformance, the repository being the
+// directory holding go.mod at or above the working directory.
+func DefaultDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			corpus := filepath.Join(dir, "..", "shared", "p4c-conformance")
+			if _, err := os.Stat(filepath.Join(corpus, "programs")); err != nil {
+				return "", fmt.Errorf("no corpus at %s", corpus)
+			}
+			return corpus, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the grid repository (no go.mod at or above the working directory)")
+		}
+		dir = parent
+	}
+}

@@ -13,29 +13,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*_passing.txt with the programs that pass now")
 
-// corpusDir is <repo root>/../shared/p4c-conformance; the test skips when
-// it is absent.
+// corpusDir is the default corpus directory; the test skips when it is
+// absent.
 func corpusDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := DefaultDir()
 	if err != nil {
-		t.Fatal(err)
+		t.Skipf("conformance corpus absent: %v", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	corpus := filepath.Join(dir, "..", "shared", "p4c-conformance")
-	if _, err := os.Stat(filepath.Join(corpus, "programs")); err != nil {
-		t.Skipf("conformance corpus absent (%s): %v", corpus, err)
-	}
-	return corpus
+	return dir
 }
 
 // checkAgainstBaseline is a ratchet: every program listed in the baseline

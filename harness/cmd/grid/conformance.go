@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 
 	"github.com/urfave/cli/v2"
@@ -37,7 +34,7 @@ func init() {
 			}
 			opts := conformance.Options{Mode: conformance.Mode(c.String("json")), Dir: c.String("dir"), Timeout: c.Duration("timeout")}
 			if opts.Dir == "" {
-				dir, err := defaultConformanceDir()
+				dir, err := conformance.DefaultDir()
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("grid conformance: %v; pass --dir", err), 1)
 				}
@@ -70,27 +67,4 @@ func init() {
 			return nil
 		},
 	})
-}
-
-// defaultConformanceDir is <repo>/../shared/p4c-conformance, the repository
-// being the directory holding go.mod above the working directory.
-func defaultConformanceDir() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			corpus := filepath.Join(dir, "..", "shared", "p4c-conformance")
-			if _, err := os.Stat(corpus); err != nil {
-				return "", fmt.Errorf("no corpus at %s", corpus)
-			}
-			return corpus, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the grid repository (no go.mod above the working directory)")
-		}
-		dir = parent
-	}
 }
