@@ -193,13 +193,15 @@ func (l *lowerer) transition(s *ast.StateDecl, sc *scope, ps *ParseState, target
 		if err != nil {
 			return err
 		}
-		t, err := selectCase(cs, ps.KeyWidths)
+		ts, err := selectCase(cs, ps.KeyWidths)
 		if err != nil {
 			return err
 		}
-		t.Next = next
-		ps.Transitions = append(ps.Transitions, t)
-		if t.Default {
+		for _, t := range ts {
+			t.Next = next
+		}
+		ps.Transitions = append(ps.Transitions, ts...)
+		if len(ts) == 1 && ts[0].Default {
 			break
 		}
 	}
@@ -234,69 +236,128 @@ func (l *lowerer) selectKey(a *actx, e ast.Expr) (*bmv2json.Value, int, error) {
 	return t.ref, st.width, nil
 }
 
-// selectCase encodes a keyset as a bmv2 transition value/mask: each key
-// component takes whole bytes.
-func selectCase(cs *ast.SelectCase, widths []int) (*Transition, error) {
+// keyPart is one (value, mask) alternative of a keyset component.
+type keyPart struct{ v, m *big.Int }
+
+// rangeParts splits lo..hi into aligned power-of-two blocks, each a
+// value/mask pair (bmv2 transitions have no ranges; p4c does the same).
+func rangeParts(lo, hi *big.Int, w int) []keyPart {
+	full := mask(w)
+	var out []keyPart
+	cur := new(big.Int).Set(lo)
+	one := big.NewInt(1)
+	for cur.Cmp(hi) <= 0 {
+		k := 0
+		for k < w {
+			size := new(big.Int).Lsh(one, uint(k+1))
+			if new(big.Int).Mod(cur, size).Sign() != 0 {
+				break
+			}
+			end := new(big.Int).Add(cur, size)
+			end.Sub(end, one)
+			if end.Cmp(hi) > 0 {
+				break
+			}
+			k++
+		}
+		block := new(big.Int).Lsh(one, uint(k))
+		m := new(big.Int).Xor(full, new(big.Int).Sub(block, one))
+		out = append(out, keyPart{v: new(big.Int).Set(cur), m: m})
+		cur.Add(cur, block)
+	}
+	return out
+}
+
+// keysetParts returns the value/mask alternatives of one keyset component.
+func keysetParts(k ast.Expr, w int) ([]keyPart, bool, error) {
+	full := mask(w)
+	switch x := k.(type) {
+	case *ast.Default, *ast.DontCare:
+		return []keyPart{{v: big.NewInt(0), m: big.NewInt(0)}}, true, nil
+	case *ast.Binary:
+		switch x.Op {
+		case ast.OpRange:
+			lo, ok1 := bigOf(x.X)
+			hi, ok2 := bigOf(x.Y)
+			if !ok1 || !ok2 || lo.Sign() < 0 || hi.Cmp(full) > 0 {
+				return nil, false, unsupported(k, "range keyset whose bounds are not constants within the key width")
+			}
+			if lo.Cmp(hi) > 0 {
+				return nil, false, nil
+			}
+			parts := rangeParts(lo, hi, w)
+			if len(parts) > 64 {
+				return nil, false, unsupported(k, "range keyset needing %d masked transitions", len(parts))
+			}
+			return parts, true, nil
+		case ast.OpMask:
+			cv, ok1 := bigOf(x.X)
+			cm, ok2 := bigOf(x.Y)
+			if !ok1 || !ok2 {
+				return nil, false, unsupported(k, "mask that is not a constant")
+			}
+			m := new(big.Int).And(cm, full)
+			return []keyPart{{v: new(big.Int).And(cv, m), m: m}}, true, nil
+		}
+	}
+	cv, ok := bigOf(k)
+	if !ok {
+		if c := k.Info().Const; c != nil && c.Kind == ast.ValBool {
+			cv = big.NewInt(0)
+			if c.Bool {
+				cv = big.NewInt(1)
+			}
+		} else {
+			return nil, false, unsupported(k, "keyset that is not a constant (value sets are not supported)")
+		}
+	}
+	return []keyPart{{v: new(big.Int).And(cv, full), m: full}}, false, nil
+}
+
+// selectCase encodes a keyset as bmv2 transition values/masks: each key
+// component takes whole bytes; a range becomes several transitions.
+func selectCase(cs *ast.SelectCase, widths []int) ([]*Transition, error) {
 	if len(cs.Keys) == 1 {
 		switch cs.Keys[0].(type) {
 		case *ast.Default, *ast.DontCare:
-			return &Transition{Default: true}, nil
+			return []*Transition{{Default: true}}, nil
 		}
 	}
 	if len(cs.Keys) != len(widths) {
 		return nil, srcError(cs, "keyset has %d components, select has %d", len(cs.Keys), len(widths))
 	}
-	var val, msk strings.Builder
-	masked := false
+	type partial struct {
+		val, msk string
+		masked   bool
+	}
+	acc := []partial{{}}
 	for i, k := range cs.Keys {
-		bytes := (widths[i] + 7) / 8
-		v, m := big.NewInt(0), mask(widths[i])
-		switch x := k.(type) {
-		case *ast.Default, *ast.DontCare:
-			m = big.NewInt(0)
-			masked = true
-		case *ast.Binary:
-			if x.Op == ast.OpRange {
-				return nil, unsupported(k, "ranges in select keysets")
-			}
-			if x.Op != ast.OpMask {
-				cv, ok := bigOf(k)
-				if !ok {
-					return nil, unsupported(k, "keyset that is not a constant")
-				}
-				v = cv
-				break
-			}
-			cv, ok1 := bigOf(x.X)
-			cm, ok2 := bigOf(x.Y)
-			if !ok1 || !ok2 {
-				return nil, unsupported(k, "mask that is not a constant")
-			}
-			v, m = new(big.Int).And(cv, cm), new(big.Int).And(cm, mask(widths[i]))
-			masked = true
-		default:
-			cv, ok := bigOf(k)
-			if !ok {
-				if c := k.Info().Const; c != nil && c.Kind == ast.ValBool {
-					cv = big.NewInt(0)
-					if c.Bool {
-						cv = big.NewInt(1)
-					}
-				} else {
-					return nil, unsupported(k, "keyset that is not a constant (value sets are not supported)")
-				}
-			}
-			v = cv
+		parts, masked, err := keysetParts(k, widths[i])
+		if err != nil {
+			return nil, err
 		}
-		v = new(big.Int).And(v, mask(widths[i]))
-		fmt.Fprintf(&val, "%0*x", bytes*2, v)
-		fmt.Fprintf(&msk, "%0*x", bytes*2, m)
+		bytes := (widths[i] + 7) / 8
+		var next []partial
+		for _, a := range acc {
+			for _, p := range parts {
+				next = append(next, partial{
+					val:    a.val + fmt.Sprintf("%0*x", bytes*2, p.v),
+					msk:    a.msk + fmt.Sprintf("%0*x", bytes*2, p.m),
+					masked: a.masked || masked,
+				})
+			}
+		}
+		acc = next
 	}
-	t := &Transition{Value: "0x" + val.String()}
-	if masked {
-		t.Mask = "0x" + msk.String()
+	var out []*Transition
+	for _, a := range acc {
+		t := &Transition{Value: "0x" + a.val}
+		if a.masked {
+			t.Mask = "0x" + a.msk
+		}
+		out = append(out, t)
 	}
-	return t, nil
+	return out, nil
 }
 
 // packetIn lowers packet_in methods (extract, lookahead, advance).
@@ -310,6 +371,26 @@ func (a *actx) packetIn(c *ast.Call) (val, error) {
 			return nil, unsupported(c, "extract with a variable-length field")
 		}
 		arg := c.Args[0].Value
+		if _, ok := arg.(*ast.DontCare); ok {
+			// extract(_): parse into a scratch header nobody reads.
+			ht, ok := arg.Info().Type.(*ast.StructDecl)
+			if !ok {
+				for _, t := range c.TypeBindings {
+					if sd, isS := t.(*ast.StructDecl); isS {
+						ht = sd
+					}
+				}
+			}
+			if ht == nil || ht.Kind != ast.KindHeader {
+				return nil, unsupported(arg, "extract into _ without a header type")
+			}
+			v, err := a.l.alloc(arg, ht, "dontcare_"+ht.Name, "")
+			if err != nil {
+				return nil, err
+			}
+			a.emit(prim("extract", bmv2json.Named("regular", v.(*headerV).h.Name)))
+			return nil, nil
+		}
 		if m, ok := arg.(*ast.Member); ok && m.Kind == ast.MemberStackNext {
 			sv, err := a.value(m.X)
 			if err != nil {

@@ -179,7 +179,17 @@ func (a *actx) assignStmt(x *ast.AssignStmt) error {
 
 // assignSlice lowers `f[h:l] = v` to a read-modify-write of f.
 func (a *actx) assignSlice(x *ast.AssignStmt, sl *ast.Slice) error {
-	base, err := a.value(sl.X)
+	// x[h1:l1][h2:l2] is x[l1+h2 : l1+l2].
+	baseExpr, hi, lo := sl.X, sl.HiVal, sl.LoVal
+	for {
+		inner, ok := baseExpr.(*ast.Slice)
+		if !ok {
+			break
+		}
+		hi, lo = inner.LoVal+hi, inner.LoVal+lo
+		baseExpr = inner.X
+	}
+	base, err := a.value(baseExpr)
 	if err != nil {
 		return err
 	}
@@ -192,10 +202,10 @@ func (a *actx) assignSlice(x *ast.AssignStmt, sl *ast.Slice) error {
 		return err
 	}
 	bt, _ := scalarType(bs.t)
-	w := sl.HiVal - sl.LoVal + 1
-	sliceMask := new(big.Int).Lsh(mask(w), uint(sl.LoVal))
+	w := hi - lo + 1
+	sliceMask := new(big.Int).Lsh(mask(w), uint(lo))
 	keep := exprOp("&", bs.ref, hexBig(new(big.Int).Xor(mask(bt.width), sliceMask), bt.width))
-	ins := exprOp("&", exprOp("<<", v, hexInt(int64(sl.LoVal), 0)), hexBig(sliceMask, bt.width))
+	ins := exprOp("&", exprOp("<<", v, hexInt(int64(lo), 0)), hexBig(sliceMask, bt.width))
 	a.emitPrim(a.assignPrim(bs.ref, exprOp("|", keep, ins)))
 	return nil
 }
