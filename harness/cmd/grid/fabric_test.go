@@ -156,20 +156,22 @@ func TestFabricCommands(t *testing.T) {
 		nothingLeft(t, run)
 	})
 
-	t.Run("InterruptedUpRollsBackByItself", func(t *testing.T) {
-		run := newRunName()
-		t.Cleanup(func() { fabric.Clean(run) })
-		cmd, stderr := startUpAndStopMidBuild(t, bin, run, syscall.SIGINT)
-		err := cmd.Wait()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			t.Fatalf("interrupted grid up exited with %v; stderr:\n%s", err, stderr)
-		}
-		if !strings.Contains(stderr.String(), "interrupted") {
-			t.Fatalf("stderr does not report the interruption:\n%s", stderr)
-		}
-		nothingLeft(t, run)
-	})
+	for name, sig := range map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": syscall.SIGTERM} {
+		t.Run("UpRollsBackByItselfOn"+name, func(t *testing.T) {
+			run := newRunName()
+			t.Cleanup(func() { fabric.Clean(run) })
+			cmd, stderr := startUpAndStopMidBuild(t, bin, run, sig)
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("grid up stopped by %v exited with %v; stderr:\n%s", sig, err, stderr)
+			}
+			if !strings.Contains(stderr.String(), "interrupted") {
+				t.Fatalf("stderr does not report the interruption:\n%s", stderr)
+			}
+			nothingLeft(t, run)
+		})
+	}
 
 	t.Run("ExecPassesStreamsAndExitStatus", func(t *testing.T) {
 		run := newRunName()
