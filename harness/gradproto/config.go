@@ -1,0 +1,137 @@
+package gradproto
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// SwitchConfig is what the controller installs in one aggregator switch,
+// in the words of the routing plan. harness/aggregator turns it into table
+// entries, multicast groups and meter rates; Switch (the reference model)
+// executes it directly.
+type SwitchConfig struct {
+	// Ports gives the source MAC address the switch writes on frames leaving
+	// each port (table port_mac).
+	Ports []PortMAC
+	// Routes is IPv4 longest-prefix-match forwarding for everything that is
+	// not a fragment on its way to its aggregation node (table ipv4_lpm).
+	Routes []Route
+	// Aggregations are the (job, node) pairs this switch aggregates, with
+	// the plan's fan-in (table agg_config). Node is this switch's node id.
+	Aggregations []Aggregation
+	// GradRoutes send fragments of (job, node) along the plan's path
+	// towards node (table grad_route).
+	GradRoutes []GradRoute
+	// ResultGroups replicate a job's results to the listed ports (table
+	// job_mcast and the packet replication engine).
+	ResultGroups []ResultGroup
+	// ResultHosts rewrite the destination of a result replica leaving a
+	// port that leads to a worker host (table result_host); replicas on
+	// other ports (to other switches) keep their addresses.
+	ResultHosts []ResultHost
+	// Capacity is the switch's processing capacity C_s for aggregated
+	// fragments (meter capacity); nil leaves it unlimited.
+	Capacity *Capacity
+}
+
+// PortMAC is the MAC address of one switch port.
+type PortMAC struct {
+	Port uint16
+	MAC  MAC
+}
+
+// Route forwards Prefix out Port to the next hop NextHop.
+type Route struct {
+	Prefix  netip.Prefix
+	Port    uint16
+	NextHop MAC
+}
+
+// Aggregation makes the switch aggregate job Job's fragments addressed to
+// node Node, FanIn workers per fragment.
+type Aggregation struct {
+	Job, Node, FanIn uint16
+}
+
+// GradRoute forwards fragments of job Job for aggregation node Node out
+// Port to NextHop.
+type GradRoute struct {
+	Job, Node uint16
+	Port      uint16
+	NextHop   MAC
+}
+
+// ResultGroup is job Job's result multicast group at this switch.
+type ResultGroup struct {
+	Job, Group uint16
+	Ports      []uint16
+}
+
+// ResultHost is the worker host behind Port for job Job's results.
+type ResultHost struct {
+	Job, Port uint16
+	MAC       MAC
+	IP        netip.Addr
+}
+
+// Capacity is a packet rate limit: PacketsPerSecond sustained, Burst
+// packets at once.
+type Capacity struct {
+	PacketsPerSecond float64
+	Burst            uint32
+}
+
+// MaxPort is the largest v1model port number (bit<9>, 511 is the drop port).
+const MaxPort = 510
+
+// Validate checks the configuration against the program's limits: it names
+// the offending entry.
+func (c *SwitchConfig) Validate() error {
+	for i, p := range c.Ports {
+		if p.Port > MaxPort {
+			return fmt.Errorf("ports[%d]: port %d above %d", i, p.Port, MaxPort)
+		}
+	}
+	for i, r := range c.Routes {
+		if !r.Prefix.IsValid() || !r.Prefix.Addr().Is4() {
+			return fmt.Errorf("routes[%d]: prefix %v is not an IPv4 prefix", i, r.Prefix)
+		}
+		if r.Port > MaxPort {
+			return fmt.Errorf("routes[%d]: port %d above %d", i, r.Port, MaxPort)
+		}
+	}
+	seen := map[[2]uint16]bool{}
+	for i, a := range c.Aggregations {
+		if a.FanIn == 0 || a.FanIn > MaxFanIn {
+			return fmt.Errorf("aggregations[%d]: fan-in %d of job %d at node %d outside 1..%d", i, a.FanIn, a.Job, a.Node, MaxFanIn)
+		}
+		if seen[[2]uint16{a.Job, a.Node}] {
+			return fmt.Errorf("aggregations[%d]: job %d node %d listed twice", i, a.Job, a.Node)
+		}
+		seen[[2]uint16{a.Job, a.Node}] = true
+	}
+	for i, g := range c.GradRoutes {
+		if g.Port > MaxPort {
+			return fmt.Errorf("grad_routes[%d]: port %d above %d", i, g.Port, MaxPort)
+		}
+	}
+	for i, g := range c.ResultGroups {
+		if g.Group == 0 {
+			return fmt.Errorf("result_groups[%d]: multicast group 0 means no multicast in v1model", i)
+		}
+		for _, p := range g.Ports {
+			if p > MaxPort {
+				return fmt.Errorf("result_groups[%d]: port %d above %d", i, p, MaxPort)
+			}
+		}
+	}
+	for i, h := range c.ResultHosts {
+		if !h.IP.Is4() {
+			return fmt.Errorf("result_hosts[%d]: %v is not an IPv4 address", i, h.IP)
+		}
+	}
+	if c.Capacity != nil && (c.Capacity.PacketsPerSecond <= 0 || c.Capacity.Burst == 0) {
+		return fmt.Errorf("capacity: rate %g packets/s and burst %d must both be positive", c.Capacity.PacketsPerSecond, c.Capacity.Burst)
+	}
+	return nil
+}
