@@ -1,4 +1,4 @@
-// error: unsupported: ranges in select keysets
+// error: unsupported: idle timeout (support_timeout = true)
 #include <core.p4>
 #include <v1model.p4>
 
@@ -7,17 +7,18 @@ struct headers_t { h_t h; }
 struct meta_t { bit<8> x; }
 
 parser p(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
-    state start {
-        pkt.extract(hdr.h);
-        transition select(hdr.h.a) {
-            1 .. 5: accept;
-            default: reject;
-        }
-    }
+    state start { pkt.extract(hdr.h); transition accept; }
 }
+
 control dp(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
 
-control ig(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control ig(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    action set(bit<8> v) { hdr.h.b = v; }
+    table t { key = { hdr.h.a: exact; } actions = { set; NoAction; } support_timeout = true; }
+    apply {
+        t.apply();
+    }
+}
 
 control vc(inout headers_t hdr, inout meta_t m) { apply { } }
 control cc(inout headers_t hdr, inout meta_t m) { apply { } }
