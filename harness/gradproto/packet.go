@@ -181,7 +181,7 @@ func PutValues(b []byte, vs []int32) {
 
 // Errors returned by Parse.
 var (
-	ErrNotGRID  = errors.New("not a GRID packet")
+	ErrNotGRID   = errors.New("not a GRID packet")
 	ErrTruncated = errors.New("truncated GRID packet")
 )
 
