@@ -106,3 +106,23 @@ func TestLexReportsUnterminatedCommentAndString(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLex checks that lexing never panics, always ends with EOF and
+// produces positions in source order.
+func FuzzLex(f *testing.F) {
+	for _, s := range []string{"8w5 + 0x1F", "/* x */ a // b\n\"s\\n\"", "16s-3 |+| 1_000", "#include <v1model.p4>"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		toks, _ := Lex("f", src)
+		if len(toks) == 0 || toks[len(toks)-1].Kind != EOF {
+			t.Fatal("token list must end with EOF")
+		}
+		for i := 1; i < len(toks); i++ {
+			a, b := toks[i-1].Pos, toks[i].Pos
+			if b.Line < a.Line || b.Line == a.Line && b.Col <= a.Col && toks[i].Kind != EOF {
+				t.Fatalf("token %d at %v precedes token %d at %v", i, b, i-1, a)
+			}
+		}
+	})
+}

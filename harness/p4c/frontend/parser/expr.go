@@ -85,6 +85,10 @@ func (p *parser) typeRef() ast.TypeExpr {
 // typeAhead reports whether a type followed by an identifier starts at the
 // current token (a declaration `T name`), without consuming anything.
 func (p *parser) typeAhead() bool {
+	return p.memo(memoType, p.typeAheadUncached)
+}
+
+func (p *parser) typeAheadUncached() bool {
 	save, quiet, depth := p.i, p.quiet, p.depth
 	defer func() {
 		p.i, p.quiet, p.depth = save, quiet, depth
@@ -98,6 +102,10 @@ func (p *parser) typeAhead() bool {
 // typeArgsAhead reports whether `<` types `>` `(` follows (explicit type
 // arguments of a call such as lookahead<bit<8>>()).
 func (p *parser) typeArgsAhead() bool {
+	return p.memo(memoTypeArgs, p.typeArgsAheadUncached)
+}
+
+func (p *parser) typeArgsAheadUncached() bool {
 	save, quiet, depth := p.i, p.quiet, p.depth
 	defer func() {
 		p.i, p.quiet, p.depth = save, quiet, depth
@@ -385,15 +393,39 @@ func (p *parser) castAhead() bool {
 			return false
 		}
 	}
-	save, quiet, depth := p.i, p.quiet, p.depth
-	defer func() {
-		p.i, p.quiet, p.depth = save, quiet, depth
-		_ = recover()
-	}()
-	p.quiet = true
-	p.next()
-	p.typeRef()
-	return p.is(")")
+	return p.memo(memoCast, func() bool {
+		save, quiet, depth := p.i, p.quiet, p.depth
+		defer func() {
+			p.i, p.quiet, p.depth = save, quiet, depth
+			_ = recover()
+		}()
+		p.quiet = true
+		p.next()
+		p.typeRef()
+		return p.is(")")
+	})
+}
+
+// Speculative look-aheads, memoised per token position: nested
+// speculation (a cast inside a width inside a cast ...) would otherwise
+// take exponential time.
+const (
+	memoType = iota
+	memoTypeArgs
+	memoCast
+)
+
+func (p *parser) memo(kind int, f func() bool) bool {
+	key := p.i*3 + kind
+	if v, ok := p.lookahead[key]; ok {
+		return v
+	}
+	v := f()
+	if p.lookahead == nil {
+		p.lookahead = map[int]bool{}
+	}
+	p.lookahead[key] = v
+	return v
 }
 
 func (p *parser) primary() ast.Expr {

@@ -36,6 +36,9 @@ type parser struct {
 	typeNames map[string]int
 	control   *ast.ControlDecl
 	quiet     bool // speculative parsing: fail without reporting
+	// lookahead memoises speculative parses by token position; it is
+	// reset whenever the set of type names changes.
+	lookahead map[int]bool
 }
 
 // Parse parses the preprocessed token stream toks (ending with EOF) into a
@@ -204,7 +207,10 @@ func (p *parser) enter() {
 
 func (p *parser) leave() { p.depth-- }
 
-func (p *parser) declareType(name string) { p.typeNames[name]++ }
+func (p *parser) declareType(name string) {
+	p.typeNames[name]++
+	p.lookahead = nil
+}
 
 // ---- declarations ----
 
@@ -370,11 +376,17 @@ func (p *parser) scopeTypeParams(tps []*ast.TypeParam) func() {
 	for _, tp := range tps {
 		p.typeNames[tp.Name]++
 	}
+	if len(tps) > 0 {
+		p.lookahead = nil
+	}
 	return func() {
 		for _, tp := range tps {
 			if p.typeNames[tp.Name]--; p.typeNames[tp.Name] <= 0 {
 				delete(p.typeNames, tp.Name)
 			}
+		}
+		if len(tps) > 0 {
+			p.lookahead = nil
 		}
 	}
 }

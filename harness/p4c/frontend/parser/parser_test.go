@@ -221,3 +221,13 @@ func TestCompoundAssignmentIsMarked(t *testing.T) {
 		t.Errorf("x += 1 parsed as %+v", a)
 	}
 }
+
+// Nested speculative parses (casts inside widths inside casts) are
+// memoised; without that this input takes exponential time.
+func TestNestedCastsInWidthsParseInLinearTime(t *testing.T) {
+	e := strings.Repeat("(bit<(", 40) + "1" + strings.Repeat(")>)1", 40)
+	got := ast.ExprString(exprOf(t, "", e))
+	if !strings.HasPrefix(got, "(bit<(bit<") {
+		t.Errorf("parsed as %s", got[:min(len(got), 40)])
+	}
+}

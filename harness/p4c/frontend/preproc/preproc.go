@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
@@ -33,6 +34,10 @@ type Options struct {
 	// (core.p4, v1model.p4); nil means no standard headers.
 	StdInclude func(name string) ([]byte, bool)
 }
+
+// maxExpansion bounds the number of tokens macro expansion may produce
+// in one file, so that exponentially growing macros fail quickly.
+const maxExpansion = 1 << 19
 
 // maxIncludeDepth bounds #include nesting (a file including itself
 // without a guard would otherwise never end).
@@ -59,6 +64,10 @@ type pp struct {
 	macros map[string]*macro
 	out    []lexer.Token
 	depth  int
+	// expanded counts tokens produced by macro expansion; over
+	// maxExpansion, expansion stops with one error.
+	expanded     int
+	expandFailed bool
 }
 
 // Preprocess preprocesses src (the contents of file) and returns the
@@ -332,28 +341,38 @@ func joinTokens(toks []lexer.Token) string {
 
 // expand macro-expands toks. active holds the macros being expanded (a
 // macro is not expanded again inside its own expansion).
-func (p *pp) expand(toks []lexer.Token, active map[string]bool) []lexer.Token {
+func (p *pp) expand(toks []lexer.Token, active []string) []lexer.Token {
 	if len(p.macros) == 0 {
 		return toks
 	}
 	var out []lexer.Token
+	p.expandInto(&out, toks, active)
+	return out
+}
+
+// expandInto appends the expansion of toks to out; it writes into one
+// buffer so that nested expansions do not copy their results level by level.
+func (p *pp) expandInto(out *[]lexer.Token, toks []lexer.Token, active []string) {
 	for i := 0; i < len(toks); i++ {
+		if p.expandFailed {
+			return
+		}
 		t := toks[i]
 		m := p.macros[t.Text]
-		if t.Kind != lexer.Ident || m == nil || active[m.name] {
-			out = append(out, t)
+		if t.Kind != lexer.Ident || m == nil || slices.Contains(active, m.name) {
+			*out = append(*out, t)
 			continue
 		}
 		var body []lexer.Token
 		if m.fn {
 			if i+1 >= len(toks) || toks[i+1].Text != "(" {
-				out = append(out, t) // a function-like macro name without arguments is left alone
+				*out = append(*out, t) // a function-like macro name without arguments is left alone
 				continue
 			}
 			args, end, ok := collectArgs(toks, i+1)
 			if !ok {
 				p.diags.Errorf(t.Pos, "unterminated argument list of macro %s", m.name)
-				out = append(out, t)
+				*out = append(*out, t)
 				continue
 			}
 			if len(args) == 1 && len(args[0]) == 0 && len(m.params) == 0 {
@@ -361,7 +380,7 @@ func (p *pp) expand(toks []lexer.Token, active map[string]bool) []lexer.Token {
 			}
 			if len(args) != len(m.params) {
 				p.diags.Errorf(t.Pos, "macro %s expects %d arguments, got %d", m.name, len(m.params), len(args))
-				out = append(out, t)
+				*out = append(*out, t)
 				continue
 			}
 			expanded := make(map[string][]lexer.Token, len(args))
@@ -370,10 +389,7 @@ func (p *pp) expand(toks []lexer.Token, active map[string]bool) []lexer.Token {
 			}
 			for _, b := range m.body {
 				if a, isParam := expanded[b.Text]; isParam && b.Kind == lexer.Ident {
-					for _, at := range a {
-						at.Pos, at.BOL = t.Pos, false
-						body = append(body, at)
-					}
+					body = append(body, a...)
 					continue
 				}
 				body = append(body, b)
@@ -382,19 +398,20 @@ func (p *pp) expand(toks []lexer.Token, active map[string]bool) []lexer.Token {
 		} else {
 			body = m.body
 		}
+		p.expanded += len(body)
+		if p.expanded > maxExpansion {
+			p.diags.Errorf(t.Pos, "macro expansion of %s produces more than %d tokens", m.name, maxExpansion)
+			p.expandFailed = true
+			return
+		}
 		placed := make([]lexer.Token, len(body))
 		for k, b := range body {
 			b.Pos = t.Pos
 			b.BOL = false
 			placed[k] = b
 		}
-		inner := map[string]bool{m.name: true}
-		for k := range active {
-			inner[k] = true
-		}
-		out = append(out, p.expand(placed, inner)...)
+		p.expandInto(out, placed, append(active[:len(active):len(active)], m.name))
 	}
-	return out
 }
 
 // collectArgs reads a parenthesised, comma-separated argument list starting

@@ -1,6 +1,7 @@
 package preproc
 
 import (
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -159,3 +160,15 @@ func TestPredefinedMacros(t *testing.T) {
 	}
 }
 
+func TestExponentialMacroExpansionStopsWithOneError(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("#define A0 x x\n")
+	for i := 1; i < 30; i++ {
+		fmt.Fprintf(&src, "#define A%d A%d A%d\n", i, i-1, i-1)
+	}
+	src.WriteString("A29\n")
+	_, _, d := run(t, map[string]string{"dir/main.p4": src.String()}, Options{})
+	if d.ErrorCount() != 1 || !strings.Contains(d.Diags[0].Msg, "macro expansion of A") {
+		t.Errorf("want one expansion-limit error, got:\n%v", d)
+	}
+}
