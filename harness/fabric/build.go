@@ -105,16 +105,17 @@ func Up(ctx context.Context, t *topo.Topology, opts Options) (*State, error) {
 	}
 
 	b := &builder{bp: bp, workers: workers}
-	if err := b.build(ctx, st); err != nil {
+	err = b.build(ctx, st)
+	if err == nil {
+		st.Status = StatusUp
+		st.Builder = nil
+		err = st.save()
+	}
+	if err != nil {
 		b.bp.closeHandles()
 		if rerr := b.rollback(); rerr != nil {
 			return nil, fmt.Errorf("%w; rolling back failed too, run 'grid clean': %w", err, rerr)
 		}
-		return nil, err
-	}
-	st.Status = StatusUp
-	st.Builder = nil
-	if err := st.save(); err != nil {
 		return nil, err
 	}
 	slog.Debug("run up", "run", run, "namespaces", len(bp.nodes), "links", len(bp.links), "took", time.Since(began))
@@ -195,9 +196,10 @@ func (b *builder) build(ctx context.Context, st *State) error {
 	return ctx.Err()
 }
 
-// parallel runs job(i) for i in [0,n) on the builder's workers; each worker
-// first calls setup, and its cleanup when done. It stops handing out jobs at
-// the first error or when ctx is done, and returns the first error.
+// parallel hands the job indexes 0..n-1 to up to b.workers goroutines, each
+// running worker over the channel (so a worker can hold per-goroutine
+// resources: a locked thread, a socket). It stops handing out jobs at the
+// first error or when ctx is done, and returns the first error.
 func (b *builder) parallel(ctx context.Context, n int, worker func(jobs <-chan int) error) error {
 	jobs := make(chan int)
 	errs := make(chan error, b.workers)
@@ -298,8 +300,9 @@ func setupNamespace(np *nodePlan, ipv6 bool) error {
 }
 
 // createLinks creates each link as one veth pair whose ends are born inside
-// their namespaces, named, addressed, numbered, up and without ARP or
-// multicast: one rtnetlink request per link, no moves, no lookups.
+// their namespaces with their names, MACs, MTUs and ifindexes, without ARP
+// or multicast, the first end up: one rtnetlink request per link, no moves,
+// no lookups.
 func (b *builder) createLinks(ctx context.Context) error {
 	return b.parallel(ctx, len(b.bp.links), func(jobs <-chan int) error {
 		sock, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
