@@ -582,8 +582,11 @@ func (a *actx) calcInputs(e ast.Expr) ([]bmv2json.CalcInput, error) {
 			a.emitPrim(a.assignPrim(t.ref, x.ref))
 			out = append(out, bmv2json.CalcInput{Type: "field", Value: t.ref})
 		case *headerV:
-			for _, f := range x.decl.Fields {
-				out = append(out, bmv2json.CalcInput{Type: "field", Value: bmv2json.Field(x.h.Name, f.Name)})
+			if x.dyn != nil || len(x.path) > 0 {
+				return unsupported(n, "hash or checksum input of this kind")
+			}
+			for _, f := range a.l.headerFields(x) {
+				out = append(out, bmv2json.CalcInput{Type: "field", Value: bmv2json.Field(x.h.Name, f.name)})
 			}
 		case *structV:
 			for _, f := range x.decl.Fields {
@@ -676,8 +679,10 @@ func (a *actx) logMsg(c *ast.Call) error {
 					add(x.fields[f.Name])
 				}
 			case *headerV:
-				for _, f := range x.decl.Fields {
-					elems = append(elems, bmv2json.Field(x.h.Name, f.Name))
+				if x.dyn == nil && len(x.path) == 0 {
+					for _, f := range a.l.headerFields(x) {
+						elems = append(elems, bmv2json.Field(x.h.Name, f.name))
+					}
 				}
 			}
 		}

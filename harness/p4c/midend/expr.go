@@ -2,6 +2,7 @@ package midend
 
 import (
 	"math/big"
+	"strings"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
@@ -225,13 +226,27 @@ func (a *actx) member(x *ast.Member) (val, error) {
 				return f, nil
 			}
 		case *headerV:
+			if sd, ok := x.Info().Type.(*ast.StructDecl); ok && sd.Kind == ast.KindStruct {
+				return &headerV{h: b.h, decl: b.decl, dyn: b.dyn, last: b.last, path: append(append([]string(nil), b.path...), x.Name)}, nil
+			}
+			if len(b.path) > 0 {
+				if b.dyn != nil || b.last != nil {
+					return nil, unsupported(x, "struct fields of a stack element chosen at run time")
+				}
+				ht := a.l.headerT[b.decl]
+				name, ok := ht.flat[strings.Join(append(append([]string(nil), b.path...), x.Name), ".")]
+				if !ok {
+					return nil, unsupported(x, "field %s", x.Name)
+				}
+				return &scalarV{ref: bmv2json.Field(b.h.Name, name), t: x.Info().Type, loc: true}, nil
+			}
 			if b.last != nil && a.inParser {
 				return &scalarV{ref: &bmv2json.Value{Type: "stack_field", Kind: bmv2json.KindNames, Names: []string{b.last.s.Name, x.Name}}, t: x.Info().Type}, nil
 			}
 			if b.dyn != nil {
 				off := -1
-				for i, f := range b.decl.Fields {
-					if f.Name == x.Name {
+				for i, f := range a.l.headerFields(b) {
+					if f.name == x.Name {
 						off = i
 					}
 				}
@@ -476,9 +491,12 @@ func (a *actx) equal(n ast.Node, lv, rv val) (*bmv2json.Value, error) {
 		lvld := toBool(bmv2json.Field(l.h.Name, "$valid$"))
 		rvld := toBool(bmv2json.Field(r.h.Name, "$valid$"))
 		same := exprOp("==", bmv2json.Field(l.h.Name, "$valid$"), bmv2json.Field(r.h.Name, "$valid$"))
+		if len(l.path) > 0 || len(r.path) > 0 {
+			return nil, unsupported(n, "comparison of structs inside headers")
+		}
 		fields := bmv2json.Bool(true)
-		for _, f := range l.decl.Fields {
-			fields = and(fields, exprOp("==", bmv2json.Field(l.h.Name, f.Name), bmv2json.Field(r.h.Name, f.Name)))
+		for _, f := range a.l.headerFields(l) {
+			fields = and(fields, exprOp("==", bmv2json.Field(l.h.Name, f.name), bmv2json.Field(r.h.Name, f.name)))
 		}
 		bothValid := exprOp("and", lvld, rvld)
 		return exprOp("and", same, exprOp("or", exprOp("not", nil, bothValid), fields)), nil

@@ -48,6 +48,11 @@ type Program struct {
 type HeaderType struct {
 	Name   string
 	Fields []bmv2json.HeaderField
+	// types are the P4 types of Fields (without padding); flat maps the
+	// dotted path of a field nested in a struct inside a header to its
+	// flattened name.
+	types []ast.Type
+	flat  map[string]string
 }
 
 // Header is a header or metadata instance.

@@ -228,17 +228,33 @@ func (l *lowerer) headerType(d *ast.StructDecl, name string) *HeaderType {
 	if ht, ok := l.headerT[d]; ok {
 		return ht
 	}
-	ht := &HeaderType{Name: name}
+	ht := &HeaderType{Name: name, flat: map[string]string{}}
 	total := 0
-	for _, f := range d.Fields {
-		ti, ok := scalarType(f.Type.Resolved())
-		if !ok {
-			// Checked by callers (headers hold only scalars); skip defensively.
-			continue
+	var add func(fields []*ast.Field, path []string)
+	add = func(fields []*ast.Field, path []string) {
+		for _, f := range fields {
+			ft := f.Type.Resolved()
+			if sd, ok := ft.(*ast.StructDecl); ok && sd.Kind == ast.KindStruct {
+				add(sd.Fields, append(append([]string(nil), path...), f.Name))
+				continue
+			}
+			ti, ok := scalarType(ft)
+			if !ok {
+				// Checked by callers (headers hold only scalars); skip defensively.
+				continue
+			}
+			name := f.Name
+			if len(path) > 0 {
+				// p4c's naming of fields flattened out of nested structs.
+				name = fmt.Sprintf("_%s_%s%d", strings.Join(path, "_"), f.Name, len(ht.Fields))
+				ht.flat[strings.Join(append(append([]string(nil), path...), f.Name), ".")] = name
+			}
+			ht.Fields = append(ht.Fields, bmv2json.HeaderField{Name: name, Bitwidth: ti.width, Signed: ti.signed})
+			ht.types = append(ht.types, ft)
+			total += ti.width
 		}
-		ht.Fields = append(ht.Fields, bmv2json.HeaderField{Name: f.Name, Bitwidth: ti.width, Signed: ti.signed})
-		total += ti.width
 	}
+	add(d.Fields, nil)
 	if d.Kind != ast.KindHeader && total%8 != 0 {
 		// bmv2 wants metadata types to be whole bytes, as p4c pads them.
 		ht.Fields = append(ht.Fields, bmv2json.HeaderField{Name: "_padding", Bitwidth: 8 - total%8})
@@ -291,10 +307,8 @@ func (l *lowerer) alloc(n ast.Node, t ast.Type, instName, scalarName string) (va
 	case *ast.StructDecl:
 		switch x.Kind {
 		case ast.KindHeader:
-			for _, f := range x.Fields {
-				if _, ok := scalarType(f.Type.Resolved()); !ok {
-					return nil, unsupported(f, "header field of type %v", f.Type.Resolved())
-				}
+			if err := checkHeaderFields(x.Fields); err != nil {
+				return nil, err
 			}
 			h := &Header{Name: l.uniqueName(instName), Type: l.headerType(x, x.Name)}
 			l.out.Headers = append(l.out.Headers, h)
@@ -399,4 +413,40 @@ func (l *lowerer) finishErrors() {
 	for i, m := range l.prog.Errors {
 		l.out.Errors = append(l.out.Errors, bmv2json.NamedValue{Name: m.Name, Value: i})
 	}
+}
+
+// checkHeaderFields accepts scalars and structs of scalars in headers.
+func checkHeaderFields(fields []*ast.Field) error {
+	for _, f := range fields {
+		ft := f.Type.Resolved()
+		if sd, ok := ft.(*ast.StructDecl); ok && sd.Kind == ast.KindStruct {
+			if err := checkHeaderFields(sd.Fields); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, ok := scalarType(ft); !ok {
+			return unsupported(f, "header field of type %v", ft)
+		}
+	}
+	return nil
+}
+
+// hfield is a (flattened) field of a header.
+type hfield struct {
+	name string
+	t    ast.Type
+}
+
+// headerFields lists the bmv2 fields of a header value.
+func (l *lowerer) headerFields(h *headerV) []hfield {
+	ht := l.headerT[h.decl]
+	if ht == nil {
+		ht = l.headerType(h.decl, h.decl.Name)
+	}
+	out := make([]hfield, len(ht.types))
+	for i, t := range ht.types {
+		out[i] = hfield{name: ht.Fields[i].Name, t: t}
+	}
+	return out
 }

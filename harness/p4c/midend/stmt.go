@@ -239,6 +239,9 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 		if hs, ok := src.(*headerV); d.dyn != nil || ok && hs.dyn != nil {
 			return unsupported(n, "copying a stack element chosen at run time")
 		}
+		if hs, ok := src.(*headerV); len(d.path) > 0 || ok && len(hs.path) > 0 {
+			return unsupported(n, "copying a struct inside a header")
+		}
 		switch s := src.(type) {
 		case *headerV:
 			if s.h == d.h {
@@ -249,6 +252,9 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 		case *tupleV, *structV:
 			// Header initializer: the header becomes valid with these fields.
 			a.emitPrim(prim("add_header", bmv2json.Named("header", d.h.Name)))
+			if len(a.l.headerFields(d)) != len(d.decl.Fields) {
+				return unsupported(n, "initializing a header that contains structs")
+			}
 			for i, f := range d.decl.Fields {
 				var fv val
 				if t, ok := s.(*tupleV); ok && i < len(t.elems) {

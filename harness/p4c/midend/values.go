@@ -33,6 +33,9 @@ type headerV struct {
 	// last is the stack of an `hs.last` reference: in parsers its fields
 	// are bmv2 stack_field values.
 	last *stackV
+	// path selects a struct nested inside the header (h.s where s is a
+	// struct field); its fields are flattened into the header.
+	path []string
 }
 
 // stackV is a header stack.
