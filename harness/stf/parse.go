@@ -232,7 +232,10 @@ func ParseNumber(text string) (Number, error) {
 		}
 		for i := 0; i < len(digits); i++ {
 			if !isDigit(digits[i]) {
-				return n, fmt.Errorf("%q is not a number (use 0x for hex)", text)
+				if _, hex := digitValue(digits[i]); hex {
+					return n, fmt.Errorf("%q is not a number (use 0x for hex)", text)
+				}
+				return n, fmt.Errorf("%q is not a number", text)
 			}
 		}
 		n.Value.SetString(digits, 10)

@@ -105,6 +105,12 @@ func (p *Program) FieldWidth(hdr, f string) (int, error) {
 // candidate ending with name (bmv2stf.py uses a plain suffix test, so
 // "ipv4_lpm" finds "MyIngress.ipv4_lpm").
 func lookup[T any](kind, name string, candidates []T, nameOf func(T) string) (T, error) {
+	return lookupIn(kind, name, "the program has", candidates, nameOf)
+}
+
+// lookupIn is lookup with the phrase that introduces the candidates in the
+// "not found" error.
+func lookupIn[T any](kind, name, listed string, candidates []T, nameOf func(T) string) (T, error) {
 	var zero T
 	for _, c := range candidates {
 		if nameOf(c) == name {
@@ -125,7 +131,7 @@ func lookup[T any](kind, name string, candidates []T, nameOf func(T) string) (T,
 		for _, c := range candidates {
 			names = append(names, nameOf(c))
 		}
-		return zero, fmt.Errorf("no %s %q (the program has: %s)", kind, name, listOrNone(names))
+		return zero, fmt.Errorf("no %s %q (%s: %s)", kind, name, listed, listOrNone(names))
 	}
 	var names []string
 	for _, c := range found {
@@ -157,11 +163,7 @@ func (p *Program) tableAction(t *tableInfo, name string) (*bmv2json.Action, erro
 			cands = append(cands, a)
 		}
 	}
-	a, err := lookup("action", name, cands, func(a *bmv2json.Action) string { return a.Name })
-	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", t.t.Name, err)
-	}
-	return a, nil
+	return lookupIn("action", name, "table "+t.t.Name+" allows", cands, func(a *bmv2json.Action) string { return a.Name })
 }
 
 var stackIndexDollar = regexp.MustCompile(`^(.*)\$([0-9]+)(.*)$`)

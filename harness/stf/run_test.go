@@ -190,7 +190,7 @@ func TestRunStopsAtACommandThatCannotApply(t *testing.T) {
 		{"add fwd dstAddr:1 forward(prt:1)", `action ingress.forward has no parameter "prt" (its parameters: port)`},
 		{"add fwd dstAddr:1 forward()", `action ingress.forward needs parameter port (9 bits)`},
 		{"add fwd dstAddr:1 forward(port:512)", `value 0x200 does not fit in 9 bits`},
-		{"add fwd dstAddr:1 NoAction()", `table ingress.fwd: no action "NoAction"`},
+		{"add fwd dstAddr:1 NoAction()", `no action "NoAction" (table ingress.fwd allows: ingress.forward, ingress.drop)`},
 		{"add acl srcAddr:1 NoAction()", `table ingress.acl has ternary or range keys: write a priority`},
 		{"add fwd dstAddr:0x0000000000** forward(port:1)", `cannot use '*' digits`},
 		{"check_counter fwd_hits(3)", "fwd_hits is a direct counter"},
