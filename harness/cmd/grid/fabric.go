@@ -158,10 +158,11 @@ func init() {
 			"'grid down' stops it if it still runs.\n\n" +
 			"Example:\n  sudo grid exec ft4 h1 -- ping -c 1 10.0.2.1",
 		SkipFlagParsing: true,
+		HideHelpCommand: true,
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
 			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-				return cli.ShowCommandHelp(c, "exec")
+				return cli.ShowCommandHelp(c.Lineage()[1], "exec")
 			}
 			if len(args) >= 3 && args[2] == "--" {
 				args = append(args[:2:2], args[3:]...)
