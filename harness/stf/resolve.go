@@ -169,17 +169,19 @@ func (p *Program) tableAction(t *tableInfo, name string) (*bmv2json.Action, erro
 var stackIndexDollar = regexp.MustCompile(`^(.*)\$([0-9]+)(.*)$`)
 
 // keyIndex finds the key element an STF "FIELD:" names, following
-// bmv2stf.py: exact name, then name with "$" or ".$valid$" appended, ".valid"
-// for "$valid$", then a unique suffix after a '.'.
+// bmv2stf.py: the exact name, or with "$" or ".$valid$" appended, or with
+// ".valid" written "$valid$"; failing that, a unique key whose name ends in
+// "." followed by one of those (p4c names keys "hdr.ipv4.dstAddr", tests
+// often write "ipv4.dstAddr"). "h$0.f" stands for "h[0].f".
 func (t *tableInfo) keyIndex(field string) (int, error) {
 	if m := stackIndexDollar.FindStringSubmatch(field); m != nil {
 		field = m[1] + "[" + m[2] + "]" + m[3]
 	}
-	tries := []string{field, field + "$", field + ".$valid$"}
+	alts := []string{field, field + "$", field + ".$valid$"}
 	if strings.HasSuffix(field, ".valid") {
-		tries = append(tries, strings.TrimSuffix(field, "valid")+"$valid$")
+		alts = append(alts, strings.TrimSuffix(field, "valid")+"$valid$")
 	}
-	for _, name := range tries {
+	for _, name := range alts {
 		for i, k := range t.keys {
 			if k.name == name {
 				return i, nil
@@ -188,13 +190,17 @@ func (t *tableInfo) keyIndex(field string) (int, error) {
 	}
 	match := -1
 	for i, k := range t.keys {
-		if strings.HasSuffix(k.name, "."+field) || strings.HasSuffix(k.name, "."+field+"$") ||
-			(field == "valid" && strings.HasSuffix(k.name, ".$valid$")) {
-			if match >= 0 {
-				return 0, fmt.Errorf("table %s: key field %q is ambiguous: %s, %s", t.t.Name, field, t.keys[match].name, k.name)
-			}
-			match = i
+		hit := field == "valid" && strings.HasSuffix(k.name, ".$valid$")
+		for _, alt := range alts {
+			hit = hit || strings.HasSuffix(k.name, "."+alt)
 		}
+		if !hit {
+			continue
+		}
+		if match >= 0 {
+			return 0, fmt.Errorf("table %s: key field %q is ambiguous: %s, %s", t.t.Name, field, t.keys[match].name, k.name)
+		}
+		match = i
 	}
 	if match < 0 {
 		var names []string
