@@ -175,10 +175,11 @@ func (b *builder) build(ctx context.Context, st *State) error {
 	if err := b.configure(ctx, netem.err == nil); err != nil {
 		return err
 	}
+	t3 := time.Now()
 	if err := b.waitOperUp(ctx); err != nil {
 		return err
 	}
-	t3 := time.Now()
+	t4 := time.Now()
 	b.bp.closeHandles()
 	if !st.Emulation.Netem {
 		for _, l := range st.Links {
@@ -192,7 +193,7 @@ func (b *builder) build(ctx context.Context, st *State) error {
 				"run", b.bp.run, "links", n, "netem_error", st.Emulation.NetemError)
 		}
 	}
-	slog.Debug("build phases", "namespaces", t1.Sub(t0), "links", t2.Sub(t1), "configure and wait until operational", t3.Sub(t2))
+	slog.Debug("build phases", "namespaces", t1.Sub(t0), "links", t2.Sub(t1), "configure", t3.Sub(t2), "wait until operational", t4.Sub(t3))
 	return ctx.Err()
 }
 
