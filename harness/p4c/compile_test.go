@@ -15,6 +15,7 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 
+	"github.com/grid-ina/grid/harness/p4c/backend"
 	"github.com/grid-ina/grid/harness/p4c/p4info"
 	"github.com/grid-ina/grid/harness/stf"
 )
@@ -93,10 +94,14 @@ func TestCorpusProgramsMatchGoldenFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			js, err := backend.Indent(res.JSON)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, out := range []struct {
 				file string
 				data []byte
-			}{{name + ".json", res.JSON}, {name + ".p4info.txtpb", txt}} {
+			}{{name + ".json", js}, {name + ".p4info.txtpb", txt}} {
 				path := filepath.Join(golden, out.file)
 				if *update {
 					if err := os.MkdirAll(golden, 0o755); err != nil {

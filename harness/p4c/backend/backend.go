@@ -259,14 +259,24 @@ func v1modelAliases() []bmv2json.FieldAlias {
 	return out
 }
 
-// Marshal writes the bmv2 JSON of p, indented, with a trailing newline.
+// Marshal writes the bmv2 JSON of p compactly, with a trailing newline
+// (indenting costs as much as the whole compilation of a large program;
+// Indent makes a readable copy).
 func Marshal(p *bmv2json.Program) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(p); err != nil {
 		return nil, fmt.Errorf("encode bmv2 JSON: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Indent returns an indented copy of bmv2 JSON for people and diffs.
+func Indent(js []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, js, "", "  "); err != nil {
+		return nil, fmt.Errorf("indent bmv2 JSON: %w", err)
 	}
 	return buf.Bytes(), nil
 }

@@ -57,6 +57,7 @@ type lowerer struct {
 	// graph (hit/miss of a hoisted table application).
 	override    map[ast.Expr]val
 	actionNames map[string]bool
+	scalarNames map[string]bool
 	userMeta    *structV
 	base        string // file name stem for synthesized names
 	nodeSeq     int
@@ -94,6 +95,7 @@ func Lower(prog *ast.Program, source string) (*Program, error) {
 		errorVals:   map[*ast.EnumMember]int{},
 		override:    map[ast.Expr]val{},
 		actionNames: map[string]bool{},
+		scalarNames: map[string]bool{},
 		base:        regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(strings.TrimSuffix(filepath.Base(source), ".p4"), ""),
 	}
 	if err := l.run(); err != nil {
@@ -352,20 +354,14 @@ func (l *lowerer) uniqueScalar(base string) string {
 	if base == "" {
 		base = "tmp"
 	}
-	used := func(n string) bool {
-		for _, f := range l.scalars.Fields {
-			if f.Name == n {
-				return true
-			}
-		}
-		return false
-	}
-	if !used(base) {
+	if !l.scalarNames[base] {
+		l.scalarNames[base] = true
 		return base
 	}
 	for i := 0; ; i++ {
 		n := fmt.Sprintf("%s_%d", base, i)
-		if !used(n) {
+		if !l.scalarNames[n] {
+			l.scalarNames[n] = true
 			return n
 		}
 	}
