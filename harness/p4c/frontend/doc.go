@@ -19,5 +19,28 @@
 //     "unsupported: ...".
 //
 // Back ends call Load (file) or LoadSource (in-memory text); both return the
-// checked *ast.Program or an error that is a diag.List.
+// checked *ast.Program or an error that is a *diag.List. Compile returns
+// the program together with every diagnostic, warnings included.
+//
+// What a checked program guarantees (TestCheckedCorpusProgramsHaveEverySlotFilled
+// verifies it on the whole conformance corpus):
+//
+//   - Every expression has Info().Type, except a Call's Fun (see ast.Call)
+//     and the type name left of `.` in Enum.Member / error.Name.
+//   - Every Ident has Decl; every Member has a Kind; every Call has a Kind
+//     and its callee slot (Action, Function, ExternFunc, Method, Table,
+//     Builtin, Ctor) and ArgParams.
+//   - When Info().Const is set, it is the value of the whole expression,
+//     already wrapped to Info().Type: use it instead of evaluating the
+//     sub-expressions. An expression of type *ast.IntLitType always has a
+//     Const (infinite-precision literals reach back ends only as constants,
+//     e.g. as arguments bound to a generic parameter such as hash's base).
+//   - Integer literals combined with a bit<W>/int<W> operand, assigned, or
+//     passed to a typed parameter have been given that type.
+//   - A serializable enum value may appear where its underlying bit<W> is
+//     expected (P4's implicit conversion); its Type stays the *ast.EnumDecl
+//     and a constant's Const.Int holds the number.
+//   - Compound assignments (x += e) have been rewritten to x = x + e.
+//   - Header unions and varbit are reported unsupported unless
+//     Options.Features enables them.
 package frontend
