@@ -425,19 +425,31 @@ func configureHostInterface(np *nodePlan, ip *ifacePlan) error {
 	}); err != nil {
 		return fmt.Errorf("add neighbour %s lladdr %s: %w", gw, hi.GatewayMAC, err)
 	}
-	// The first interface carries the default route; further ones (multi-homed
-	// hosts) reach their own subnet through their gateway.
-	dst := &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}
+	// The first interface carries the main default route. A multi-homed
+	// host's further interfaces each get a routing table whose default
+	// route leaves through them, chosen by source address: a socket bound
+	// to an interface's address sends through that interface.
+	anywhere := &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}
+	route := &netlink.Route{LinkIndex: ip.index, Dst: anywhere, Gw: gw, Flags: int(netlink.FLAG_ONLINK)}
 	if ip != np.ifaces[0] {
-		dst = &net.IPNet{IP: hi.IP.Masked().Addr().AsSlice(), Mask: addr.Mask}
+		route.Table = sourceTableBase + ip.port
+		rule := netlink.NewRule()
+		rule.Src = &net.IPNet{IP: addr.IP, Mask: net.CIDRMask(32, 32)}
+		rule.Table = route.Table
+		rule.Priority = route.Table
+		if err := np.nl.RuleAdd(rule); err != nil {
+			return fmt.Errorf("add rule from %s lookup %d: %w", addr.IP, rule.Table, err)
+		}
 	}
-	if err := np.nl.RouteAdd(&netlink.Route{
-		LinkIndex: ip.index, Dst: dst, Gw: gw, Flags: int(netlink.FLAG_ONLINK),
-	}); err != nil {
-		return fmt.Errorf("add route %s via %s: %w", dst, gw, err)
+	if err := np.nl.RouteAdd(route); err != nil {
+		return fmt.Errorf("add default route via %s (table %d): %w", gw, route.Table, err)
 	}
 	return nil
 }
+
+// sourceTableBase + interface number is the routing table (and rule
+// priority) of a multi-homed host's interfaces after the first.
+const sourceTableBase = 100
 
 // operUpTimeout bounds the wait for the kernel to mark links operational.
 const operUpTimeout = 10 * time.Second

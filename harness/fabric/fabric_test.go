@@ -642,3 +642,67 @@ func TestNodeDoRunsInsideTheNodesNamespace(t *testing.T) {
 		t.Fatalf("s1's port %s is visible outside its namespace", outside.Name)
 	}
 }
+
+const multihomedTopology = `name: multihomed
+nodes:
+  - {name: s1, kind: switch}
+  - {name: s2, kind: switch}
+  - {name: w1, kind: host, role: worker}
+  - {name: ps, kind: host, role: ps}
+links:
+  - {endpoints: ["s1:p1", "ps:eth0"]}
+  - {endpoints: ["s2:p1", "ps:eth1"]}
+  - {endpoints: ["s1:p2", "w1:eth0"]}
+  - {endpoints: ["s1:p3", "s2:p2"]}
+`
+
+func TestMultihomedHostSendsThroughTheInterfaceItsSocketIsBoundTo(t *testing.T) {
+	needRoot(t)
+	tp, err := topo.Parse([]byte(multihomedTopology), "multihomed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := upRun(t, tp)
+	ps, s1, s2 := st.Node("ps"), st.Node("s1"), st.Node("s2")
+	at1 := packetSocket(t, s1.Namespace, s1.Port(1).Index)
+	defer unix.Close(at1)
+	at2 := packetSocket(t, s2.Namespace, s2.Port(1).Index)
+	defer unix.Close(at2)
+	dst := &unix.SockaddrInet4{Port: 9999, Addr: netipAddr(t, st.Node("w1").Port(0).IP)}
+	send := func(bind *unix.SockaddrInet4) {
+		inNamespace(t, ps.Namespace, func() {
+			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fd)
+			if bind != nil {
+				if err := unix.Bind(fd, bind); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := unix.Sendto(fd, []byte("x"), 0, dst); err != nil {
+				t.Fatalf("send from ps (bound to %v): %v", bind, err)
+			}
+		})
+	}
+	expect := func(fd int, via *Interface, to *Interface) {
+		t.Helper()
+		frame, err := receive(fd, 0)
+		if err != nil {
+			t.Fatalf("nothing left ps through %s: %v", via.Name, err)
+		}
+		if src, dstMAC := net.HardwareAddr(frame[6:12]).String(), net.HardwareAddr(frame[0:6]).String(); src != via.MAC || dstMAC != to.MAC {
+			t.Fatalf("frame through %s: %s -> %s, want %s -> %s", via.Name, src, dstMAC, via.MAC, to.MAC)
+		}
+	}
+	send(nil)
+	expect(at1, ps.Port(0), s1.Port(1))
+	send(&unix.SockaddrInet4{Addr: netipAddr(t, ps.Port(1).IP)})
+	expect(at2, ps.Port(1), s2.Port(1))
+	for _, fd := range []int{at1, at2} {
+		if got, err := receive(fd, unix.MSG_DONTWAIT); err == nil {
+			t.Errorf("a frame went the wrong way: %x", got)
+		}
+	}
+}
