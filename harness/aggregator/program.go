@@ -1,0 +1,68 @@
+// Package aggregator is the control plane and regression suite of the GRID
+// aggregator P4 program (p4/aggregator): it compiles the program, turns a
+// switch's part of a routing plan (gradproto.SwitchConfig) into table
+// entries, multicast groups and meter rates on an engine switch or as STF
+// commands, generates and runs the STF regression tests, and checks the
+// compiled program against the Go reference model (harness/gradproto).
+package aggregator
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/grid-ina/grid/harness/p4c"
+)
+
+// Build selects the compile-time parameters of the program.
+type Build struct {
+	// Units is GRID_UNITS, the number of memory units; 0 means the default
+	// (gradproto.DefaultUnits).
+	Units int
+	// Values is N, 32 or 64 values per packet; 0 means 32.
+	Values int
+}
+
+// Defines returns the preprocessor definitions of the build.
+func (b Build) Defines() map[string]string {
+	d := map[string]string{}
+	if b.Units != 0 {
+		d["GRID_UNITS"] = strconv.Itoa(b.Units)
+	}
+	if b.Values == 64 {
+		d["GRID_VALUES_64"] = "1"
+	}
+	return d
+}
+
+// Compile compiles the aggregator at path (p4/aggregator/aggregator.p4)
+// with the build's parameters.
+func Compile(path string, b Build) (*p4c.Result, error) {
+	if b.Values != 0 && b.Values != 32 && b.Values != 64 {
+		return nil, fmt.Errorf("%d values per packet: the aggregator supports 32 and 64", b.Values)
+	}
+	res, err := p4c.Compile(path, p4c.Options{Defines: b.Defines()})
+	if err != nil {
+		return nil, fmt.Errorf("compile %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// RepoRoot finds the directory holding go.mod above the working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}

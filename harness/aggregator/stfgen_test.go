@@ -1,0 +1,489 @@
+package aggregator
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grid-ina/grid/harness/gradproto"
+)
+
+// The STF regression tests in p4/aggregator/tests are generated here: each
+// case drives the Go reference model (harness/gradproto) and writes the
+// packets it sends and the packets the model says come out, so expected
+// bytes never come from running the P4 program itself.
+//
+//	go test ./harness/aggregator -run TestSTFFilesAreCurrent -update
+
+// stfBuilder accumulates one STF file.
+type stfBuilder struct {
+	t     *testing.T
+	build Build
+	star  *gradproto.Star
+	sw    *gradproto.Switch
+	clock time.Time
+	lines []string
+}
+
+func newBuilder(t *testing.T, b Build, star *gradproto.Star) *stfBuilder {
+	t.Helper()
+	values := b.Values
+	if values == 0 {
+		values = 32
+	}
+	units := b.Units
+	if units == 0 {
+		units = gradproto.DefaultUnits
+	}
+	sw, err := gradproto.NewSwitch(star.Config, values, units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &stfBuilder{t: t, build: b, star: star, sw: sw, clock: time.Unix(0, 0)}
+	// The STF runner's clock advances 1 µs per packet; so does the model's.
+	sw.Now = func() time.Time { return sb.clock }
+	setup, err := Entries(star.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if defs := b.Defines(); len(defs) > 0 {
+		var parts []string
+		for _, k := range sortedKeys(defs) {
+			parts = append(parts, k+"="+defs[k])
+		}
+		sb.lines = append(sb.lines, buildPrefix+strings.Join(parts, " "))
+	}
+	sb.lines = append(sb.lines, "", "# Control plane (harness/aggregator.Entries)")
+	sb.lines = append(sb.lines, setup.STF()...)
+	return sb
+}
+
+func (b *stfBuilder) note(format string, args ...any) {
+	b.lines = append(b.lines, "", "# "+fmt.Sprintf(format, args...))
+}
+
+// frameHex splits a frame at its headers for readability.
+func frameHex(f []byte) string {
+	cuts := []int{gradproto.EthernetLen, gradproto.EthernetLen + gradproto.IPv4Len, gradproto.FrameOverhead, gradproto.FrameOverhead + gradproto.HeaderLen}
+	var parts []string
+	prev := 0
+	for _, c := range cuts {
+		if c > len(f) {
+			break
+		}
+		parts = append(parts, hex.EncodeToString(f[prev:c]))
+		prev = c
+	}
+	if prev < len(f) {
+		parts = append(parts, hex.EncodeToString(f[prev:]))
+	}
+	return strings.ToUpper(strings.Join(parts, " "))
+}
+
+// send injects a frame and expects what the model emits.
+func (b *stfBuilder) send(port uint16, frame []byte) []gradproto.Output {
+	b.clock = b.clock.Add(time.Microsecond)
+	outs := b.sw.Process(port, frame)
+	b.lines = append(b.lines, fmt.Sprintf("packet %d %s", port, frameHex(frame)))
+	for _, o := range outs {
+		b.lines = append(b.lines, fmt.Sprintf("expect %d %s $", o.Port, frameHex(o.Frame)))
+	}
+	return outs
+}
+
+// frag is member m's fragment with values vals(i).
+func (b *stfBuilder) frag(plan *gradproto.Plan, m int, frag uint32, flags uint8, vals func(i int) int32) []byte {
+	mem := plan.Members[m]
+	p := &gradproto.Packet{
+		DstMAC: plan.Gateway, SrcMAC: mem.MAC, SrcIP: mem.IP, DstIP: plan.PSIP, TTL: 64,
+		SrcPort: gradproto.UDPPort, DstPort: gradproto.UDPPort,
+		Header: gradproto.Header{Version: gradproto.Version, Flags: flags, Job: plan.Job, Node: mem.Node, Count: 1, Frag: frag, Bitmap: 1 << mem.Slot},
+		Values: make([]int32, plan.Values),
+	}
+	for i := range p.Values {
+		p.Values[i] = vals(i)
+	}
+	return p.Marshal()
+}
+
+// result is the PS's result packet for frag with values vals(i).
+func (b *stfBuilder) result(plan *gradproto.Plan, frag uint32, vals func(i int) int32) []byte {
+	p := &gradproto.Packet{
+		DstMAC: plan.Gateway, SrcMAC: gradproto.HostMAC(0), SrcIP: plan.PSIP, DstIP: netip.AddrFrom4([4]byte{255, 255, 255, 255}), TTL: 64,
+		SrcPort: gradproto.UDPPort, DstPort: gradproto.UDPPort,
+		Header: gradproto.Header{Version: gradproto.Version, Flags: gradproto.FlagResult, Job: plan.Job, Node: plan.PSNode, Count: uint16(len(plan.Members)), Frag: frag},
+		Values: make([]int32, plan.Values),
+	}
+	for i := range p.Values {
+		p.Values[i] = vals(i)
+	}
+	return p.Marshal()
+}
+
+// checkStats asserts every job_stats cell of job that the model counted.
+func (b *stfBuilder) checkStats(job uint16) {
+	st := b.sw.Stats[job]
+	if st == nil {
+		b.t.Fatalf("model counted nothing for job %d", job)
+	}
+	b.note("Per-job statistics of job %d (received, absorbed, emitted, collision, duplicate, overflow, capacity, passed)", job)
+	for ev := gradproto.Event(0); ev < gradproto.NumEvents; ev++ {
+		b.lines = append(b.lines, fmt.Sprintf("check_counter %s(%d) packets == %d", CounterJobStat, StatIndex(job, ev), st[ev]))
+	}
+}
+
+// checkUnit asserts the state of the unit (job, frag) maps to.
+func (b *stfBuilder) checkUnit(job uint16, frag uint32, wantState uint16) {
+	idx := gradproto.UnitIndex(job, frag, len(b.sw.Units()))
+	u := b.sw.Units()[idx]
+	if u.State != wantState {
+		b.t.Fatalf("model: unit %d of job %d fragment %d in state %d, case expects %d", idx, job, frag, u.State, wantState)
+	}
+	b.lines = append(b.lines, fmt.Sprintf("check_register %s(%d) == 0x%016x", RegisterUnitTag, idx, u.Tag()))
+}
+
+func (b *stfBuilder) text(doc string) string {
+	var out strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(doc), "\n") {
+		out.WriteString("# " + strings.TrimSpace(l) + "\n")
+	}
+	out.WriteString("# Generated by harness/aggregator from the Go reference model (go test ./harness/aggregator -run TestSTFFilesAreCurrent -update).\n")
+	for _, l := range b.lines {
+		out.WriteString(l + "\n")
+	}
+	return out.String()
+}
+
+func sortedKeys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	for i := range ks {
+		for j := i + 1; j < len(ks); j++ {
+			if ks[j] < ks[i] {
+				ks[i], ks[j] = ks[j], ks[i]
+			}
+		}
+	}
+	return ks
+}
+
+func mustStar(t *testing.T, job uint16, fanIn, direct, values int) *gradproto.Star {
+	t.Helper()
+	st, err := gradproto.NewStar(job, fanIn, direct, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// val gives worker m's i-th value: distinct, some negative.
+func val(m int) func(i int) int32 {
+	return func(i int) int32 { return int32((m+1)*1000 + i*(1-2*(i%2))) }
+}
+
+type stfCase struct {
+	name string
+	doc  string
+	gen  func(t *testing.T) *stfBuilder
+}
+
+var stfCases = []stfCase{
+	{"aggregate_fanin4", `Four workers send fragment 5 of job 1 to this switch (node 1, fan-in 4):
+		the first three are absorbed, the fourth completes the unit and exactly one packet with
+		the exact sums, count 4 and bitmap 0xf goes to the PS; the unit is then done.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 4, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			for m := 0; m < 4; m++ {
+				b.note("worker %d", m)
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, 5, 0, val(m)))
+			}
+			b.checkUnit(1, 5, gradproto.UnitDone)
+			b.checkStats(1)
+			return b
+		}},
+	{"aggregate_fanin64", `Sixty-four workers (the widest bitmap) aggregate fragment 77 of job 3:
+		one packet with count 64 and bitmap 0xffffffffffffffff reaches the PS.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 3, 64, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			for m := 0; m < 64; m++ {
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, 77, 0, val(m)))
+			}
+			b.checkUnit(3, 77, gradproto.UnitDone)
+			b.checkStats(3)
+			return b
+		}},
+	{"aggregate_values64", `The 64-value build (GRID_VALUES_64): three workers, 64 int32 values each.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 3, 0, 64)
+			b := newBuilder(t, Build{Values: 64}, st)
+			for m := 0; m < 3; m++ {
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, 9, 0, val(m)))
+			}
+			b.checkStats(1)
+			return b
+		}},
+	{"forward_other_node", `Fragments for other aggregation nodes are forwarded unchanged except
+		for the MAC addresses, TTL and IPv4 checksum: one for node 2 follows its grad_route entry out
+		port 9 (off the shortest path to the PS), one for the PS node goes by IPv4 to the PS, plain
+		UDP goes by IPv4, a packet without a route and a non-IPv4 frame are dropped.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 2, 1, 32)
+			st.Config.GradRoutes = []gradproto.GradRoute{{Job: 1, Node: 2, Port: 9, NextHop: gradproto.HostMAC(900)}}
+			st.Config.Ports = append(st.Config.Ports, gradproto.PortMAC{Port: 9, MAC: gradproto.SwitchPortMAC(9)})
+			b := newBuilder(t, Build{}, st)
+			other := st.Plan
+			other.Members = append([]gradproto.Member(nil), st.Plan.Members...)
+			other.Members[0].Node = 2
+			b.note("fragment for node 2: grad_route")
+			b.send(st.WorkerPort(0), b.frag(&other, 0, 4, 0, val(0)))
+			b.note("fragment for the PS node: IPv4 to the PS")
+			b.send(st.WorkerPort(2), b.frag(&st.Plan, 2, 4, 0, val(2)))
+			b.note("plain UDP to port 53")
+			plain := b.frag(&st.Plan, 1, 4, 0, val(1))
+			plain[gradproto.EthernetLen+gradproto.IPv4Len+2] = 0
+			plain[gradproto.EthernetLen+gradproto.IPv4Len+3] = 53
+			b.send(st.WorkerPort(1), plain)
+			b.note("no route for 192.0.2.1: dropped")
+			noRoute := b.frag(&st.Plan, 1, 4, 0, val(1))
+			copy(noRoute[gradproto.EthernetLen+16:], []byte{192, 0, 2, 1})
+			gradproto.SetIPv4Checksum(noRoute[gradproto.EthernetLen : gradproto.EthernetLen+gradproto.IPv4Len])
+			noRoute[gradproto.EthernetLen+gradproto.IPv4Len+2] = 0
+			b.send(st.WorkerPort(1), noRoute)
+			b.note("ARP: dropped")
+			arp := make([]byte, 42)
+			copy(arp, plain[:12])
+			arp[12], arp[13] = 0x08, 0x06
+			b.send(st.WorkerPort(1), arp)
+			return b
+		}},
+	{"collision", `Fragment 1 of job 1 occupies its unit; worker 1's fragment of another
+		fragment id that hashes to the same unit collides: it is dropped and a control packet
+		(flag 0x40, ECN CE, no values, addresses swapped) goes back to worker 1.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 3, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			other := gradproto.CollidingFragment(1, 1, 1, gradproto.DefaultUnits)
+			b.note("fragment 1 from worker 0 takes unit %d", gradproto.UnitIndex(1, 1, gradproto.DefaultUnits))
+			b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, 1, 0, val(0)))
+			b.note("fragment %d from worker 1 maps to the same unit", other)
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, other, 0, val(1)))
+			b.checkUnit(1, 1, gradproto.UnitActive)
+			b.checkStats(1)
+			return b
+		}},
+	{"duplicate", `A retransmitted copy of worker 0's fragment is ignored while the unit
+		is active and after it completed: the sums count worker 0 once.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 2, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			f0 := b.frag(&st.Plan, 0, 6, 0, val(0))
+			b.send(st.WorkerPort(0), f0)
+			b.note("duplicate while active: dropped")
+			b.send(st.WorkerPort(0), f0)
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, 6, 0, val(1)))
+			b.note("duplicate after completion: dropped")
+			b.send(st.WorkerPort(0), f0)
+			b.checkStats(1)
+			return b
+		}},
+	{"unit_reuse", `After fragment 1 completes, its unit is free for reuse: another fragment
+		that maps to the same unit aggregates there without a collision.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 2, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			other := gradproto.CollidingFragment(1, 1, 1, gradproto.DefaultUnits)
+			for m := 0; m < 2; m++ {
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, 1, 0, val(m)))
+			}
+			b.note("fragment %d maps to the freed unit", other)
+			for m := 0; m < 2; m++ {
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, other, 0, val(m+5)))
+			}
+			b.checkUnit(1, other, gradproto.UnitDone)
+			b.checkStats(1)
+			return b
+		}},
+	{"two_jobs", `Jobs 1 and 2 share the switch and the workers and use the same fragment
+		ids; their fragments interleave and each job gets its own exact sums.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 2, 0, 32)
+			plan2 := st.Plan
+			plan2.Job = 2
+			st.Config.Aggregations = append(st.Config.Aggregations, gradproto.Aggregation{Job: 2, Node: st.SwitchNode, FanIn: 2})
+			b := newBuilder(t, Build{}, st)
+			for _, f := range []uint32{10, 11} {
+				b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, f, 0, val(0)))
+				b.send(st.WorkerPort(0), b.frag(&plan2, 0, f, 0, val(7)))
+			}
+			for _, f := range []uint32{11, 10} {
+				b.send(st.WorkerPort(1), b.frag(&plan2, 1, f, 0, val(8)))
+				b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, f, 0, val(1)))
+			}
+			b.checkStats(1)
+			b.checkStats(2)
+			return b
+		}},
+	{"overflow", `Adding worker 1's values to worker 0's would overflow int32: the switch
+		sends worker 0's partial sum on (flags 0x18: aggregated + overflow) and restarts the unit's
+		sum with worker 1's values; worker 2 completes the unit with the remaining sum of two.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 3, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			big := func(i int) int32 { return math.MaxInt32 - int32(i) }
+			neg := func(i int) int32 { return math.MinInt32 + int32(i) }
+			b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, 2, 0, big))
+			b.note("lane 0 would overflow")
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, 2, 0, func(i int) int32 {
+				if i == 0 {
+					return 1
+				}
+				return 0
+			}))
+			b.send(st.WorkerPort(2), b.frag(&st.Plan, 2, 2, 0, neg))
+			b.checkUnit(1, 2, gradproto.UnitDone)
+			b.checkStats(1)
+			return b
+		}},
+	{"meter_excess", `The capacity meter (C_s = 1 fragment/s, burst 2) admits two fragments;
+		the third exceeds the switch's processing capacity and is answered like a collision,
+		with a control packet.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 4, 0, 32)
+			st.Config.Capacity = &gradproto.Capacity{PacketsPerSecond: 1, Burst: 2}
+			b := newBuilder(t, Build{}, st)
+			for m := 0; m < 3; m++ {
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, 3, 0, val(m)))
+			}
+			b.checkStats(1)
+			return b
+		}},
+	{"result_multicast", `The PS's result for job 1 is replicated to the three worker ports of
+		job 1's group (not to port 4, which serves another job) with each worker's MAC and IP.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 3, 1, 32)
+			st.Config.ResultGroups[0].Ports = st.Config.ResultGroups[0].Ports[:3]
+			st.Config.ResultHosts = st.Config.ResultHosts[:3]
+			b := newBuilder(t, Build{}, st)
+			b.send(gradproto.StarPSPort, b.result(&st.Plan, 5, val(9)))
+			return b
+		}},
+	{"loss_fragment", `Loss of a fragment: worker 2's original is lost. Workers 0 and 1 are
+		absorbed; worker 2's timeout resend (flag 0x20) completes the unit, which sends the full sum.
+		Worker 0's own timeout resend then finds the unit done and passes to the PS alone (the PS
+		ignores it: worker 0 is already in the sum).`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 3, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, 8, 0, val(0)))
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, 8, 0, val(1)))
+			b.note("worker 2's original is lost; its resend:")
+			b.send(st.WorkerPort(2), b.frag(&st.Plan, 2, 8, gradproto.FlagResend, val(2)))
+			b.note("worker 0's resend:")
+			b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, 8, gradproto.FlagResend, val(0)))
+			b.checkUnit(1, 8, gradproto.UnitDone)
+			b.checkStats(1)
+			return b
+		}},
+	{"loss_partial", `Loss of the partial sum: the unit completes and its packet to the PS is
+		lost. Every worker times out and resends; the unit is done, so each resend passes to the PS
+		alone and the PS adds the three.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 3, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			for m := 0; m < 3; m++ {
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, 8, 0, val(m)))
+			}
+			b.note("the partial sum above is lost; the resends:")
+			for m := 0; m < 3; m++ {
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, 8, gradproto.FlagResend, val(m)))
+			}
+			b.checkUnit(1, 8, gradproto.UnitDone)
+			b.checkStats(1)
+			return b
+		}},
+	{"loss_result", `Loss of a result: the PS's result reaches worker 0 but not worker 1.
+		Worker 1 resends; its resend passes to the PS, which answers with the result again.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 2, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			for m := 0; m < 2; m++ {
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, 8, 0, val(m)))
+			}
+			sum := func(i int) int32 { return val(0)(i) + val(1)(i) }
+			b.send(gradproto.StarPSPort, b.result(&st.Plan, 8, sum))
+			b.note("the copy to worker 1 is lost; worker 1 resends:")
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, 8, gradproto.FlagResend, val(1)))
+			b.note("the PS sends the result again")
+			b.send(gradproto.StarPSPort, b.result(&st.Plan, 8, sum))
+			b.checkUnit(1, 8, gradproto.UnitDone)
+			b.checkStats(1)
+			return b
+		}},
+	{"loss_control", `Loss of a control packet: worker 1's fragment collides and the control
+		packet is lost. Worker 1 times out and resends; the unit still holds the other fragment, so
+		the resend passes to the PS without touching it.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 2, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			other := gradproto.CollidingFragment(1, 1, 1, gradproto.DefaultUnits)
+			b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, 1, 0, val(0)))
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, other, 0, val(1)))
+			b.note("the control packet above is lost; worker 1's resend:")
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, other, gradproto.FlagResend, val(1)))
+			b.checkUnit(1, 1, gradproto.UnitActive)
+			b.note("worker 1's fragment 1 completes the unit")
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, 1, 0, val(1)))
+			b.checkUnit(1, 1, gradproto.UnitDone)
+			b.checkStats(1)
+			return b
+		}},
+	{"loss_flush", `A unit waiting for a lost fragment is released by a resend: worker 1's
+		original is lost, worker 0 (already in the unit) times out and resends, so the switch sends
+		what the unit holds to the PS and marks it done. Worker 2's late original then passes to the
+		PS alone, and so does worker 1's resend: the PS has all three and no unit stays active.`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 3, 0, 32)
+			b := newBuilder(t, Build{}, st)
+			b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, 8, 0, val(0)))
+			b.note("worker 1's original is lost; worker 0's resend flushes the unit:")
+			b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, 8, gradproto.FlagResend, val(0)))
+			b.send(st.WorkerPort(2), b.frag(&st.Plan, 2, 8, 0, val(2)))
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, 8, gradproto.FlagResend, val(1)))
+			b.checkUnit(1, 8, gradproto.UnitDone)
+			b.checkStats(1)
+			return b
+		}},
+}
+
+func TestSTFFilesAreCurrent(t *testing.T) {
+	dir := filepath.Join(ProgramDir(t), "tests")
+	for _, c := range stfCases {
+		t.Run(c.name, func(t *testing.T) {
+			want := c.gen(t).text(c.doc)
+			path := filepath.Join(dir, c.name+".stf")
+			if *update {
+				if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (generate with -update)", err)
+			}
+			if string(got) != want {
+				t.Errorf("%s differs from what the reference model generates (run with -update and review the diff)", path)
+			}
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package aggregator
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/grid-ina/grid/harness/stf"
+)
+
+// SuiteCase is one STF file of the regression suite.
+type SuiteCase struct {
+	Name  string // file name without .stf
+	Path  string
+	Build Build // from the file's "# build: NAME=VALUE ..." line
+}
+
+// SuiteResult is the outcome of one case.
+type SuiteResult struct {
+	Case   SuiteCase
+	Result *stf.Result
+	Err    error // compile, load or parse error
+}
+
+// Passed reports whether the case ran and every expectation held.
+func (r SuiteResult) Passed() bool { return r.Err == nil && r.Result != nil && r.Result.Passed() }
+
+// Report is a readable account of the outcome.
+func (r SuiteResult) Report() string {
+	if r.Err != nil {
+		return fmt.Sprintf("%s: ERROR %v\n", r.Case.Name, r.Err)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s: %s\n", r.Case.Name, r.Result.Summary())
+	if !r.Result.Passed() {
+		r.Result.Report(&b)
+	}
+	return b.String()
+}
+
+// LoadSuite lists the STF files in dir with their build parameters.
+func LoadSuite(dir string) ([]SuiteCase, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.stf"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no .stf files in %s", dir)
+	}
+	sort.Strings(paths)
+	var cases []SuiteCase
+	for _, p := range paths {
+		b, err := readBuild(p)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, SuiteCase{Name: strings.TrimSuffix(filepath.Base(p), ".stf"), Path: p, Build: b})
+	}
+	return cases, nil
+}
+
+// readBuild reads the "# build:" line of an STF file: the preprocessor
+// definitions its program needs (GRID_UNITS=M, GRID_VALUES_64=1).
+func readBuild(path string) (Build, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Build{}, err
+	}
+	defer f.Close()
+	var b Build
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		rest, ok := strings.CutPrefix(sc.Text(), buildPrefix)
+		if !ok {
+			continue
+		}
+		for _, def := range strings.Fields(rest) {
+			name, value, _ := strings.Cut(def, "=")
+			switch name {
+			case "GRID_VALUES_64":
+				b.Values = 64
+			case "GRID_UNITS":
+				n, err := strconv.Atoi(value)
+				if err != nil || n <= 0 {
+					return b, fmt.Errorf("%s:%d: GRID_UNITS=%q is not a positive number", path, line, value)
+				}
+				b.Units = n
+			default:
+				return b, fmt.Errorf("%s:%d: unknown build definition %q (GRID_UNITS, GRID_VALUES_64)", path, line, name)
+			}
+		}
+	}
+	return b, sc.Err()
+}
+
+// buildPrefix starts the comment line that tells the runner which
+// preprocessor definitions a test needs.
+const buildPrefix = "# build: "
+
+// RunSuite compiles the program at programPath once per build the cases
+// need and runs every case on the embedded engine.
+func RunSuite(programPath string, cases []SuiteCase) []SuiteResult {
+	compiled := map[Build][]byte{}
+	compileErr := map[Build]error{}
+	var out []SuiteResult
+	for _, c := range cases {
+		r := SuiteResult{Case: c}
+		js, done := compiled[c.Build]
+		if !done && compileErr[c.Build] == nil {
+			res, err := Compile(programPath, c.Build)
+			if err != nil {
+				compileErr[c.Build] = err
+			} else {
+				js = res.JSON
+				compiled[c.Build] = js
+			}
+		}
+		if err := compileErr[c.Build]; err != nil {
+			r.Err = err
+			out = append(out, r)
+			continue
+		}
+		cmds, err := stf.ParseFile(c.Path)
+		if err != nil {
+			r.Err = err
+			out = append(out, r)
+			continue
+		}
+		r.Result, r.Err = stf.Run(js, cmds, stf.Options{})
+		out = append(out, r)
+	}
+	return out
+}
