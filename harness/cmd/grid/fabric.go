@@ -27,11 +27,12 @@ func init() {
 		ArgsUsage: "TOPOLOGY.yaml",
 		Description: "Creates one network namespace per host and per switch, named RUN-NODE (see 'ip netns list'),\n" +
 			"and one veth pair per link. Host interfaces get their address, a static neighbour entry for\n" +
-			"their gateway and a default route, so no ARP is needed; IPv6 and multicast are off; transmit\n" +
-			"checksum offload is off on host interfaces; every interface is shaped to its link bandwidth\n" +
-			"with tbf. A switch's ports are the veth ends in its namespace, named TAGs<id>p<port> after\n" +
-			"the P4 port number; 'grid ls RUN' shows the mapping, recorded in /run/grid/RUN/state.json.\n" +
-			"This kernel has no netem: link delay and loss are recorded for the switch back end to emulate.\n" +
+			"their gateway and a default route (further interfaces of a multi-homed host are chosen by\n" +
+			"source address), so no ARP is needed. IPv6 and multicast are off, and so is transmit checksum\n" +
+			"offload on host interfaces. Every interface is shaped to its link bandwidth with tbf; link\n" +
+			"delay and loss need netem, and where the kernel lacks it they are recorded for the switch\n" +
+			"back end to emulate. A switch's ports are the veth ends in its namespace, named TAGs<id>p<port>\n" +
+			"after the P4 port number; 'grid ls RUN' shows the mapping, kept in /run/grid/RUN/state.json.\n" +
 			"The run stays up after grid exits; remove it with 'grid down RUN'. Interrupting 'grid up'\n" +
 			"(Ctrl-C, SIGTERM) or any error rolls back what was built. Needs root.\n\n" +
 			"Example:\n  sudo grid up topologies/fattree-k4.yaml --name ft4\n  sudo grid exec ft4 h1 -- ip addr\n  sudo grid down ft4",
