@@ -42,6 +42,7 @@ func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 	for i := range j.Primitives {
 		pr := &j.Primitives[i]
 		c := &compiler{p: p, where: fmt.Sprintf("action %q, primitive %d (%s)%s", j.Name, i, pr.Op, srcInfo(pr.SourceInfo)), params: a.params}
+		c.pc = i
 		f, err := c.primitive(pr, len(j.Primitives))
 		if err != nil {
 			return nil, err
@@ -473,8 +474,9 @@ func (c *compiler) jumpTarget(v *bmv2json.Value, n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if d.cval == nil || !d.cval.IsInt64() || d.cval.Int64() < 0 || d.cval.Int64() > int64(n) {
-		return 0, c.errorf("jump target %s outside the action's %d primitives", v, n)
+	if d.cval == nil || !d.cval.IsInt64() || d.cval.Int64() <= int64(c.pc) || d.cval.Int64() > int64(n) {
+		// p4c only jumps forward; a backward jump could loop forever
+		return 0, c.errorf("jump target %s is not a later primitive of the action (%d primitives)", v, n)
 	}
 	return int(d.cval.Int64()), nil
 }

@@ -64,6 +64,7 @@ type compiler struct {
 	p      *Program
 	where  string
 	params []paramInfo // action parameters, for runtime_data
+	pc     int         // index of the primitive being compiled, for jumps
 }
 
 type paramInfo struct {

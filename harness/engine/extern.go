@@ -11,6 +11,9 @@ import (
 	"github.com/grid-ina/grid/harness/bmv2json"
 )
 
+// maxCells bounds the size of one register, counter or meter array.
+const maxCells = 1 << 22
+
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
 // registerArray is a register: size cells of width bits, each cell words
@@ -92,7 +95,7 @@ func (m *meterState) execute(n int, now time.Time) int {
 func (p *Program) loadExterns(j *bmv2json.Program) error {
 	p.registers = map[string]int{}
 	for _, r := range j.RegisterArrays {
-		if r.Bitwidth <= 0 || r.Size < 0 || r.Size > 1<<24 {
+		if r.Bitwidth <= 0 || r.Bitwidth > maxFieldBits || r.Size < 0 || r.Size*((r.Bitwidth+63)/64) > maxCells {
 			return fmt.Errorf("register %q: bitwidth %d, size %d", r.Name, r.Bitwidth, r.Size)
 		}
 		p.registers[r.Name] = len(p.regDecls)
@@ -100,7 +103,7 @@ func (p *Program) loadExterns(j *bmv2json.Program) error {
 	}
 	p.counters = map[string]int{}
 	for _, c := range j.CounterArrays {
-		if c.Size < 0 || c.Size > 1<<24 {
+		if c.Size < 0 || c.Size > maxCells {
 			return fmt.Errorf("counter %q: size %d", c.Name, c.Size)
 		}
 		p.counters[c.Name] = len(p.ctrDecls)
@@ -108,7 +111,7 @@ func (p *Program) loadExterns(j *bmv2json.Program) error {
 	}
 	p.meters = map[string]int{}
 	for _, m := range j.MeterArrays {
-		if m.Size < 0 || m.Size > 1<<24 {
+		if m.Size < 0 || m.Size > maxCells {
 			return fmt.Errorf("meter %q: size %d", m.Name, m.Size)
 		}
 		if m.Type != "packets" && m.Type != "bytes" {

@@ -6,6 +6,13 @@ import (
 	"github.com/grid-ina/grid/harness/bmv2json"
 )
 
+// maxSlots bounds the per-packet header state in 64-bit words.
+const maxSlots = 1 << 20
+
+// maxFieldBits bounds field widths (and varbit headers): wider fields
+// exist in no real program and would only make a malformed file expensive.
+const maxFieldBits = 1 << 16
+
 // field is a resolved header field. Its value lives in pkt.f[slot:slot+words]
 // as little-endian 64-bit words holding the field's bits (two's complement
 // for signed fields, sign-extended only when read).
@@ -73,6 +80,9 @@ func (p *Program) buildLayout(j *bmv2json.Program) error {
 		hd := header{name: h.Name, typeName: h.HeaderType, metadata: h.Metadata, varbit: -1, union: -1, stack: -1}
 		if ht.MaxLength != nil {
 			hd.maxBytes = *ht.MaxLength
+			if hd.maxBytes <= 0 || hd.maxBytes > maxFieldBits/8 {
+				return fmt.Errorf("header type %q: max_length %d outside 1..%d", ht.Name, hd.maxBytes, maxFieldBits/8)
+			}
 		}
 		for _, f := range ht.Fields {
 			w := f.Bitwidth
@@ -85,8 +95,8 @@ func (p *Program) buildLayout(j *bmv2json.Program) error {
 				}
 				hd.varbit = len(hd.fields)
 				w = 0 // set below, once the fixed part is known
-			} else if w <= 0 {
-				return fmt.Errorf("header type %q: field %q has bitwidth %d", ht.Name, f.Name, w)
+			} else if w <= 0 || w > maxFieldBits {
+				return fmt.Errorf("header type %q: field %q has bitwidth %d (supported: 1..%d)", ht.Name, f.Name, w, maxFieldBits)
 			} else {
 				hd.fixedBit += w
 			}
@@ -113,6 +123,9 @@ func (p *Program) buildLayout(j *bmv2json.Program) error {
 			f.slot = slot
 			f.words = (f.width + 63) / 64
 			slot += f.words
+		}
+		if slot > maxSlots {
+			return fmt.Errorf("header %q: the headers exceed %d words of state per packet", h.Name, maxSlots)
 		}
 		p.headerByName[h.Name] = hi
 		p.headers = append(p.headers, hd)

@@ -60,8 +60,8 @@ type Program struct {
 	read        []bool
 	bigScratch  int
 	maxKeyBytes int
-	pow2s       []*big.Int
-	masks       []*big.Int
+	pow2s       map[int]*big.Int // 2^w and 2^w-1 for every field width w
+	masks       map[int]*big.Int
 }
 
 // node is a step of a control: a table or a conditional.
@@ -81,6 +81,10 @@ type checksum struct {
 	update bool
 }
 
+// internalLoadError marks a load that failed by a crash of the loader, a
+// bug the fuzz test looks for.
+const internalLoadError = "internal error on malformed program"
+
 // Load parses, validates and compiles a bmv2 JSON document.
 func Load(data []byte) (*Program, error) {
 	j, err := bmv2json.Parse(data)
@@ -96,7 +100,7 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 	defer func() {
 		// A malformed document must be an error, never a crash of the caller.
 		if r := recover(); r != nil {
-			prog, err = nil, fmt.Errorf("bmv2 JSON: malformed program: %v", r)
+			prog, err = nil, fmt.Errorf("bmv2 JSON: %s: %v", internalLoadError, r)
 		}
 	}()
 	p := &Program{json: j}
@@ -108,14 +112,13 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 			p.metaHeaders = append(p.metaHeaders, hi)
 		}
 	}
-	maxW := 64
+	p.pow2s, p.masks = map[int]*big.Int{}, map[int]*big.Int{}
 	for _, f := range p.fields {
-		maxW = max(maxW, f.width)
-	}
-	for w := 0; w <= maxW; w++ {
-		pw := new(big.Int).Lsh(big.NewInt(1), uint(w))
-		p.pow2s = append(p.pow2s, pw)
-		p.masks = append(p.masks, new(big.Int).Sub(pw, big.NewInt(1)))
+		if _, ok := p.pow2s[f.width]; !ok {
+			pw := new(big.Int).Lsh(big.NewInt(1), uint(f.width))
+			p.pow2s[f.width] = pw
+			p.masks[f.width] = new(big.Int).Sub(pw, big.NewInt(1))
+		}
 	}
 	p.read = make([]bool, len(p.fields))
 	if err := p.resolveStdFields(j); err != nil {
@@ -169,19 +172,11 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 	return p, nil
 }
 
-func (p *Program) pow2(w int) *big.Int {
-	if w < len(p.pow2s) {
-		return p.pow2s[w]
-	}
-	return new(big.Int).Lsh(big.NewInt(1), uint(w))
-}
+// pow2 returns 2^w for a field width w (read-only).
+func (p *Program) pow2(w int) *big.Int { return p.pow2s[w] }
 
-func (p *Program) mask(w int) *big.Int {
-	if w < len(p.masks) {
-		return p.masks[w]
-	}
-	return new(big.Int).Sub(p.pow2(w), big.NewInt(1))
-}
+// mask returns 2^w-1 for a field width w (read-only).
+func (p *Program) mask(w int) *big.Int { return p.masks[w] }
 
 func (p *Program) compilePipelines(j *bmv2json.Program) error {
 	for pi := range j.Pipelines {
@@ -251,6 +246,9 @@ func (p *Program) compilePipelines(j *bmv2json.Program) error {
 		}
 		init, err := ref(jp.InitTable, "init_table")
 		if err != nil {
+			return err
+		}
+		if err := p.checkAcyclic(init, jp.Name); err != nil {
 			return err
 		}
 		switch jp.Name {
@@ -377,3 +375,40 @@ func (p *Program) markRead(fi int) {
 
 // reads reports whether compiled code reads field fi.
 func (p *Program) reads(fi int) bool { return fi >= 0 && p.read[fi] }
+
+// checkAcyclic rejects a control whose graph loops: a packet would never
+// leave it.
+func (p *Program) checkAcyclic(init *node, pipeline string) error {
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := map[*node]int{}
+	var visit func(n *node) error
+	visit = func(n *node) error {
+		if n == nil || state[n] == done {
+			return nil
+		}
+		if state[n] == active {
+			return fmt.Errorf("pipeline %q: node %q is reached again from itself (a loop)", pipeline, n.name)
+		}
+		state[n] = active
+		var succ []*node
+		if n.table >= 0 {
+			td := p.tables[n.table]
+			succ = append(succ, td.baseNext, td.nextHit, td.nextMiss)
+			succ = append(succ, td.next...)
+		} else {
+			succ = append(succ, n.t, n.f)
+		}
+		for _, s := range succ {
+			if err := visit(s); err != nil {
+				return err
+			}
+		}
+		state[n] = done
+		return nil
+	}
+	return visit(init)
+}

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Packets on several goroutines while the control plane adds, modifies and
+// deletes routes: every packet is forwarded by some consistent route or
+// dropped by the default, never corrupted (run with -race for the memory
+// model side).
+func TestConcurrentTrafficAndTableUpdates(t *testing.T) {
+	sw := ipv4Switch(t)
+	frame := ipv4Frame([4]byte{10, 1, 2, 3}, 64, 20)
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 2000 {
+				err := sw.Process(uint32(g), frame, func(o Output) {
+					switch o.Port {
+					case 1, 2, 9:
+					default:
+						errs <- "unexpected port"
+					}
+					if !bytes.Equal(o.Data[34:], frame[34:]) || o.Data[22] != 63 {
+						errs <- "corrupted packet"
+					}
+				})
+				if err != nil {
+					errs <- err.Error()
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 500 {
+			h, err := sw.AddEntry("ipv4_lpm", Entry{Match: []Match{LPM([]byte{10, 1, 2, 3}, 32)}, Action: "forward", Args: [][]byte{{9}, {2, 0, 0, 0, 0, 9}}})
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			if err := sw.ModifyEntry("ipv4_lpm", h, "forward", [][]byte{{9}, {2, 0, 0, 0, 0, byte(i)}}); err != nil {
+				errs <- err.Error()
+			}
+			if err := sw.SetMulticastGroup(uint16(1+i%5), []Replica{{Port: 1}}); err != nil {
+				errs <- err.Error()
+			}
+			if err := sw.DeleteEntry("ipv4_lpm", h); err != nil {
+				errs <- err.Error()
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
+
+func TestTraceNamesParserStatesTablesAndActions(t *testing.T) {
+	var b strings.Builder
+	sw := NewSwitch(loadFile(t, "testdata/ipv4_lpm.json"), Config{Trace: &b})
+	if _, err := sw.AddEntry("ipv4_lpm", Entry{Match: []Match{LPM([]byte{10, 0, 0, 0}, 8)}, Action: "forward", Args: [][]byte{{3}, {2, 0, 0, 0, 0, 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, sw, 1, ipv4Frame([4]byte{10, 1, 2, 3}, 64, 0))
+	run(t, sw, 1, ipv4Frame([4]byte{11, 1, 2, 3}, 64, 0))
+	for _, want := range []string{
+		"Parser 'parser' entering state 'parse_ipv4'",
+		"Table 'ingress.ipv4_lpm': hit with handle 1, key 0x0a010203",
+		"Action entry is ingress.forward - 03,020000000003",
+		"Transmitting packet of size 34 out of port 3",
+		"Table 'ingress.ipv4_lpm': miss, key 0x0b010203",
+		"Dropping packet at the end of ingress",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("trace lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestProcessAllocatesNothingInSteadyState(t *testing.T) {
+	sw := ipv4Switch(t)
+	frame := ipv4Frame([4]byte{10, 1, 2, 3}, 64, 100)
+	emit := func(Output) {}
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := sw.Process(1, frame, emit); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per packet, want 0", allocs)
+	}
+}
