@@ -13,20 +13,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nodeNamespace returns the state of run and the namespace path of its node.
-func nodeNamespace(run, node string) (*State, string, error) {
+// nodeNamespace returns the namespace path of node in run, which must be up.
+func nodeNamespace(run, node string) (string, error) {
 	s, err := LoadState(run)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	n := s.Node(node)
 	if n == nil {
-		return nil, "", fmt.Errorf("run %q has no node %q (see 'grid ls %s')", run, node, run)
+		return "", fmt.Errorf("run %q has no node %q (see 'grid ls %s')", run, node, run)
 	}
 	if s.Status != StatusUp {
-		return nil, "", fmt.Errorf("run %q is not up (%s)", run, s.Describe())
+		return "", fmt.Errorf("run %q is not up (%s)", run, s.Describe())
 	}
-	return s, filepath.Join(NetnsDir, n.Namespace), nil
+	return n.NamespacePath(), nil
 }
 
 // Exec replaces the calling process with argv running inside node's namespace,
@@ -41,7 +41,7 @@ func Exec(run, node string, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("no command given")
 	}
-	_, nsPath, err := nodeNamespace(run, node)
+	nsPath, err := nodeNamespace(run, node)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func remountSys() {
 // switch back end and the experiment runner attach processes to a run. The
 // caller waits for cmd as usual; ForgetProcess removes the record early.
 func Start(run, node string, cmd *exec.Cmd, role string) error {
-	_, nsPath, err := nodeNamespace(run, node)
+	nsPath, err := nodeNamespace(run, node)
 	if err != nil {
 		return err
 	}
