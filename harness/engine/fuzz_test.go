@@ -48,7 +48,7 @@ func FuzzProcess(f *testing.F) {
 	progs = append(progs, miniProgram(f, `["a",8,false]`,
 		`{"op":"pop","parameters":[{"type":"header_stack","value":"s"},{"type":"hexstr","value":"0x1"}]}`, stackExtra))
 	vlExtra := map[string]string{
-		"extra_types": `,{"name":"o_t","id":3,"fields":[["len",8,false],["opt","*"]],"max_length":9}`,
+		"extra_types":   `,{"name":"o_t","id":3,"fields":[["len",8,false],["opt","*"]],"max_length":9}`,
 		"extra_headers": `,{"name":"o","id":3,"header_type":"o_t","metadata":false,"pi_omit":true}`,
 		"parser_ops": `{"op":"extract","parameters":[{"type":"regular","value":"h"}]},` +
 			`{"op":"extract_VL","parameters":[{"type":"regular","value":"o"},` + op("<<", fld("h", "a"), hexv("0x3")) + `]}`,
@@ -72,4 +72,3 @@ func FuzzProcess(f *testing.F) {
 		}
 	})
 }
-

@@ -332,11 +332,11 @@ func TestHashAlgorithmsMatchKnownCheckValues(t *testing.T) {
 
 func TestLoadErrorsNameTheConstruct(t *testing.T) {
 	cases := map[string]string{
-		`{"op":"frobnicate","parameters":[]}`:                            `primitive 0 (frobnicate): unsupported primitive "frobnicate"`,
-		assign(fld("h", "nope"), hexv("0x1")):                            `header "h" has no field "nope"`,
-		assign(fld("h", "a"), op("**", fld("h", "a"), hexv("0x1"))):      `unsupported expression operator "**"`,
-		assign(fld("h", "a"), `{"type":"runtime_data","value":3}`):       "runtime_data",
-		`{"op":"register_read","parameters":[` + fld("h", "a") + `]}`:     "takes 3 parameters, got 1",
+		`{"op":"frobnicate","parameters":[]}`:                         `primitive 0 (frobnicate): unsupported primitive "frobnicate"`,
+		assign(fld("h", "nope"), hexv("0x1")):                         `header "h" has no field "nope"`,
+		assign(fld("h", "a"), op("**", fld("h", "a"), hexv("0x1"))):   `unsupported expression operator "**"`,
+		assign(fld("h", "a"), `{"type":"runtime_data","value":3}`):    "runtime_data",
+		`{"op":"register_read","parameters":[` + fld("h", "a") + `]}`: "takes 3 parameters, got 1",
 	}
 	for prim, want := range cases {
 		_, err := Load([]byte(miniJSON(`["a",8,false]`, prim, nil)))
