@@ -504,6 +504,9 @@ func (r *runner) checkCounter(c *CounterCheck) error {
 		if arr.IsDirect {
 			return fmt.Errorf("%s is a direct counter: name an entry with '= NAME' on its add and write %s(NAME)", arr.Name, c.Counter)
 		}
+		if !c.Index.Value.IsInt64() || c.Index.Value.Int64() > 1<<31-1 {
+			return fmt.Errorf("index %s is out of range", c.Index.Text)
+		}
 		if v, err = r.sw.ReadCounter(arr.Name, int(c.Index.Value.Int64())); err != nil {
 			return err
 		}
@@ -522,6 +525,9 @@ func (r *runner) checkRegister(c *RegisterCheck) error {
 	arr, err := r.register(c.Register)
 	if err != nil {
 		return err
+	}
+	if !c.Index.Value.IsInt64() || c.Index.Value.Int64() > 1<<31-1 {
+		return fmt.Errorf("index %s is out of range", c.Index.Text)
 	}
 	v, err := r.sw.ReadRegister(arr.Name, int(c.Index.Value.Int64()))
 	if err != nil {
@@ -557,7 +563,45 @@ func compareOp(got *big.Int, op string, want *big.Int) bool {
 	return false
 }
 
+// directArgLimits bounds the numeric arguments of the pass-through
+// commands, the last bound repeating: sessions, ports and indexes are 32-bit,
+// multicast groups and replication ids 16-bit. Counter values and register
+// values are checked where they are used.
+var directArgLimits = map[string][]uint64{
+	"mirroring_add":     {1<<32 - 1, 1<<32 - 1},
+	"mirroring_add_mc":  {1<<32 - 1, 1<<16 - 1},
+	"mirroring_delete":  {1<<32 - 1},
+	"mirroring_get":     {1<<32 - 1},
+	"mc_mgrp_create":    {1<<16 - 1},
+	"mc_node_create":    {1<<16 - 1, 1<<32 - 1},
+	"mc_node_update":    {1<<31 - 1, 1<<32 - 1},
+	"mc_node_associate": {1<<16 - 1, 1<<31 - 1},
+	"counter_read":      {1<<31 - 1},
+	"counter_write":     {1<<31 - 1, 1<<64 - 1},
+	"register_read":     {1<<31 - 1},
+	"register_write":    {1<<31 - 1},
+	"meter_get_rates":   {1<<31 - 1},
+	"meter_set_rates":   {1<<31 - 1},
+}
+
+func checkDirectArgs(c *Direct) error {
+	limits := directArgLimits[c.Name]
+	for i, a := range c.Args {
+		if len(limits) == 0 || (c.Name == "register_write" && i == 1) {
+			break
+		}
+		limit := limits[min(i, len(limits)-1)]
+		if !a.Value.IsUint64() || a.Value.Uint64() > limit {
+			return fmt.Errorf("argument %d (%s) is out of range: at most %d", i+1, a.Text, limit)
+		}
+	}
+	return nil
+}
+
 func (r *runner) direct(c *Direct) error {
+	if err := checkDirectArgs(c); err != nil {
+		return err
+	}
 	arg := func(i int) int { return int(c.Args[i].Value.Int64()) }
 	switch c.Name {
 	case "mirroring_add":

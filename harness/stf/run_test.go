@@ -269,3 +269,12 @@ expect 2 000000000002 00000000000a 0800 01
 		t.Errorf("pattern after bare expect: %s, want one unexpected packet", res.Summary())
 	}
 }
+
+func TestRunRejectsOutOfRangeControlPlaneArguments(t *testing.T) {
+	for _, line := range []string{"mc_mgrp_create 65536", "mc_node_create 1 4294967296", "mirroring_add 1 99999999999999999999", "check_register last_type(99999999999999999999) == 0"} {
+		res := runText(t, line)
+		if len(res.Failures) != 1 || res.Failures[0].Kind != CommandFailed || !strings.Contains(res.Failures[0].Msg, "out of range") {
+			t.Errorf("%q: %+v", line, res.Failures)
+		}
+	}
+}
