@@ -65,18 +65,18 @@ type checker struct {
 	diags    *diag.List
 	global   *scope
 
-	errorDecl     *ast.ErrorDecl // synthetic declaration holding every error member
-	errorMembers  map[string]*ast.EnumMember
-	typedefs      map[*ast.TypedefDecl]ast.Type
-	resolving     map[ast.Decl]bool
-	checkedDecls  map[ast.Decl]bool
-	matchKindDecl *ast.MatchKindDecl
+	errorDecl    *ast.ErrorDecl // synthetic declaration holding every error member
+	errorMembers map[string]*ast.EnumMember
+	typedefs     map[*ast.TypedefDecl]ast.Type
+	resolving    map[ast.Decl]bool
+	checkedDecls map[ast.Decl]bool
 
-	// Function/action/parser/control currently being checked.
-	ctx       context
-	fn        *ast.FunctionDecl
-	curParser *ast.ParserDecl
-	control   *ast.ControlDecl
+	// What kind of code is being checked, and the function being checked
+	// (for return statements).
+	ctx context
+	fn  *ast.FunctionDecl
+	// usedNames holds the names of temporaries the checker introduced.
+	usedNames map[string]bool
 }
 
 // Features selects language features outside the default subset that a
@@ -489,9 +489,9 @@ func (c *checker) parserDecl(d *ast.ParserDecl) {
 		return
 	}
 	sc = c.declareParams(sc, d.Params, d.CtorParams)
-	saved, savedP := c.ctx, c.curParser
-	c.ctx, c.curParser = ctxParser, d
-	defer func() { c.ctx, c.curParser = saved, savedP }()
+	saved := c.ctx
+	c.ctx = ctxParser
+	defer func() { c.ctx = saved }()
 	for _, l := range d.Locals {
 		c.localDecl(l, sc)
 	}
@@ -524,9 +524,9 @@ func (c *checker) controlDecl(d *ast.ControlDecl) {
 		return
 	}
 	sc = c.declareParams(sc, d.Params, d.CtorParams)
-	saved, savedC := c.ctx, c.control
-	c.ctx, c.control = ctxControl, d
-	defer func() { c.ctx, c.control = saved, savedC }()
+	saved := c.ctx
+	c.ctx = ctxControl
+	defer func() { c.ctx = saved }()
 	for _, l := range d.Locals {
 		switch x := l.(type) {
 		case *ast.ActionDecl:

@@ -322,3 +322,24 @@ error { BadLabel }`
 		t.Errorf("program errors not merged in declaration order: %v", prog.Errors)
 	}
 }
+
+func TestCompoundAssignmentEvaluatesCallsInTheTargetOnce(t *testing.T) {
+	decls := "bit<8> postincr(inout bit<8> x) { bit<8> r = x; x = x + 1; return r; }"
+	prog := mustCompile(t, decls, "apply { h.labels[postincr(m.c) & 3].ttl |= 8w1; }")
+	blk, ok := prog.Lookup("I").(*ast.ControlDecl).Apply.Stmts[0].(*ast.BlockStmt)
+	if !ok || len(blk.Stmts) != 2 {
+		t.Fatalf("statement not rewritten into a block of two statements")
+	}
+	tmp := blk.Stmts[0].(*ast.DeclStmt).Decl.(*ast.VarDecl)
+	if tmp.Type.Resolved().String() != "bit<8>" || tmp.Init.(*ast.Call).Function == nil {
+		t.Errorf("temporary %s : %v = %s", tmp.Name, tmp.Type.Resolved(), ast.ExprString(tmp.Init))
+	}
+	a := blk.Stmts[1].(*ast.AssignStmt)
+	want := "h.labels[(" + tmp.Name + " & 3)].ttl"
+	if a.Compound || ast.ExprString(a.LHS) != want || ast.ExprString(a.RHS) != "("+want+" | 8w1)" {
+		t.Errorf("got %s = %s, want %s = (%s | 8w1)", ast.ExprString(a.LHS), ast.ExprString(a.RHS), want, want)
+	}
+	if a.LHS.(*ast.Member).X.(*ast.Index).Index.(*ast.Binary).X.(*ast.Ident).Decl != tmp {
+		t.Error("the index must refer to the temporary")
+	}
+}

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"fmt"
+
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
 )
 
@@ -11,12 +13,22 @@ func (c *checker) block(b *ast.BlockStmt, parent *scope) {
 		return
 	}
 	sc := newScope(parent)
-	for _, s := range b.Stmts {
-		c.stmt(s, sc)
+	for i, s := range b.Stmts {
+		b.Stmts[i] = c.stmt(s, sc)
 	}
 }
 
-func (c *checker) stmt(s ast.Stmt, sc *scope) {
+// stmt checks s and returns the statement to keep in its place: s itself,
+// except for a compound assignment whose target calls a function, which
+// becomes a block evaluating the call once (see hoistCalls).
+func (c *checker) stmt(s ast.Stmt, sc *scope) ast.Stmt {
+	if a, ok := s.(*ast.AssignStmt); ok && a.Compound && hasCall(a.LHS) {
+		if b := c.hoistCalls(a, sc); b != nil {
+			c.block(b, sc)
+			return b
+		}
+		return s
+	}
 	switch x := s.(type) {
 	case *ast.BlockStmt:
 		c.block(x, sc)
@@ -29,9 +41,9 @@ func (c *checker) stmt(s ast.Stmt, sc *scope) {
 		if t := c.expr(x.Cond, ast.TBool, sc); t != nil && !isBool(t) {
 			c.errorAtExpr(x.Cond, "if: the condition must be bool, not %s", t)
 		}
-		c.stmt(x.Then, newScope(sc))
+		x.Then = c.stmt(x.Then, newScope(sc))
 		if x.Else != nil {
-			c.stmt(x.Else, newScope(sc))
+			x.Else = c.stmt(x.Else, newScope(sc))
 		}
 	case *ast.SwitchStmt:
 		c.switchStmt(x, sc)
@@ -51,17 +63,14 @@ func (c *checker) stmt(s ast.Stmt, sc *scope) {
 	default:
 		c.unsupportedf(s, "statement %T", s)
 	}
+	return s
 }
 
 func (c *checker) assign(x *ast.AssignStmt, sc *scope) {
 	lt := c.expr(x.LHS, nil, sc)
 	if x.Compound {
-		if hasCall(x.LHS) {
-			c.unsupportedf(x, "compound assignment %s= to a location computed by a call", x.Op)
-			c.expr(x.RHS, lt, sc)
-			return
-		}
-		// LHS op= RHS  becomes  LHS = LHS op RHS, on a fresh copy of LHS.
+		// LHS op= RHS  becomes  LHS = LHS op RHS, on a fresh copy of LHS
+		// (calls in LHS were hoisted into temporaries by stmt).
 		rhs := &ast.Binary{Pos: x.Pos, Op: x.Op, X: cloneExpr(x.LHS), Y: x.RHS}
 		x.RHS, x.Compound = rhs, false
 	}
@@ -74,6 +83,82 @@ func (c *checker) assign(x *ast.AssignStmt, sc *scope) {
 		return
 	}
 	c.assignable(x.RHS, lt, exprText(x.LHS))
+}
+
+// hoistCalls turns `L op= R` where L contains calls (as in
+// hdr.rest[f(x) & 7].v |= y) into
+//
+//	{ T tmp = f(x); hdr.rest[tmp & 7].v |= y; }
+//
+// so that the location is computed once, as P4 requires, before the
+// compound assignment is expanded to L = L op R. It returns nil after
+// reporting an error.
+func (c *checker) hoistCalls(a *ast.AssignStmt, sc *scope) *ast.BlockStmt {
+	blk := &ast.BlockStmt{Pos: a.Pos, End: a.Pos}
+	ok := true
+	a.LHS = replaceCalls(a.LHS, func(call *ast.Call) ast.Expr {
+		t := c.expr(call, nil, sc)
+		if t == nil {
+			ok = false
+			return call
+		}
+		if _, void := t.(*ast.VoidType); void {
+			c.errorf(call, "%s returns no value", exprText(call.Fun))
+			ok = false
+			return call
+		}
+		name := c.freshName(sc, "tmp")
+		v := &ast.VarDecl{Pos: call.Pos, Type: &ast.NamedType{Pos: call.Pos, Name: t.String(), T: t}, Name: name, Init: call}
+		blk.Stmts = append(blk.Stmts, &ast.DeclStmt{Pos: call.Pos, Decl: v})
+		// The temporary is declared below in the block's scope.
+		return &ast.Ident{Pos: call.Pos, Name: name}
+	})
+	if !ok {
+		return nil
+	}
+	blk.Stmts = append(blk.Stmts, a)
+	return blk
+}
+
+// freshName returns base followed by the smallest number not visible in sc.
+func (c *checker) freshName(sc *scope, base string) string {
+	for n := 0; ; n++ {
+		name := fmt.Sprintf("%s_%d", base, n)
+		if len(sc.lookup(name)) == 0 && !c.usedNames[name] {
+			if c.usedNames == nil {
+				c.usedNames = map[string]bool{}
+			}
+			c.usedNames[name] = true
+			return name
+		}
+	}
+}
+
+// replaceCalls replaces each outermost call in e by f(call), in place.
+func replaceCalls(e ast.Expr, f func(*ast.Call) ast.Expr) ast.Expr {
+	switch x := e.(type) {
+	case *ast.Call:
+		return f(x)
+	case *ast.Member:
+		x.X = replaceCalls(x.X, f)
+	case *ast.Index:
+		x.X = replaceCalls(x.X, f)
+		x.Index = replaceCalls(x.Index, f)
+	case *ast.Slice:
+		x.X = replaceCalls(x.X, f)
+	case *ast.Unary:
+		x.X = replaceCalls(x.X, f)
+	case *ast.Binary:
+		x.X = replaceCalls(x.X, f)
+		x.Y = replaceCalls(x.Y, f)
+	case *ast.Ternary:
+		x.Cond = replaceCalls(x.Cond, f)
+		x.Then = replaceCalls(x.Then, f)
+		x.Else = replaceCalls(x.Else, f)
+	case *ast.Cast:
+		x.X = replaceCalls(x.X, f)
+	}
+	return e
 }
 
 func hasCall(e ast.Expr) bool {
@@ -225,8 +310,8 @@ func findActionRef(t *ast.TableDecl, name string) *ast.ActionRef {
 
 func (c *checker) state(s *ast.StateDecl, states *scope) {
 	sc := newScope(states)
-	for _, st := range s.Stmts {
-		c.stmt(st, sc)
+	for i, st := range s.Stmts {
+		s.Stmts[i] = c.stmt(st, sc)
 	}
 	tr := s.Transition
 	if tr == nil {
