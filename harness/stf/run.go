@@ -100,7 +100,7 @@ func (r *Result) Summary() string {
 		return fmt.Sprintf("PASS (%d packets in, %d out)", r.Sent, len(r.Outputs))
 	}
 	parts := make([]string, 0, 3)
-	for _, f := range r.Failures[:min(3, len(r.Failures))] {
+	for _, f := range r.sortedFailures()[:min(3, len(r.Failures))] {
 		parts = append(parts, f.short())
 	}
 	more := ""
@@ -133,13 +133,18 @@ func (f Failure) short() string {
 	return fmt.Sprintf("line %d: %s", f.At.Line, f.Msg)
 }
 
+// sortedFailures orders the failures by the STF line they are about.
+func (r *Result) sortedFailures() []Failure {
+	failures := append([]Failure(nil), r.Failures...)
+	sort.SliceStable(failures, func(i, j int) bool { return failures[i].At.Line < failures[j].At.Line })
+	return failures
+}
+
 // Report writes a readable account of every failure, with byte diffs, in
 // the order of the STF lines they are about. Packets on a port are counted
 // from 1 ("packet #2 on port 3").
 func (r *Result) Report(w io.Writer) {
-	failures := append([]Failure(nil), r.Failures...)
-	sort.SliceStable(failures, func(i, j int) bool { return failures[i].At.Line < failures[j].At.Line })
-	for _, f := range failures {
+	for _, f := range r.sortedFailures() {
 		switch f.Kind {
 		case Mismatch:
 			bad, length := f.Expect.Compare(f.Got.Data)
@@ -203,7 +208,7 @@ func NewSession(programJSON []byte, opts Options) (s *Session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	compiled, err := engine.Load(programJSON)
+	compiled, err := engine.LoadProgram(prog)
 	if err != nil {
 		return nil, fmt.Errorf("load program: %w", err)
 	}
@@ -226,9 +231,9 @@ func (s *Session) Apply(c Command) error {
 	return nil
 }
 
-// Exec parses one line of STF and applies it.
+// Exec parses one line of STF and applies it. Errors name the line "Exec".
 func (s *Session) Exec(line string) error {
-	cmds, err := Parse("", line)
+	cmds, err := Parse("Exec", line)
 	if err != nil {
 		return err
 	}
