@@ -41,6 +41,6 @@
 //     expected (P4's implicit conversion); its Type stays the *ast.EnumDecl
 //     and a constant's Const.Int holds the number.
 //   - Compound assignments (x += e) have been rewritten to x = x + e.
-//   - Header unions and varbit are reported unsupported unless
-//     Options.Features enables them.
+//   - Header unions, varbit and for loops are reported unsupported unless
+//     Options.Features enables them (the back end must then lower them).
 package frontend

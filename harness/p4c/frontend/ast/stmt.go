@@ -87,12 +87,47 @@ type DeclStmt struct {
 	Decl Decl
 }
 
-func (*BlockStmt) stmtNode()  {}
-func (*AssignStmt) stmtNode() {}
-func (*CallStmt) stmtNode()   {}
-func (*IfStmt) stmtNode()     {}
-func (*SwitchStmt) stmtNode() {}
-func (*ExitStmt) stmtNode()   {}
-func (*ReturnStmt) stmtNode() {}
-func (*EmptyStmt) stmtNode()  {}
-func (*DeclStmt) stmtNode()   {}
+// ForStmt is `for (Init; Cond; Update) Body` (P4 1.2.5). Init and
+// Update hold assignments, calls and (Init only) local declarations.
+type ForStmt struct {
+	Pos
+	Annos  Annotations
+	Init   []Stmt
+	Cond   Expr // nil when omitted
+	Update []Stmt
+	Body   Stmt
+}
+
+// ForInStmt is `for (T Var in Range) Body` (P4 1.2.5); Range is usually
+// a `lo .. hi` Binary with OpRange.
+type ForInStmt struct {
+	Pos
+	Annos Annotations
+	Var   *VarDecl
+	Range Expr
+	Body  Stmt
+}
+
+// BreakStmt is `break;` inside a for loop.
+type BreakStmt struct {
+	Pos
+}
+
+// ContinueStmt is `continue;` inside a for loop.
+type ContinueStmt struct {
+	Pos
+}
+
+func (*ForStmt) stmtNode()      {}
+func (*ForInStmt) stmtNode()    {}
+func (*BreakStmt) stmtNode()    {}
+func (*ContinueStmt) stmtNode() {}
+func (*BlockStmt) stmtNode()    {}
+func (*AssignStmt) stmtNode()   {}
+func (*CallStmt) stmtNode()     {}
+func (*IfStmt) stmtNode()       {}
+func (*SwitchStmt) stmtNode()   {}
+func (*ExitStmt) stmtNode()     {}
+func (*ReturnStmt) stmtNode()   {}
+func (*EmptyStmt) stmtNode()    {}
+func (*DeclStmt) stmtNode()     {}

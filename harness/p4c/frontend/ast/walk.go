@@ -204,6 +204,19 @@ func Inspect(n Node, f func(Node) bool) {
 		}
 	case *ReturnStmt:
 		expr(x.Value)
+	case *ForStmt:
+		for _, st := range x.Init {
+			Inspect(st, f)
+		}
+		expr(x.Cond)
+		for _, st := range x.Update {
+			Inspect(st, f)
+		}
+		Inspect(x.Body, f)
+	case *ForInStmt:
+		Inspect(x.Var, f)
+		expr(x.Range)
+		Inspect(x.Body, f)
 	case *DeclStmt:
 		Inspect(x.Decl, f)
 	}

@@ -77,6 +77,8 @@ type checker struct {
 	fn  *ast.FunctionDecl
 	// usedNames holds the names of temporaries the checker introduced.
 	usedNames map[string]bool
+	// loops is the number of for statements enclosing the code being checked.
+	loops int
 }
 
 // Features selects language features outside the default subset that a
@@ -88,6 +90,8 @@ type Features struct {
 	// Varbit accepts varbit<W> fields, two-argument extract and varbit
 	// equality.
 	Varbit bool
+	// Loops accepts for statements (with break and continue).
+	Loops bool
 }
 
 // Check checks prog in place. Problems are added to diags.

@@ -48,6 +48,11 @@ V1Switch(P(), Vc(), I(), E(), Ck(), D()) main;
 
 func compile(t *testing.T, decls, ingress string) (*ast.Program, *diag.List) {
 	t.Helper()
+	return compileWith(t, Features{}, decls, ingress)
+}
+
+func compileWith(t *testing.T, f Features, decls, ingress string) (*ast.Program, *diag.List) {
+	t.Helper()
 	src := strings.Replace(strings.Replace(skeleton, "%DECLS%", decls, 1), "%INGRESS%", ingress, 1)
 	d := &diag.List{}
 	toks := preproc.Preprocess("t.p4", []byte(src), preproc.Options{StdInclude: include.Lookup}, d)
@@ -55,7 +60,7 @@ func compile(t *testing.T, decls, ingress string) (*ast.Program, *diag.List) {
 	if d.HasErrors() {
 		t.Fatalf("parse: %v", d)
 	}
-	Check(prog, d, Features{})
+	Check(prog, d, f)
 	return prog, d
 }
 
@@ -341,5 +346,45 @@ func TestCompoundAssignmentEvaluatesCallsInTheTargetOnce(t *testing.T) {
 	}
 	if a.LHS.(*ast.Member).X.(*ast.Index).Index.(*ast.Binary).X.(*ast.Ident).Decl != tmp {
 		t.Error("the index must refer to the temporary")
+	}
+}
+
+func TestForLoopsAreUnsupportedUnlessEnabled(t *testing.T) {
+	body := `action sum() {
+        for (bit<8> i = 1; i <= m.c; i = i + 1) {
+            if (i == 5) { break; }
+            m.a = m.a + (bit<32>)i;
+        }
+        for (bit<8> j in 0 .. 3) { h.labels[0].ttl = h.labels[0].ttl |+| j; continue; }
+    }
+    apply { sum(); }`
+	_, d := compile(t, "", body)
+	if !d.OnlyUnsupported() || !strings.Contains(d.Error(), "unsupported: for loops") {
+		t.Errorf("want unsupported for loops, got:\n%v", d)
+	}
+	prog, d := compileWith(t, Features{Loops: true}, "", body)
+	if d.HasErrors() {
+		t.Fatalf("with loops enabled: %v", d)
+	}
+	act := prog.Lookup("I").(*ast.ControlDecl).Locals[0].(*ast.ActionDecl)
+	loop := act.Body.Stmts[0].(*ast.ForStmt)
+	if loop.Cond.Info().Type.String() != "bool" || len(loop.Init) != 1 || len(loop.Update) != 1 {
+		t.Errorf("for loop checked wrongly")
+	}
+	_, d = compileWith(t, Features{Loops: true}, "", "apply { break; }")
+	if !strings.Contains(d.Error(), "break and continue are only allowed inside a for loop") {
+		t.Errorf("break outside a loop accepted: %v", d)
+	}
+}
+
+func TestTupleElementsAreIndexedByConstants(t *testing.T) {
+	prog := mustCompile(t, "", "apply { tuple<bit<8>, bit<16>> x = {1, 2}; m.b = x[1]; }")
+	a := prog.Lookup("I").(*ast.ControlDecl).Apply.Stmts[1].(*ast.AssignStmt)
+	if a.RHS.Info().Type.String() != "bit<16>" {
+		t.Errorf("x[1] typed %v", a.RHS.Info().Type)
+	}
+	_, d := compile(t, "", "apply { tuple<bit<8>, bit<16>> x = {1, 2}; m.b = x[2]; }")
+	if !strings.Contains(d.Error(), "a tuple index must be a constant between 0 and 1") {
+		t.Errorf("out-of-range tuple index accepted: %v", d)
 	}
 }

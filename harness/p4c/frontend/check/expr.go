@@ -329,6 +329,15 @@ func (c *checker) index(x *ast.Index, sc *scope) ast.Type {
 	if xt == nil || it == nil {
 		return nil
 	}
+	if tt, isTuple := xt.(*ast.TupleType); isTuple {
+		cv := x.Index.Info().Const
+		if cv == nil || cv.Kind != ast.ValInt || !cv.Int.IsInt64() || cv.Int.Sign() < 0 || cv.Int.Int64() >= int64(len(tt.Elems)) {
+			c.errorf(x.Index, "a tuple index must be a constant between 0 and %d", len(tt.Elems)-1)
+			return nil
+		}
+		x.LValue = x.X.Info().LValue
+		return tt.Elems[cv.Int.Int64()]
+	}
 	st, ok := xt.(*ast.StackType)
 	if !ok {
 		if ast.Bits(xt, false) != nil {

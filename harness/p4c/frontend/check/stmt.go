@@ -53,6 +53,16 @@ func (c *checker) stmt(s ast.Stmt, sc *scope) ast.Stmt {
 		}
 	case *ast.ReturnStmt:
 		c.returnStmt(x, sc)
+	case *ast.ForStmt, *ast.ForInStmt:
+		if !c.features.Loops {
+			c.unsupportedf(s, "for loops")
+			return s
+		}
+		c.forStmt(s, sc)
+	case *ast.BreakStmt, *ast.ContinueStmt:
+		if c.loops == 0 {
+			c.errorf(s, "break and continue are only allowed inside a for loop")
+		}
 	case *ast.DeclStmt:
 		switch d := x.Decl.(type) {
 		case *ast.InstanceDecl:
@@ -197,6 +207,47 @@ func cloneExpr(e ast.Expr) ast.Expr {
 		return &ast.Cast{Pos: x.Pos, Type: x.Type, X: cloneExpr(x.X)}
 	}
 	return e // not reached for l-values without calls
+}
+
+func (c *checker) forStmt(s ast.Stmt, parent *scope) {
+	sc := newScope(parent)
+	c.loops++
+	defer func() { c.loops-- }()
+	switch x := s.(type) {
+	case *ast.ForStmt:
+		for i, st := range x.Init {
+			x.Init[i] = c.stmt(st, sc)
+		}
+		if x.Cond != nil {
+			if t := c.expr(x.Cond, ast.TBool, sc); t != nil && !isBool(t) {
+				c.errorAtExpr(x.Cond, "for: the condition must be bool, not %s", t)
+			}
+		}
+		for i, st := range x.Update {
+			x.Update[i] = c.stmt(st, sc)
+		}
+		x.Body = c.stmt(x.Body, newScope(sc))
+	case *ast.ForInStmt:
+		t := c.resolveType(x.Var.Type, sc)
+		rng, ok := x.Range.(*ast.Binary)
+		if !ok || rng.Op != ast.OpRange {
+			c.unsupportedf(x.Range, "for ... in over anything but a range lo .. hi")
+			return
+		}
+		if t != nil {
+			if ast.Bits(t, false) == nil {
+				c.errorf(x.Var, "for ... in: the loop variable must be bit<W> or int<W>, not %s", t)
+				return
+			}
+			lo, hi := c.expr(rng.X, t, sc), c.expr(rng.Y, t, sc)
+			if lo == nil || hi == nil || !c.assignable(rng.X, t, "range bound") || !c.assignable(rng.Y, t, "range bound") {
+				return
+			}
+			rng.Type = &ast.SetType{Elem: t}
+		}
+		c.declare(sc, x.Var)
+		x.Body = c.stmt(x.Body, newScope(sc))
+	}
 }
 
 func (c *checker) returnStmt(x *ast.ReturnStmt, sc *scope) {

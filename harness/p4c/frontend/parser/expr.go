@@ -183,6 +183,16 @@ func (p *parser) stmt() ast.Stmt {
 		return r
 	case p.is("const"):
 		return &ast.DeclStmt{Pos: t.Pos, Decl: p.constDecl(annos)}
+	case p.is("for") && p.isAt(1, "("):
+		return p.forStmt(annos)
+	case p.is("break") && p.isAt(1, ";"):
+		p.next()
+		p.next()
+		return &ast.BreakStmt{Pos: t.Pos}
+	case p.is("continue") && p.isAt(1, ";"):
+		p.next()
+		p.next()
+		return &ast.ContinueStmt{Pos: t.Pos}
 	}
 	if p.startsDecl() {
 		typ := p.typeRef()
@@ -212,6 +222,73 @@ func (p *parser) stmt() ast.Stmt {
 	}
 	p.expect(";")
 	return &ast.CallStmt{Pos: call.Pos, Annos: annos, Call: call}
+}
+
+// forStmt parses `for (init; cond; update) body` and
+// `for (T x in range) body`.
+func (p *parser) forStmt(annos ast.Annotations) ast.Stmt {
+	kw := p.expect("for")
+	p.expect("(")
+	if p.startsDecl() {
+		save := p.i
+		typ := p.typeRef()
+		name, pos := p.ident()
+		if p.accept("in") {
+			v := &ast.VarDecl{Pos: pos, Type: typ, Name: name}
+			rng := p.keysetElem()
+			p.expect(")")
+			return &ast.ForInStmt{Pos: kw.Pos, Annos: annos, Var: v, Range: rng, Body: p.stmt()}
+		}
+		p.i = save
+	}
+	f := &ast.ForStmt{Pos: kw.Pos, Annos: annos}
+	f.Init = p.forClauses(";")
+	p.expect(";")
+	if !p.is(";") {
+		f.Cond = p.expr()
+	}
+	p.expect(";")
+	f.Update = p.forClauses(")")
+	p.expect(")")
+	f.Body = p.stmt()
+	return f
+}
+
+// forClauses parses the comma-separated simple statements of a for
+// header up to (not including) end.
+func (p *parser) forClauses(end string) []ast.Stmt {
+	var out []ast.Stmt
+	for !p.is(end) {
+		t := p.tok()
+		if p.startsDecl() {
+			typ := p.typeRef()
+			name, pos := p.ident()
+			v := &ast.VarDecl{Pos: pos, Type: typ, Name: name}
+			if p.accept("=") {
+				v.Init = p.expr()
+			}
+			out = append(out, &ast.DeclStmt{Pos: t.Pos, Decl: v})
+		} else {
+			lhs := p.expr()
+			switch op := p.tok(); {
+			case p.accept("="):
+				out = append(out, &ast.AssignStmt{Pos: ast.Start(lhs), LHS: lhs, RHS: p.expr()})
+			case op.Kind == lexer.Punct && isCompound(op.Text):
+				p.next()
+				out = append(out, &ast.AssignStmt{Pos: ast.Start(lhs), LHS: lhs, RHS: p.expr(), Compound: true, Op: compoundOps[op.Text]})
+			default:
+				call, ok := lhs.(*ast.Call)
+				if !ok {
+					p.fail(`"=" or a call`)
+				}
+				out = append(out, &ast.CallStmt{Pos: call.Pos, Call: call})
+			}
+		}
+		if !p.accept(",") {
+			break
+		}
+	}
+	return out
 }
 
 // startsDecl reports whether the statement at the current token is a
@@ -263,6 +340,11 @@ func (p *parser) switchStmt(annos ast.Annotations) *ast.SwitchStmt {
 var compoundOps = map[string]ast.BinaryOp{
 	"+=": ast.OpAdd, "-=": ast.OpSub, "*=": ast.OpMul, "/=": ast.OpDiv, "%=": ast.OpMod,
 	"&=": ast.OpBitAnd, "|=": ast.OpBitOr, "^=": ast.OpBitXor,
+}
+
+func isCompound(op string) bool {
+	_, ok := compoundOps[op]
+	return ok
 }
 
 // ---- expressions ----
