@@ -678,7 +678,7 @@ func (r *runner) direct(c *Direct) error {
 		if err != nil {
 			return err
 		}
-		cfg, err := meterConfig(c.Rates)
+		cfg, err := meterConfig(arr, c.Rates)
 		if err != nil {
 			return err
 		}
@@ -712,13 +712,23 @@ func (r *runner) syncGroups() error {
 	return nil
 }
 
-// meterConfig converts simple_switch_CLI rates (units per microsecond) into
-// the engine's units per second. One pair configures both rates alike.
-func meterConfig(rates []MeterRate) (engine.MeterConfig, error) {
-	if len(rates) > 2 {
-		return engine.MeterConfig{}, fmt.Errorf("a meter takes at most two RATE:BURST pairs (committed, peak), got %d", len(rates))
+// meterConfig converts simple_switch_CLI rates (units per microsecond,
+// committed first, then peak) into the engine's units per second. Like
+// simple_switch, it wants one pair per rate of the meter (two for v1model's
+// two-rate three-colour meters) in increasing order.
+func meterConfig(arr bmv2json.MeterArray, rates []MeterRate) (engine.MeterConfig, error) {
+	if arr.RateCount != 2 {
+		return engine.MeterConfig{}, fmt.Errorf("meter %s has %d rates; only two-rate meters are supported", arr.Name, arr.RateCount)
 	}
-	c, p := rates[0], rates[len(rates)-1]
+	if len(rates) != 2 {
+		return engine.MeterConfig{}, fmt.Errorf("meter %s needs two RATE:BURST pairs (committed, then peak), got %d", arr.Name, len(rates))
+	}
+	c, p := rates[0], rates[1]
+	if p.Rate < c.Rate {
+		return engine.MeterConfig{}, fmt.Errorf("meter %s: the peak rate %s is below the committed rate %s", arr.Name, p.Text, c.Text)
+	}
+	// The engine counts whole units per second: 0.000001 per microsecond
+	// is one per second, the slowest rate it can express.
 	perSecond := func(x float64) uint64 { return uint64(x*1e6 + 0.5) }
 	return engine.MeterConfig{CIR: perSecond(c.Rate), CBurst: c.Burst, PIR: perSecond(p.Rate), PBurst: p.Burst}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
 )
 
 // testdata/l2acl.json is a hand-written bmv2 JSON program, the equivalent of:
@@ -275,6 +277,26 @@ func TestRunRejectsOutOfRangeControlPlaneArguments(t *testing.T) {
 		res := runText(t, line)
 		if len(res.Failures) != 1 || res.Failures[0].Kind != CommandFailed || !strings.Contains(res.Failures[0].Msg, "out of range") {
 			t.Errorf("%q: %+v", line, res.Failures)
+		}
+	}
+}
+
+func TestMeterConfigWantsCommittedThenPeakRates(t *testing.T) {
+	arr := bmv2json.MeterArray{Name: "m", RateCount: 2}
+	rates := func(line string) []MeterRate { return mustParse(t, line)[0].(*Direct).Rates }
+	cfg, err := meterConfig(arr, rates("meter_array_set_rates m 0.000002:3 0.5:7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CIR != 2 || cfg.CBurst != 3 || cfg.PIR != 500000 || cfg.PBurst != 7 {
+		t.Errorf("config %+v", cfg)
+	}
+	for line, want := range map[string]string{
+		"meter_array_set_rates m 1:1":     "needs two RATE:BURST pairs",
+		"meter_array_set_rates m 2:1 1:1": "peak rate 1:1 is below the committed rate 2:1",
+	} {
+		if _, err := meterConfig(arr, rates(line)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", line, err, want)
 		}
 	}
 }
