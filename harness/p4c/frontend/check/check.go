@@ -264,8 +264,10 @@ func (c *checker) typeParamScope(parent *scope, tps []*ast.TypeParam) *scope {
 func (c *checker) paramTypes(ps []*ast.Param, sc *scope) {
 	for _, p := range ps {
 		c.resolveType(p.Type, sc)
-		if p.Default != nil {
-			c.expr(p.Default, p.Type.Resolved(), sc)
+		if p.Default != nil && p.Type.Resolved() != nil {
+			if c.expr(p.Default, p.Type.Resolved(), sc) != nil && c.assignable(p.Default, p.Type.Resolved(), "default of parameter "+p.Name) && p.Default.Info().Const == nil {
+				c.errorAtExpr(p.Default, "the default value of parameter %s must be a compile-time constant", p.Name)
+			}
 		}
 	}
 }

@@ -388,3 +388,23 @@ func TestTupleElementsAreIndexedByConstants(t *testing.T) {
 		t.Errorf("out-of-range tuple index accepted: %v", d)
 	}
 }
+
+func TestActionParametersWithDefaults(t *testing.T) {
+	body := `
+    action add(bit<32> va, bit<32> vb = 7) { m.a = m.a + va + vb; }
+    table t {
+        key = { m.b : exact; }
+        actions = { add; }
+        const default_action = add(10);
+    }
+    apply { t.apply(); add(1, 2); add(3); }`
+	prog := mustCompile(t, "", body)
+	act := prog.Lookup("I").(*ast.ControlDecl).Locals[0].(*ast.ActionDecl)
+	if d := act.Params[1].Default.Info(); d.Type.String() != "bit<32>" || d.Const.Int.Int64() != 7 {
+		t.Errorf("default value typed %v = %v, want bit<32> 7", d.Type, d.Const)
+	}
+	_, d := compile(t, "", strings.Replace(body, "add(10)", "add()", 1))
+	if !strings.Contains(d.Error(), "action add expects 1 to 2 arguments here, got 0") {
+		t.Errorf("missing required action data accepted: %v", d)
+	}
+}

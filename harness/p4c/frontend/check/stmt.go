@@ -616,8 +616,18 @@ func (c *checker) actionRef(r *ast.ActionRef, sc *scope, t *ast.TableDecl, full 
 			return a
 		}
 	}
-	if len(r.Args) != len(params) {
-		c.errorf(r, "table %s: action %s expects %d arguments here, got %d", t.Name, a.Name, len(params), len(r.Args))
+	required := 0
+	for _, p := range params {
+		if p.Default == nil {
+			required++
+		}
+	}
+	if len(r.Args) < required || len(r.Args) > len(params) {
+		want := fmt.Sprint(len(params))
+		if required < len(params) {
+			want = fmt.Sprintf("%d to %d", required, len(params))
+		}
+		c.errorf(r, "table %s: action %s expects %s arguments here, got %d", t.Name, a.Name, want, len(r.Args))
 		return a
 	}
 	for i, arg := range r.Args {
