@@ -51,13 +51,14 @@ func conformanceDir(t testing.TB) string {
 	return d
 }
 
-// corpusPrograms lists the .p4 files of the project's example corpus and
-// of the aggregator.
+// corpusPrograms lists the .p4 programs of the project's example corpus,
+// the aggregator and this package's own feature programs.
 func corpusPrograms(t testing.TB) []string {
 	root := repoRoot(t)
 	var files []string
-	for _, pat := range []string{"p4/examples/*.p4", "p4/aggregator/*.p4"} {
-		m, err := filepath.Glob(filepath.Join(root, pat))
+	pats := []string{filepath.Join(root, "p4/examples/*.p4"), filepath.Join(root, "p4/aggregator/*.p4"), filepath.Join("testdata", "programs", "*.p4")}
+	for _, pat := range pats {
+		m, err := filepath.Glob(pat)
 		if err != nil {
 			t.Fatal(err)
 		}

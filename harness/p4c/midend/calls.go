@@ -462,16 +462,18 @@ func (a *actx) externFunction(c *ast.Call) (val, error) {
 		if err != nil {
 			return nil, err
 		}
-		fl, err := a.fieldList(c, name == "clone_preserving_field_list", 2)
+		var fl *bmv2json.Value
+		if name == "clone3" {
+			fl, err = a.dataFieldList(c, 2)
+		} else {
+			fl, err = a.fieldList(c, name == "clone_preserving_field_list", 2)
+		}
 		if err != nil {
 			return nil, err
 		}
 		op := "clone_ingress_pkt_to_egress"
 		if ct.Member.Name == "E2E" {
 			op = "clone_egress_pkt_to_egress"
-		}
-		if name == "clone3" {
-			return nil, unsupported(c, "clone3 (use clone_preserving_field_list)")
 		}
 		a.emit(prim(op, param(sess), fl))
 		return nil, nil
@@ -481,6 +483,20 @@ func (a *actx) externFunction(c *ast.Call) (val, error) {
 			return nil, err
 		}
 		a.emit(prim(strings.TrimSuffix(name, "_preserving_field_list"), fl))
+		return nil, nil
+	case "assert", "assume":
+		cnd, err := a.cond(c.Args[0].Value)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim(name, param(cnd)))
+		return nil, nil
+	case "resubmit", "recirculate":
+		fl, err := a.dataFieldList(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		a.emit(prim(name, fl))
 		return nil, nil
 	case "truncate":
 		n, err := a.argData(c, 0)
@@ -892,4 +908,46 @@ func containsParam(ps []*ast.Param, p *ast.Param) bool {
 		}
 	}
 	return false
+}
+
+// dataFieldList builds the field list of the deprecated resubmit(data),
+// recirculate(data) and clone3(..., data): the fields of argument i, which
+// must all be locations (they are re-read when the packet comes back).
+func (a *actx) dataFieldList(c *ast.Call, i int) (*bmv2json.Value, error) {
+	v, err := a.argVal(c, i)
+	if err != nil {
+		return nil, err
+	}
+	var elems []*bmv2json.Value
+	var add func(v val) error
+	add = func(v val) error {
+		switch x := v.(type) {
+		case *scalarV:
+			if !isFieldRef(x.ref) {
+				return unsupported(c.Args[i].Value, "preserved field list entries that are not fields")
+			}
+			elems = append(elems, x.ref)
+		case *structV:
+			for _, f := range x.decl.Fields {
+				if err := add(x.fields[f.Name]); err != nil {
+					return err
+				}
+			}
+		case *tupleV:
+			for _, e := range x.elems {
+				if err := add(e); err != nil {
+					return err
+				}
+			}
+		default:
+			return unsupported(c.Args[i].Value, "preserved field list entries of this kind")
+		}
+		return nil
+	}
+	if err := add(v); err != nil {
+		return nil, err
+	}
+	fl := &FieldList{ID: len(a.l.out.FieldLists) + 1, Name: a.l.uniqueName("field_list"), Elements: elems}
+	a.l.out.FieldLists = append(a.l.out.FieldLists, fl)
+	return hexInt(int64(fl.ID), 0), nil
 }
