@@ -92,7 +92,9 @@ type Setup struct {
 	Capacity *gradproto.Capacity
 }
 
-func exact(name string, v uint64, bits int) Field { return Field{Name: name, Value: v, Bits: bits, PrefixLen: -1} }
+func exact(name string, v uint64, bits int) Field {
+	return Field{Name: name, Value: v, Bits: bits, PrefixLen: -1}
+}
 
 // Entries turns a switch's part of a plan into table entries, multicast
 // groups and the capacity meter.

@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -21,4 +22,15 @@ func TestSTFSuitePassesOnTheEmbeddedEngine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSTFSuiteOnRealBmv2 is the suite's real-bmv2 variant. Driving
+// simple_switch (ports, its CLI for tables, multicast, meters and checks)
+// belongs to the real-bmv2 back end, which is not written yet; until it is,
+// this test only reports why it cannot run.
+func TestSTFSuiteOnRealBmv2(t *testing.T) {
+	if _, err := exec.LookPath("simple_switch"); err != nil {
+		t.Skip("real bmv2 is not installed (no simple_switch on PATH): the suite ran on the embedded engine only")
+	}
+	t.Skip("simple_switch is installed, but the real-bmv2 STF driver is part of the real-bmv2 back end, which is not written yet")
 }

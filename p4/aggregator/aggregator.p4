@@ -341,7 +341,7 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.state = meta.tag[63:48];
                 meta.same = 0;
                 if (meta.state != UNIT_EMPTY) {
-                    if (meta.tag[47:0] == hdr.grid.job ++ hdr.grid.frag) {
+                    if (meta.tag[47:0] == (hdr.grid.job ++ hdr.grid.frag)) {
                         meta.same = 1;
                     }
                 }
