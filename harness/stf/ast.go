@@ -10,8 +10,39 @@
 //	packet 0 000000000002 000000000001 0800 4500 ...
 //	expect 2 000000000002 ******** ****  0800 ... $
 //
+// Commands:
+//
+//	add TABLE [PRIORITY] FIELD:VALUE ... ACTION(PARAM:VALUE, ...) [= NAME]
+//	    VALUE is decimal, 0x hex or 0b binary; hex and binary may use '*'
+//	    digits (don't care for ternary keys, shorter prefix for lpm keys).
+//	    Refinements: VALUE/LEN (lpm), VALUE&&&MASK (ternary), LOW->HIGH
+//	    (range). Keys left out match anything. A larger PRIORITY wins.
+//	    "= NAME" names the entry for check_counter on a direct counter.
+//	setdefault TABLE ACTION(PARAM:VALUE, ...)
+//	remove all
+//	packet PORT HEX...          inject a frame (spaces between digits are free)
+//	expect PORT [HEX...] [$]    '*' matches any nibble; '$' ends the packet;
+//	                            a bare "expect PORT" accepts anything there
+//	no_packet, wait             accepted; processing is synchronous
+//	check_counter NAME(INDEX|ENTRY) [packets|bytes OP VALUE]
+//	check_register NAME(INDEX) OP VALUE      (a grid extension)
+//	mirroring_add SESSION PORT, mirroring_add_mc SESSION GROUP,
+//	mirroring_delete SESSION, mc_mgrp_create GROUP,
+//	mc_node_create RID PORT..., mc_node_update NODE PORT...,
+//	mc_node_associate GROUP NODE, counter_read/counter_write,
+//	register_read/register_write/register_reset,
+//	meter_set_rates NAME INDEX CIR:CBURST PIR:PBURST,
+//	meter_array_set_rates NAME CIR:CBURST PIR:PBURST
+//	    as simple_switch_CLI takes them (rates in units per microsecond,
+//	    multicast node handles counted from 0 in creation order).
+//
+// Tables, actions, counters, registers and meters are found by full name or
+// by a unique suffix, key fields by their P4 name ("hdr.ipv4.dstAddr") or a
+// unique suffix of it ("ipv4.dstAddr"), as bmv2stf.py does.
+//
 // Parse turns the text into Commands; Run applies them to an engine switch
-// and compares what came out with what was expected.
+// and compares what came out with what was expected: every expected packet
+// must come out on its port, in order per port, and nothing else.
 package stf
 
 import (
