@@ -62,3 +62,24 @@ func TestNegativeProgramsReportTheExpectedError(t *testing.T) {
 		t.Errorf("only %d negative tests found", n)
 	}
 }
+
+func TestIndependentErrorsAreAllReported(t *testing.T) {
+	_, err := Load("testdata/several-errors.p4", Options{})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	d := err.(*diag.List)
+	want := []string{
+		"testdata/several-errors.p4:6:26: error: prt: declaration not found",
+		"testdata/several-errors.p4:9:24: error: hdr.ipv4.totalLen has type bit<16> but bit<8> is expected for hdr.ipv4.ttl; widths and signedness must match (add a cast)",
+		"testdata/several-errors.p4:10:9: error: set_port: expected 1 arguments, got 2",
+	}
+	if len(d.Diags) != len(want) {
+		t.Fatalf("got %d diagnostics, want %d:\n%v", len(d.Diags), len(want), d)
+	}
+	for i, w := range want {
+		if got := d.Diags[i].String(); got != w {
+			t.Errorf("diagnostic %d:\n got  %s\n want %s", i, got, w)
+		}
+	}
+}

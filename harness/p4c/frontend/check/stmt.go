@@ -48,8 +48,8 @@ func (c *checker) stmt(s ast.Stmt, sc *scope) ast.Stmt {
 	case *ast.SwitchStmt:
 		c.switchStmt(x, sc)
 	case *ast.ExitStmt:
-		if c.ctx == ctxParser || c.ctx == ctxFunction {
-			c.errorf(x, "exit is only allowed in controls and actions")
+		if c.ctx == ctxParser {
+			c.errorf(x, "exit is not allowed in a parser (use transition reject)")
 		}
 	case *ast.ReturnStmt:
 		c.returnStmt(x, sc)
