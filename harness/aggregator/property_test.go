@@ -124,28 +124,101 @@ func TestEngineMatchesReferenceModelUnderRandomJobs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			tags, err := eng.UnitTags()
+			compareState(t, name+" (lost: "+rep.Lost+")", eng, model, job, fanIn+direct)
+		}
+	}
+}
+
+// compareState checks that the engine's unit registers, the job's counters
+// and the port counters equal the model's, and that no unit is left active.
+func compareState(t *testing.T, name string, eng *EngineFabric, model *gradproto.Switch, job uint16, hosts int) {
+	t.Helper()
+	tags, err := eng.UnitTags()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range model.Units() {
+		if tags[i] != u.Tag() {
+			t.Fatalf("%s: unit %d tag %#x on the engine, %#x in the model", name, i, tags[i], u.Tag())
+		}
+		if u.State == gradproto.UnitActive {
+			t.Fatalf("%s: unit %d still active after the job", name, i)
+		}
+	}
+	stats, err := eng.JobStats(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [gradproto.NumEvents]uint64
+	if s := model.Stats[job]; s != nil {
+		want = *s
+	}
+	if stats != want {
+		t.Fatalf("%s: job_stats %v on the engine, %v in the model", name, stats, want)
+	}
+	for port := 0; port <= hosts; port++ {
+		rx, err := eng.Switch.ReadCounter(CounterPortRx, port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := eng.Switch.ReadCounter(CounterPortTx, port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rx.Packets != model.PortRx[port] || tx.Packets != model.PortTx[port] {
+			t.Fatalf("%s: port %d rx/tx %d/%d on the engine, %d/%d in the model", name, port, rx.Packets, tx.Packets, model.PortRx[port], model.PortTx[port])
+		}
+	}
+}
+
+// TestEngineCompletesJobsWhateverSinglePacketIsLost loses each transmission
+// of small jobs in turn — fragments, partial sums, result copies, control
+// packets — on the compiled program, and checks exact results and that no
+// unit stays active.
+func TestEngineCompletesJobsWhateverSinglePacketIsLost(t *testing.T) {
+	for _, tc := range []struct {
+		build               Build
+		fanIn, direct, frag int
+		big                 bool
+	}{
+		{Build{}, 3, 1, 2, false},
+		{Build{Units: 2}, 4, 0, 3, false}, // two units: collisions and control packets
+		{Build{Units: 3}, 3, 1, 2, true},  // sums overflow int32
+	} {
+		units := tc.build.Units
+		if units == 0 {
+			units = gradproto.DefaultUnits
+		}
+		prog := compileForEngine(t, tc.build)
+		st, err := gradproto.NewStar(5, tc.fanIn, tc.direct, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setup, err := Entries(st.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grads := randomGrads(rand.New(rand.NewPCG(7, 8)), tc.fanIn+tc.direct, tc.frag, 32, tc.big)
+		for lose := 0; ; lose++ {
+			eng, err := NewEngineFabric(prog, engine.Config{}, setup)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, u := range model.Units() {
-				if tags[i] != u.Tag() {
-					t.Fatalf("%s: unit %d tag %#x on the engine, %#x in the model", name, i, tags[i], u.Tag())
-				}
-				if u.State == gradproto.UnitActive {
-					t.Fatalf("%s: unit %d still active after the job (lost: %s)", name, i, rep.Lost)
-				}
-			}
-			stats, err := eng.JobStats(job)
+			model, err := gradproto.NewSwitch(st.Config, 32, units)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want [gradproto.NumEvents]uint64
-			if s := model.Stats[job]; s != nil {
-				want = *s
+			rep, err := st.Run(&lockstep{eng: eng, model: model}, grads, gradproto.RunOptions{Seed: uint64(lose), Lose: lose, MaxRounds: 60})
+			name := fmt.Sprintf("%d units, fan-in %d, losing transmission %d (%s)", units, tc.fanIn, lose, rep.Lost)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
 			}
-			if stats != want {
-				t.Fatalf("%s: job_stats %v on the engine, %v in the model", name, stats, want)
+			compareState(t, name, eng, model, 5, tc.fanIn+tc.direct)
+			if rep.Lost == "" {
+				if lose < 10 {
+					t.Fatalf("%s: only %d transmissions", name, lose)
+				}
+				break
 			}
 		}
 	}
