@@ -35,11 +35,11 @@ type Switch struct {
 }
 
 // Load builds a switch from bmv2 JSON (from the embedded compiler or real
-// p4c). trace, when non-nil, receives the engine's per-packet log.
-func Load(programJSON []byte, trace ...TraceOption) (*Switch, error) {
+// p4c).
+func Load(programJSON []byte, options ...Option) (*Switch, error) {
 	opts := stf.Options{}
-	for _, t := range trace {
-		t(&opts)
+	for _, o := range options {
+		o(&opts)
 	}
 	s, err := stf.NewSession(programJSON, opts)
 	if err != nil {
@@ -50,27 +50,27 @@ func Load(programJSON []byte, trace ...TraceOption) (*Switch, error) {
 
 // Compile compiles a P4 file with the embedded compiler and loads it; a
 // .json path is loaded as bmv2 JSON.
-func Compile(path string, trace ...TraceOption) (*Switch, error) {
+func Compile(path string, options ...Option) (*Switch, error) {
 	if filepath.Ext(path) == ".json" {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		return Load(data, trace...)
+		return Load(data, options...)
 	}
 	res, err := p4c.Compile(path, p4c.Options{})
 	if err != nil {
 		return nil, err
 	}
-	return Load(res.JSON, trace...)
+	return Load(res.JSON, options...)
 }
 
-// TraceOption configures tracing for Load and Compile.
-type TraceOption func(*stf.Options)
+// Option configures Load and Compile.
+type Option func(*stf.Options)
 
 // WithTrace sends every command and the engine's per-packet log to w (for
 // instance a testing.T's writer or os.Stderr).
-func WithTrace(w io.Writer) TraceOption {
+func WithTrace(w io.Writer) Option {
 	return func(o *stf.Options) { o.Trace = w }
 }
 

@@ -101,3 +101,21 @@ func TestEngineGivesAccessToState(t *testing.T) {
 		t.Errorf("port_in[3] = %+v, want 1 packet of 60 bytes (the padded frame)", v)
 	}
 }
+
+func TestWithTraceLogsEveryPacket(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "stf", "testdata", "l2acl.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	sw, err := Load(data, WithTrace(&log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Send(1, frame(2)...); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "Table 'ingress.fwd': miss") {
+		t.Errorf("trace:\n%s", log.String())
+	}
+}
