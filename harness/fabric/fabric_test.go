@@ -706,3 +706,18 @@ func TestMultihomedHostSendsThroughTheInterfaceItsSocketIsBoundTo(t *testing.T) 
 		}
 	}
 }
+
+func TestDownFinishesARunWhoseTeardownWasInterrupted(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, topo.Testbed())
+	// A `grid down` killed half-way has removed some namespaces, not the state.
+	for _, n := range st.Nodes[:5] {
+		if err := removeNamespace(n.Namespace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Down(st.Run); err != nil {
+		t.Fatalf("down of a half torn-down run: %v", err)
+	}
+	requireNothingLeft(t, st.Run, st.Tag)
+}
