@@ -10,6 +10,7 @@
 package p4c
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/grid-ina/grid/harness/bmv2json"
 	"github.com/grid-ina/grid/harness/p4c/backend"
 	"github.com/grid-ina/grid/harness/p4c/frontend"
+	"github.com/grid-ina/grid/harness/p4c/frontend/diag"
 	"github.com/grid-ina/grid/harness/p4c/midend"
 	"github.com/grid-ina/grid/harness/p4c/p4info"
 )
@@ -55,11 +57,11 @@ func Compile(path string, opts Options) (*Result, error) {
 	}
 	low, err := midend.Lower(prog, path)
 	if err != nil {
-		return nil, err
+		return nil, withSourceLine(err)
 	}
 	bp, err := backend.Convert(low)
 	if err != nil {
-		return nil, err
+		return nil, withSourceLine(err)
 	}
 	js, err := backend.Marshal(bp)
 	if err != nil {
@@ -103,4 +105,23 @@ func (r *Result) WriteFiles(dir string) ([]string, error) {
 		paths = append(paths, p)
 	}
 	return paths, nil
+}
+
+// withSourceLine turns a lowering error into a diagnostic list like the
+// front end's, which shows the offending source line with a caret.
+func withSourceLine(err error) error {
+	var me *midend.Error
+	if !errors.As(err, &me) {
+		return err
+	}
+	l := &diag.List{Sources: diag.Sources{}}
+	if src, rerr := os.ReadFile(me.Pos.File); rerr == nil {
+		l.Sources[me.Pos.File] = src
+	}
+	sev := diag.Error
+	if me.Unsupported {
+		sev = diag.Unsupported
+	}
+	l.Add(me.Pos, sev, "%s", me.Msg)
+	return l
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 
@@ -25,23 +26,42 @@ func init() {
 			&cli.StringSliceFlag{Name: "define", Aliases: []string{"D"}, Usage: "predefine macro `NAME[=VALUE]` (repeatable)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			if c.NArg() < 1 {
 				return cli.Exit("grid p4c: want exactly one FILE.p4 argument (see grid p4c --help)", 1)
 			}
+			out, includes, defs := c.String("out"), c.StringSlice("include"), c.StringSlice("define")
+			// Flags may also follow the file (grid p4c FILE.p4 -o DIR), which
+			// urfave/cli leaves as arguments.
+			if c.NArg() > 1 {
+				fs := flag.NewFlagSet("p4c", flag.ContinueOnError)
+				fs.SetOutput(c.App.ErrWriter)
+				fs.StringVar(&out, "o", out, "output directory")
+				fs.StringVar(&out, "out", out, "output directory")
+				fs.Func("I", "include directory", func(v string) error { includes = append(includes, v); return nil })
+				fs.Func("include", "include directory", func(v string) error { includes = append(includes, v); return nil })
+				fs.Func("D", "macro", func(v string) error { defs = append(defs, v); return nil })
+				fs.Func("define", "macro", func(v string) error { defs = append(defs, v); return nil })
+				if err := fs.Parse(c.Args().Tail()); err != nil {
+					return cli.Exit(fmt.Sprintf("grid p4c: %v", err), 1)
+				}
+				if fs.NArg() > 0 {
+					return cli.Exit("grid p4c: want exactly one FILE.p4 argument (see grid p4c --help)", 1)
+				}
+			}
 			defines := map[string]string{}
-			for _, d := range c.StringSlice("define") {
+			for _, d := range defs {
 				name, val, ok := strings.Cut(d, "=")
 				if !ok {
 					val = "1"
 				}
 				defines[name] = val
 			}
-			res, err := p4c.Compile(c.Args().First(), p4c.Options{IncludeDirs: c.StringSlice("include"), Defines: defines})
+			res, err := p4c.Compile(c.Args().First(), p4c.Options{IncludeDirs: includes, Defines: defines})
 			if err != nil {
 				fmt.Fprintln(c.App.ErrWriter, strings.TrimRight(err.Error(), "\n"))
 				return cli.Exit("", 1)
 			}
-			paths, err := res.WriteFiles(c.String("out"))
+			paths, err := res.WriteFiles(out)
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("grid p4c: %v", err), 1)
 			}

@@ -75,7 +75,7 @@ func Convert(p *midend.Program) (*bmv2json.Program, error) {
 	for i, m := range p.Meters {
 		ma := bmv2json.MeterArray{Name: m.Name, ID: i, IsDirect: m.Direct, Size: m.Size, RateCount: 2, Type: m.Unit, Binding: m.Binding, ResultTarget: m.ResultTarget}
 		if m.Direct && m.ResultTarget == nil {
-			return nil, fmt.Errorf("%s: unsupported: direct meter %s is never read", m.Pos, m.Name)
+			return nil, &midend.Error{Pos: m.Pos, Unsupported: true, Msg: fmt.Sprintf("direct meter %s is never read", m.Name)}
 		}
 		out.MeterArrays = append(out.MeterArrays, ma)
 	}
@@ -217,7 +217,7 @@ func convertPipeline(pl *midend.Pipeline, id int, tableID *int) (bmv2json.Pipeli
 				data = []string{}
 			}
 			if len(data) != len(t.Default.Params) {
-				return bp, fmt.Errorf("%s: error: default action %s of table %s needs %d arguments, has %d", t.Pos, t.Default.Name, t.Name, len(t.Default.Params), len(data))
+				return bp, &midend.Error{Pos: t.Pos, Msg: fmt.Sprintf("default action %s of table %s needs %d arguments, has %d", t.Default.Name, t.Name, len(t.Default.Params), len(data))}
 			}
 			bt.DefaultEntry = &bmv2json.DefaultEntry{ActionID: t.Default.ID, ActionConst: t.DefaultConst, ActionData: data, ActionEntryConst: t.DefaultConst}
 		}

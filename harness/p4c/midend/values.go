@@ -136,15 +136,35 @@ func mask(w int) *big.Int {
 
 func maskHex(w int) *bmv2json.Value { return hexBig(mask(w), w) }
 
+// Error is a diagnostic of the lowering: a construct outside the
+// compiler's subset (Unsupported) or a program bmv2 cannot run.
+type Error struct {
+	Pos         ast.Pos
+	Unsupported bool
+	Msg         string
+}
+
+func (e *Error) Error() string {
+	kind := "error"
+	if e.Unsupported {
+		kind = "unsupported"
+	}
+	return fmt.Sprintf("%s: %s: %s", e.Pos, kind, e.Msg)
+}
+
 // unsupported builds the error every construct outside the subset gets.
 func unsupported(n ast.Node, format string, args ...any) error {
-	return fmt.Errorf("%s: unsupported: %s", n.Position(), fmt.Sprintf(format, args...))
+	var pos ast.Pos
+	if n != nil {
+		pos = n.Position()
+	}
+	return &Error{Pos: pos, Unsupported: true, Msg: fmt.Sprintf(format, args...)}
 }
 
 // srcError is a plain error at a position (a program the checker accepted
-// but that bmv2 cannot run, e.g. a table applied twice).
+// but that bmv2 cannot run).
 func srcError(n ast.Node, format string, args ...any) error {
-	return fmt.Errorf("%s: error: %s", n.Position(), fmt.Sprintf(format, args...))
+	return &Error{Pos: n.Position(), Msg: fmt.Sprintf(format, args...)}
 }
 
 // unwrap removes the "expression" wrapper p4c puts around primitive
