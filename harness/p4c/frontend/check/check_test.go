@@ -308,6 +308,8 @@ func TestSerializableEnumsAndErrors(t *testing.T) {
 	decls := `
 enum bit<16> EtherType { IPV4 = 0x0800, ARP = 0x0806 }
 const bit<16> arp = (bit<16>)EtherType.ARP;
+const bool isArp = EtherType.ARP == 16w0x0806;
+const bool below = EtherType.IPV4 < 16w0x0806;
 error { BadLabel }`
 	body := `apply {
         if (h.eth.type == EtherType.IPV4) { m.b = EtherType.ARP; }
@@ -316,6 +318,12 @@ error { BadLabel }`
 	prog := mustCompile(t, decls, body)
 	if got := constOf(t, prog, "arp").Const.String(); got != "2054" {
 		t.Errorf("(bit<16>)EtherType.ARP = %s, want 2054", got)
+	}
+	if got := constOf(t, prog, "isArp").Const.String(); got != "true" {
+		t.Errorf("EtherType.ARP == 16w0x0806 folded to %s", got)
+	}
+	if got := constOf(t, prog, "below").Const.String(); got != "true" {
+		t.Errorf("EtherType.IPV4 < 16w0x0806 folded to %s", got)
 	}
 	found := false
 	for _, e := range prog.Errors {

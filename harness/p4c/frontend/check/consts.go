@@ -147,7 +147,10 @@ func bitsRange(t *ast.BitsType) (lo, hi *big.Int) {
 
 func valuesEqual(x, y *ast.Value) bool {
 	if x.Kind != y.Kind {
-		return false
+		// A serializable enum member compared with a number of its
+		// underlying type: compare the numbers.
+		numeric := func(v *ast.Value) bool { return v.Kind == ast.ValInt || v.Kind == ast.ValEnum && v.Int != nil }
+		return numeric(x) && numeric(y) && x.Int.Cmp(y.Int) == 0
 	}
 	switch x.Kind {
 	case ast.ValInt:

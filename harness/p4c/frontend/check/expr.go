@@ -539,7 +539,7 @@ func (c *checker) binary(x *ast.Binary, hint ast.Type, sc *scope) ast.Type {
 		return nil
 	}
 	ot := lt
-	lc, rc := x.X.Info().Const, x.Y.Info().Const
+	lc, rc := asNumber(x.X.Info().Const), asNumber(x.Y.Info().Const)
 	switch x.Op {
 	case ast.OpEq, ast.OpNe:
 		switch ot.(type) {
@@ -594,6 +594,15 @@ func (c *checker) binary(x *ast.Binary, hint ast.Type, sc *scope) ast.Type {
 		x.Const = v
 	}
 	return ot
+}
+
+// asNumber turns a serializable enum constant into its number (operators
+// see the underlying value); other values are returned unchanged.
+func asNumber(v *ast.Value) *ast.Value {
+	if v != nil && v.Kind == ast.ValEnum && v.Int != nil {
+		return intValue(v.Int)
+	}
+	return v
 }
 
 // hintFor passes the context's expected type to the left operand of
