@@ -66,7 +66,6 @@ type linkPlan struct {
 func newBlueprint(run, tag string, t *topo.Topology, plan *topo.AddressPlan) (*blueprint, error) {
 	bp := &blueprint{run: run, tag: tag, topo: t}
 	byName := make(map[string]*nodePlan, len(t.Nodes))
-	ordinal := map[topo.Kind]int{}
 	for _, n := range t.Nodes {
 		if !nodeNameRE.MatchString(n.Name) {
 			return nil, fmt.Errorf("%s: node %q: name cannot be part of a namespace name (letters, digits, '_', '.', '-')", where(t, n.Line), n.Name)
@@ -74,29 +73,20 @@ func newBlueprint(run, tag string, t *topo.Topology, plan *topo.AddressPlan) (*b
 		if byName[n.Name] != nil {
 			return nil, fmt.Errorf("%s: node %q defined twice", where(t, n.Line), n.Name)
 		}
-		ordinal[n.Kind]++
+		if n.ID <= 0 {
+			return nil, fmt.Errorf("%s: node %q has no id (load topologies with topo.Load or topo.Parse, which assign them)", where(t, n.Line), n.Name)
+		}
 		np := &nodePlan{node: n, ns: NamespaceName(run, n.Name), handle: -1, sock: -1}
 		byName[n.Name] = np
 		bp.nodes = append(bp.nodes, np)
 	}
-	// Node ids name the interfaces; the topology assigns them, but a
-	// hand-built topology may leave them 0: fall back to the order of the kind.
-	ids := map[*nodePlan]int{}
-	seen := map[topo.Kind]int{}
-	for _, np := range bp.nodes {
-		seen[np.node.Kind]++
-		ids[np] = np.node.ID
-		if ids[np] <= 0 {
-			ids[np] = seen[np.node.Kind]
-		}
-	}
 	for _, l := range t.Links {
 		lp := &linkPlan{link: l}
 		var err error
-		if lp.a, err = bp.iface(byName, ids, plan, l, l.A); err != nil {
+		if lp.a, err = bp.iface(byName, plan, l, l.A); err != nil {
 			return nil, err
 		}
-		if lp.b, err = bp.iface(byName, ids, plan, l, l.B); err != nil {
+		if lp.b, err = bp.iface(byName, plan, l, l.B); err != nil {
 			return nil, err
 		}
 		lp.a.link, lp.b.link = lp, lp
@@ -113,12 +103,12 @@ func newBlueprint(run, tag string, t *topo.Topology, plan *topo.AddressPlan) (*b
 	return bp, nil
 }
 
-func (bp *blueprint) iface(byName map[string]*nodePlan, ids map[*nodePlan]int, plan *topo.AddressPlan, l *topo.Link, ep topo.Endpoint) (*ifacePlan, error) {
+func (bp *blueprint) iface(byName map[string]*nodePlan, plan *topo.AddressPlan, l *topo.Link, ep topo.Endpoint) (*ifacePlan, error) {
 	np := byName[ep.Node]
 	if np == nil {
 		return nil, fmt.Errorf("%s: link endpoint %s:%d: no such node", where(bp.topo, l.Line), ep.Node, ep.Port)
 	}
-	name, err := ifaceName(bp.tag, np.node.Kind, ids[np], ep.Port)
+	name, err := ifaceName(bp.tag, np.node.Kind, np.node.ID, ep.Port)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where(bp.topo, l.Line), err)
 	}
