@@ -17,11 +17,16 @@ type action struct {
 	params   []paramInfo
 	argWords int
 	prims    []func(k *pkt)
+	regs     []int // registers the action uses, locked while it runs
 }
 
 // run executes the action with its data (words per parameter).
 func (a *action) run(k *pkt, args []uint64) {
 	k.args = args
+	if len(a.regs) > 0 {
+		k.lockRegisters(a.regs)
+		defer k.unlockRegisters(a.regs)
+	}
 	for k.pc = 0; k.pc < len(a.prims); {
 		pc := k.pc
 		k.pc++
@@ -39,9 +44,10 @@ func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 		a.params = append(a.params, paramInfo{name: rd.Name, width: rd.Bitwidth, slot: a.argWords, words: w})
 		a.argWords += w
 	}
+	c := &compiler{p: p, params: a.params}
 	for i := range j.Primitives {
 		pr := &j.Primitives[i]
-		c := &compiler{p: p, where: fmt.Sprintf("action %q, primitive %d (%s)%s", j.Name, i, pr.Op, srcInfo(pr.SourceInfo)), params: a.params}
+		c.where = fmt.Sprintf("action %q, primitive %d (%s)%s", j.Name, i, pr.Op, srcInfo(pr.SourceInfo))
 		c.pc = i
 		f, err := c.primitive(pr, len(j.Primitives))
 		if err != nil {
@@ -49,6 +55,7 @@ func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 		}
 		a.prims = append(a.prims, f)
 	}
+	a.regs = c.regs
 	return a, nil
 }
 

@@ -625,16 +625,37 @@ func (s *Switch) SetDirectMeter(tableName string, h EntryHandle, cfg MeterConfig
 
 // AddParseVsetValue adds a value (big-endian, the set's width) to a parser value set.
 func (s *Switch) AddParseVsetValue(name string, value []byte) error {
-	vs, err := resolveName("parser value set", name, s.prog.vsets)
+	d, err := resolveName("parser value set", name, s.prog.vsets)
 	if err != nil {
 		return err
 	}
-	v, err := fit(value, vs.bytes, vs.bytes*8, "parser value set "+vs.name+" value")
+	v, err := fit(value, d.bytes, d.bytes*8, "parser value set "+d.name+" value")
 	if err != nil {
 		return err
 	}
+	vs := s.vsets[d.idx]
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	vs.set[string(v)] = true
+	return nil
+}
+
+// DeleteParseVsetValue removes a value from a parser value set.
+func (s *Switch) DeleteParseVsetValue(name string, value []byte) error {
+	d, err := resolveName("parser value set", name, s.prog.vsets)
+	if err != nil {
+		return err
+	}
+	v, err := fit(value, d.bytes, d.bytes*8, "parser value set "+d.name+" value")
+	if err != nil {
+		return err
+	}
+	vs := s.vsets[d.idx]
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if !vs.set[string(v)] {
+		return fmt.Errorf("parser value set %q has no value 0x%x", d.name, value)
+	}
+	delete(vs.set, string(v))
 	return nil
 }

@@ -65,6 +65,7 @@ type compiler struct {
 	where  string
 	params []paramInfo // action parameters, for runtime_data
 	pc     int         // index of the primitive being compiled, for jumps
+	regs   []int       // registers accessed, sorted (locked while the code runs)
 }
 
 type paramInfo struct {
@@ -116,9 +117,16 @@ func (c *compiler) fieldRead(fi int) *dataExpr {
 	c.p.markRead(fi)
 	f := &c.p.fields[fi]
 	e := &dataExpr{bits: f.width, neg: f.signed, fld: f}
-	if f.isValid || (f.words == 1 && (f.width <= fastBits || f.signed && f.width <= 64)) {
+	switch {
+	case !f.isValid && !f.signed && f.words == 1 && f.width <= fastBits:
+		slot := f.slot
+		e.fast = func(k *pkt) int64 { return int64(k.f[slot]) }
+	case !f.isValid && f.signed && f.words == 1:
+		slot, sh := f.slot, 64-uint(f.width)
+		e.fast = func(k *pkt) int64 { return int64(k.f[slot]<<sh) >> sh }
+	case f.isValid:
 		e.fast = func(k *pkt) int64 { return k.getS(f) }
-	} else {
+	default:
 		idx := c.scratch()
 		e.slow = func(k *pkt) *big.Int { return k.getBig(f, &k.big[idx]) }
 	}

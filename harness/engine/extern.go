@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,9 @@ const maxCells = 1 << 22
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
 // registerArray is a register: size cells of width bits, each cell words
-// 64-bit words. A mutex serialises each read or write of a cell.
+// 64-bit words. As in bmv2, an action (or parser primitive) holds the mutex
+// of every register it uses while it runs, so a read-modify-write within
+// one action is atomic with respect to other packets.
 type registerArray struct {
 	name  string
 	width int
@@ -181,6 +184,7 @@ func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error
 	if !ok {
 		return nil, c.errorf("unknown register %q", name)
 	}
+	c.useRegister(ri)
 	dst, dyn, err := c.lvalue(dv)
 	if err != nil {
 		return nil, err
@@ -200,7 +204,6 @@ func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error
 		if f == nil {
 			f = dyn(k)
 		}
-		r.mu.Lock()
 		if r.words == 1 && f.words == 1 {
 			k.f[f.slot] = r.cells[i] & mask64(f.width)
 		} else {
@@ -212,7 +215,6 @@ func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error
 			}
 			k.setBig(f, z)
 		}
-		r.mu.Unlock()
 	}, nil
 }
 
@@ -225,6 +227,7 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 	if !ok {
 		return nil, c.errorf("unknown register %q", name)
 	}
+	c.useRegister(ri)
 	idx, err := c.uintParam(iv)
 	if err != nil {
 		return nil, err
@@ -244,10 +247,7 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 				k.trace("register_write %s[%d]: index out of bounds (size %d), nothing written", r.name, i, r.size)
 				return
 			}
-			v := uint64(f(k)) & m
-			r.mu.Lock()
-			r.cells[i] = v
-			r.mu.Unlock()
+			r.cells[i] = uint64(f(k)) & m
 		}, nil
 	}
 	s := c.slowOf(src)
@@ -261,7 +261,6 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 		}
 		z := k.tmpB.And(s(k), msk)
 		ws := z.Bits()
-		r.mu.Lock()
 		for w := 0; w < r.words; w++ {
 			var v uint64
 			if w < len(ws) {
@@ -269,7 +268,6 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 			}
 			r.cells[int(i)*r.words+w] = v
 		}
-		r.mu.Unlock()
 	}, nil
 }
 
@@ -351,4 +349,29 @@ func (ma *meterArray) runCell(k *pkt, m *meterState) int {
 	color := m.execute(n, now)
 	ma.mu.Unlock()
 	return color
+}
+
+// useRegister records that the code being compiled accesses register ri.
+func (c *compiler) useRegister(ri int) {
+	for _, r := range c.regs {
+		if r == ri {
+			return
+		}
+	}
+	c.regs = append(c.regs, ri)
+	sort.Ints(c.regs)
+}
+
+// lockRegisters takes the mutexes of regs (sorted, so that two actions
+// never wait on each other in opposite orders).
+func (k *pkt) lockRegisters(regs []int) {
+	for _, ri := range regs {
+		k.sw.registers[ri].mu.Lock()
+	}
+}
+
+func (k *pkt) unlockRegisters(regs []int) {
+	for _, ri := range regs {
+		k.sw.registers[ri].mu.Unlock()
+	}
 }

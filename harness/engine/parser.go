@@ -24,16 +24,21 @@ type parseState struct {
 type parseCase struct {
 	def         bool
 	value, mask []byte // value is pre-masked; mask nil for an exact case
-	vset        *parseVset
+	vset        int // index of the parser value set (see Switch.vsets), or -1
 	next        *parseState // nil: accept
 }
 
-// parseVset is a parser value set filled by the control plane.
-type parseVset struct {
+// vsetDecl declares a parser value set; each Switch holds the values.
+type vsetDecl struct {
 	name  string
+	idx   int
 	bytes int
-	mu    sync.RWMutex
-	set   map[string]bool
+}
+
+// parseVset is a switch's parser value set, filled by the control plane.
+type parseVset struct {
+	mu  sync.RWMutex
+	set map[string]bool
 }
 
 // errorCodes holds the error numbers the parser raises itself.
@@ -61,9 +66,9 @@ func (p *Program) compileParser(j *bmv2json.Program) error {
 	for name, v := range codes {
 		p.errorNames[v] = name
 	}
-	p.vsets = map[string]*parseVset{}
-	for _, v := range j.ParseVsets {
-		p.vsets[v.Name] = &parseVset{name: v.Name, bytes: (v.CompressedBitwidth + 7) / 8, set: map[string]bool{}}
+	p.vsets = map[string]*vsetDecl{}
+	for i, v := range j.ParseVsets {
+		p.vsets[v.Name] = &vsetDecl{name: v.Name, idx: i, bytes: (v.CompressedBitwidth + 7) / 8}
 	}
 	if len(j.Parsers) == 0 {
 		return fmt.Errorf("the program has no parser")
@@ -100,7 +105,7 @@ func (p *Program) compileParser(j *bmv2json.Program) error {
 		}
 		p.maxKeyBytes = max(p.maxKeyBytes, st.keyBytes)
 		for ti, t := range js.Transitions {
-			pc := parseCase{}
+			pc := parseCase{vset: -1}
 			if t.NextState != nil {
 				nx, ok := states[*t.NextState]
 				if !ok {
@@ -148,7 +153,7 @@ func (p *Program) compileParser(j *bmv2json.Program) error {
 				if vs.bytes != st.keyBytes {
 					return fmt.Errorf("parser state %q, transition %d: parse_vset %q is %d bytes wide, the key %d", js.Name, ti, *t.Value, vs.bytes, st.keyBytes)
 				}
-				pc.vset = vs
+				pc.vset = vs.idx
 				if t.Mask != nil {
 					m, err := hexBytes(*t.Mask, st.keyBytes)
 					if err != nil {
@@ -400,6 +405,14 @@ func (c *compiler) parserOp(op *bmv2json.Primitive) (func(k *pkt) bool, error) {
 		if err != nil {
 			return nil, err
 		}
+		if regs := c.regs; len(regs) > 0 {
+			return func(k *pkt) bool {
+				k.lockRegisters(regs)
+				defer k.unlockRegisters(regs)
+				f(k)
+				return true
+			}, nil
+		}
 		return func(k *pkt) bool { f(k); return true }, nil
 	case "shift", "advance":
 		if len(ps) != 1 {
@@ -543,7 +556,7 @@ func (p *Program) parse(k *pkt) {
 		matched := false
 		for ci := range st.cases {
 			pc := &st.cases[ci]
-			if pc.matches(key, k.key2) {
+			if pc.matches(k, key) {
 				next, matched = pc.next, true
 				break
 			}
@@ -560,21 +573,22 @@ func (p *Program) parse(k *pkt) {
 	p.verifyChecksums(k)
 }
 
-func (pc *parseCase) matches(key, scratch []byte) bool {
+func (pc *parseCase) matches(k *pkt, key []byte) bool {
 	if pc.def {
 		return true
 	}
-	if pc.vset != nil {
+	if pc.vset >= 0 {
 		probe := key
 		if pc.mask != nil {
-			probe = scratch[:len(key)]
+			probe = k.key2[:len(key)]
 			for i := range key {
 				probe[i] = key[i] & pc.mask[i]
 			}
 		}
-		pc.vset.mu.RLock()
-		ok := pc.vset.set[string(probe)]
-		pc.vset.mu.RUnlock()
+		vs := k.sw.vsets[pc.vset]
+		vs.mu.RLock()
+		ok := vs.set[string(probe)]
+		vs.mu.RUnlock()
 		return ok
 	}
 	if pc.mask == nil {

@@ -33,7 +33,7 @@ type Program struct {
 	errs       errorCodes
 	errorNames map[int32]string
 	initState  *parseState
-	vsets      map[string]*parseVset
+	vsets      map[string]*vsetDecl
 
 	actions    []*action
 	actionByID map[int]*action

@@ -345,3 +345,35 @@ func TestLoadErrorsNameTheConstruct(t *testing.T) {
 		}
 	}
 }
+
+func TestParserValueSetSelectsWhatTheControlPlaneAdds(t *testing.T) {
+	doc := miniJSON(`["a",8,false]`, assign(fld("h", "a"), hexv("0x01")), map[string]string{
+		"parser_ops":     "",
+		"transition_key": `[{"type":"lookahead","value":[0,8]}]`,
+		"transitions": `{"type":"parse_vset","value":"pvs","mask":null,"next_state":"take"},` +
+			`{"type":"default","value":null,"mask":null,"next_state":null}`,
+		"states": `,{"name":"take","id":1,"parser_ops":[{"op":"extract","parameters":[{"type":"regular","value":"h"}]}],
+		  "transitions":[{"type":"default","value":null,"mask":null,"next_state":null}],"transition_key":[]}`,
+	})
+	doc = strings.Replace(doc, `"parse_vsets":[]`, `"parse_vsets":[{"name":"pvs","id":0,"compressed_bitwidth":8,"max_size":4}]`, 1)
+	p, err := Load([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := NewSwitch(p, Config{})
+	if out := run(t, sw, 0, []byte{0x42}); len(out) != 1 || out[0].data[0] != 0x42 {
+		t.Fatalf("empty value set: got %+v, want the packet unparsed", out)
+	}
+	if err := sw.AddParseVsetValue("pvs", []byte{0x42}); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(t, sw, 0, []byte{0x42}); len(out) != 1 || out[0].data[0] != 0x01 {
+		t.Fatalf("0x42 in the set: got %+v, want h extracted and rewritten", out)
+	}
+	if err := sw.DeleteParseVsetValue("pvs", []byte{0x42}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.DeleteParseVsetValue("pvs", []byte{0x42}); err == nil || !strings.Contains(err.Error(), `"pvs" has no value 0x42`) {
+		t.Errorf("deleting twice: %v", err)
+	}
+}

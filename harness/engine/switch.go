@@ -22,6 +22,7 @@ type Switch struct {
 	registers []*registerArray
 	counters  []*counterArray
 	meters    []*meterArray
+	vsets     []*parseVset
 
 	cpMu   sync.Mutex // serialises updates of groups and sessions
 	groups atomic.Pointer[map[uint16][]Replica]
@@ -67,6 +68,10 @@ func NewSwitch(prog *Program, cfg Config) *Switch {
 		s.now = time.Now
 	}
 	s.newExternState()
+	s.vsets = make([]*parseVset, len(prog.vsets))
+	for i := range s.vsets {
+		s.vsets[i] = &parseVset{set: map[string]bool{}}
+	}
 	s.tables = make([]*table, len(prog.tables))
 	for i, td := range prog.tables {
 		t := newTable(td)
