@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,36 @@ func TestRunRejectsBadOptions(t *testing.T) {
 	}
 	if _, err := Run(Options{Dir: t.TempDir(), Mode: Reference}); err == nil || !strings.Contains(err.Error(), "no programs/NAME.p4 with NAME.stf") {
 		t.Errorf("empty corpus: %v", err)
+	}
+}
+
+func TestRunBlamesTheCompilerWhenRealP4cJSONPasses(t *testing.T) {
+	dir := fakeCorpus(t)
+	// Our "compiler" emits the same program with a primitive the engine
+	// does not know, so it fails to load.
+	program, err := os.ReadFile(filepath.Join(dir, "reference", "good.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := strings.Replace(string(program), `"op": "assign"`, `"op": "no_such_primitive"`, 1)
+	if broken == string(program) {
+		t.Fatal("test program changed shape: no assign primitive found")
+	}
+	compile := func(string) ([]byte, error) { return []byte(broken), nil }
+	report, err := Run(Options{Dir: dir, Mode: Ours, Compile: compile, Run: regexp.MustCompile("^(good|wrongbyte)$")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verdicts(report)
+	if g := v["good"]; g.Passed() || !g.ReferenceJSONPasses {
+		t.Errorf("good: %+v, want a failure blamed on the compiler", g)
+	}
+	if w := v["wrongbyte"]; w.ReferenceJSONPasses {
+		t.Errorf("wrongbyte fails with the reference JSON too, yet was blamed on the compiler")
+	}
+	var b strings.Builder
+	report.Write(&b, false)
+	if !strings.Contains(b.String(), "[real p4c's JSON passes: a compiler bug]") {
+		t.Errorf("report:\n%s", b.String())
 	}
 }
