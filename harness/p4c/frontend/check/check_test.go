@@ -306,7 +306,8 @@ func TestDirectControlInvocation(t *testing.T) {
 
 func TestSerializableEnumsAndErrors(t *testing.T) {
 	decls := `
-enum bit<16> EtherType { IPV4 = 0x0800, ARP = 0x0806 }
+typedef bit<16> ethertype_t;
+enum ethertype_t EtherType { IPV4 = 0x0800, ARP = 0x0806 }
 const bit<16> arp = (bit<16>)EtherType.ARP;
 const bool isArp = EtherType.ARP == 16w0x0806;
 const bool below = EtherType.IPV4 < 16w0x0806;

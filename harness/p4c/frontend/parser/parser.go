@@ -458,7 +458,9 @@ func (p *parser) structDecl(annos ast.Annotations) *ast.StructDecl {
 func (p *parser) enumDecl(annos ast.Annotations) *ast.EnumDecl {
 	kw := p.expect("enum")
 	d := &ast.EnumDecl{Pos: kw.Pos, Annos: annos}
-	if !p.isName() || p.isAt(1, "<") {
+	// `enum Name {` is a plain enum; anything else starts with the
+	// underlying type (bit<8>, or a typedef name: `enum EthT Name {`).
+	if !(p.isName() && p.isAt(1, "{")) {
 		d.Underlying = p.typeRef()
 	}
 	d.Name, _ = p.ident()
