@@ -23,8 +23,8 @@ type parseState struct {
 
 type parseCase struct {
 	def         bool
-	value, mask []byte // value is pre-masked; mask nil for an exact case
-	vset        int // index of the parser value set (see Switch.vsets), or -1
+	value, mask []byte      // value is pre-masked; mask nil for an exact case
+	vset        int         // index of the parser value set (see Switch.vsets), or -1
 	next        *parseState // nil: accept
 }
 
