@@ -82,7 +82,7 @@ type RunOptions struct {
 	Seed uint64
 	// Lose is the index (in transmission order, from 0) of the one packet
 	// the network loses; -1 loses none. Transmissions are every frame
-	// entering or leaving the switch.
+	// entering a switch and every frame delivered to a host.
 	Lose int
 	// Duplicate is the probability that a worker's original fragment is
 	// delivered twice in a row.
@@ -100,43 +100,86 @@ type RunReport struct {
 	PS            *PS
 }
 
+// Attach is a switch port of a Network.
+type Attach struct {
+	Switch int
+	Port   uint16
+}
+
+// Network is switches, the links between them and where the job's hosts
+// attach: the topology a simulated job runs on.
+type Network struct {
+	Plan     *Plan
+	Switches []Fabric
+	// PS and Workers (member i at Workers[i]) are host attachments.
+	PS      Attach
+	Workers []Attach
+	// Links joins switch ports; Run follows it both ways.
+	Links map[Attach]Attach
+}
+
+// Network is the star as a one-switch network over fabric.
+func (st *Star) Network(fabric Fabric) *Network {
+	n := &Network{Plan: &st.Plan, Switches: []Fabric{fabric}, PS: Attach{0, StarPSPort}}
+	for i := range st.Plan.Members {
+		n.Workers = append(n.Workers, Attach{0, st.WorkerPort(i)})
+	}
+	return n
+}
+
+// Run drives one job over the star through fabric (see Network.Run).
+func (st *Star) Run(fabric Fabric, grads []map[uint32][]int32, opt RunOptions) (*RunReport, error) {
+	return st.Network(fabric).Run(grads, opt)
+}
+
 type flight struct {
-	port  uint16
+	at    Attach // the switch port the frame enters
 	frame []byte
 }
 
-// Run drives one job over the star through fabric: every worker sends its
-// fragments (grads[i] for member i), frames are delivered in a random
-// interleaving, the PS and workers react, and timeouts fire while some
-// worker lacks a result. It fails if the job does not complete or a worker's
-// result differs from the exact sum.
-func (st *Star) Run(fabric Fabric, grads []map[uint32][]int32, opt RunOptions) (*RunReport, error) {
+// Run drives one job: every worker sends its fragments (grads[i] for member
+// i), frames are delivered in a random interleaving (FIFO per link), the
+// switches forward them, the PS and workers react, and timeouts fire while
+// some worker lacks a result. It fails if the job does not complete or a
+// worker's result differs from the exact sum.
+func (n *Network) Run(grads []map[uint32][]int32, opt RunOptions) (*RunReport, error) {
 	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x9e3779b97f4a7c15))
-	ps, err := NewPS(st.Plan)
+	ps, err := NewPS(*n.Plan)
 	if err != nil {
 		return nil, err
+	}
+	if len(n.Workers) != len(n.Plan.Members) || len(grads) != len(n.Plan.Members) {
+		return nil, fmt.Errorf("%d members, %d worker attachments, %d gradients", len(n.Plan.Members), len(n.Workers), len(grads))
+	}
+	hostAt := map[Attach]int{n.PS: -1}
+	for i, a := range n.Workers {
+		hostAt[a] = i
+	}
+	links := map[Attach]Attach{}
+	for a, b := range n.Links {
+		links[a], links[b] = b, a
 	}
 	rep := &RunReport{PS: ps}
 	var queue []flight
 	push := func(fs ...flight) {
 		// Insert at a random position among the frames in flight, but after
-		// every frame from the same port: links are FIFO, different senders
-		// interleave at random. fs stay together (a duplicate follows its
-		// original).
+		// every frame entering the same port: links are FIFO, different
+		// senders interleave at random. fs stay together (a duplicate
+		// follows its original).
 		lo := 0
 		for j, q := range queue {
-			if q.port == fs[0].port {
+			if q.at == fs[0].at {
 				lo = j + 1
 			}
 		}
 		i := lo + rng.IntN(len(queue)-lo+1)
 		queue = append(queue[:i], append(append([]flight(nil), fs...), queue[i:]...)...)
 	}
-	for i := range st.Plan.Members {
-		w := NewWorker(&st.Plan, i, grads[i])
+	for i := range n.Plan.Members {
+		w := NewWorker(n.Plan, i, grads[i])
 		rep.Workers = append(rep.Workers, w)
 		for _, p := range w.Originals() {
-			f := flight{st.WorkerPort(i), p.Marshal()}
+			f := flight{n.Workers[i], p.Marshal()}
 			if rng.Float64() < opt.Duplicate {
 				push(f, f)
 			} else {
@@ -145,9 +188,9 @@ func (st *Star) Run(fabric Fabric, grads []map[uint32][]int32, opt RunOptions) (
 		}
 	}
 	lost := func(what string) bool {
-		n := rep.Transmissions
+		k := rep.Transmissions
 		rep.Transmissions++
-		if n == opt.Lose {
+		if k == opt.Lose {
 			rep.Lost = what
 			return true
 		}
@@ -161,40 +204,48 @@ func (st *Star) Run(fabric Fabric, grads []map[uint32][]int32, opt RunOptions) (
 		for len(queue) > 0 {
 			f := queue[0]
 			queue = queue[1:]
-			if lost(fmt.Sprintf("frame into port %d", f.port)) {
+			if lost(fmt.Sprintf("frame into switch %d port %d", f.at.Switch, f.at.Port)) {
 				continue
 			}
-			outs, err := fabric.Process(f.port, f.frame)
+			outs, err := n.Switches[f.at.Switch].Process(f.at.Port, f.frame)
 			if err != nil {
-				return rep, fmt.Errorf("switch: %w", err)
+				return rep, fmt.Errorf("switch %d: %w", f.at.Switch, err)
 			}
 			for _, o := range outs {
-				if lost(fmt.Sprintf("frame out of port %d", o.Port)) {
+				from := Attach{f.at.Switch, o.Port}
+				if peer, ok := links[from]; ok {
+					push(flight{peer, o.Frame})
 					continue
 				}
-				p, err := Parse(o.Frame, st.Plan.Values)
-				if err != nil {
-					return rep, fmt.Errorf("frame out of port %d: %w", o.Port, err)
+				if lost(fmt.Sprintf("frame out of switch %d port %d", from.Switch, from.Port)) {
+					continue
 				}
-				if o.Port == StarPSPort {
+				host, ok := hostAt[from]
+				if !ok {
+					return rep, fmt.Errorf("frame out of switch %d port %d, where nothing is attached", from.Switch, from.Port)
+				}
+				p, err := Parse(o.Frame, n.Plan.Values)
+				if err != nil {
+					return rep, fmt.Errorf("frame out of switch %d port %d: %w", from.Switch, from.Port, err)
+				}
+				if host < 0 {
+					if p.DstIP != n.Plan.PSIP {
+						return rep, fmt.Errorf("frame for %v reached the PS", p.DstIP)
+					}
 					res, err := ps.Receive(p)
 					if err != nil {
 						return rep, err
 					}
 					if res != nil {
-						push(flight{StarPSPort, res.Marshal()})
+						push(flight{n.PS, res.Marshal()})
 					}
 					continue
 				}
-				idx := int(o.Port) - 1
-				if idx < 0 || idx >= len(rep.Workers) {
-					return rep, fmt.Errorf("frame out of port %d, which has no host", o.Port)
+				if p.DstIP != n.Plan.Members[host].IP {
+					return rep, fmt.Errorf("frame for %v out of switch %d port %d, whose host is %v", p.DstIP, from.Switch, from.Port, n.Plan.Members[host].IP)
 				}
-				if p.DstIP != st.Plan.Members[idx].IP {
-					return rep, fmt.Errorf("frame for %v out of port %d, whose host is %v", p.DstIP, o.Port, st.Plan.Members[idx].IP)
-				}
-				if re := rep.Workers[idx].Receive(p); re != nil {
-					next = append(next, flight{o.Port, re.Marshal()})
+				if re := rep.Workers[host].Receive(p); re != nil {
+					next = append(next, flight{from, re.Marshal()})
 				}
 			}
 		}
@@ -204,7 +255,7 @@ func (st *Star) Run(fabric Fabric, grads []map[uint32][]int32, opt RunOptions) (
 			if !w.Done() {
 				pending = true
 				for _, p := range w.Timeout() {
-					next = append(next, flight{st.WorkerPort(i), p.Marshal()})
+					next = append(next, flight{n.Workers[i], p.Marshal()})
 				}
 			}
 		}
@@ -220,11 +271,11 @@ func (st *Star) Run(fabric Fabric, grads []map[uint32][]int32, opt RunOptions) (
 		}
 		next = next[:0]
 	}
-	return rep, st.checkResults(rep, grads)
+	return rep, checkResults(rep, grads, n.Plan.Values)
 }
 
-func (st *Star) checkResults(rep *RunReport, grads []map[uint32][]int32) error {
-	want := ExactSums(grads, st.Plan.Values)
+func checkResults(rep *RunReport, grads []map[uint32][]int32, values int) error {
+	want := ExactSums(grads, values)
 	for i, w := range rep.Workers {
 		for frag, sums := range want {
 			r := w.Results[frag]
