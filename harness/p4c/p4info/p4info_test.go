@@ -61,7 +61,7 @@ func TestBuildDescribesTablesActionsAndDirectCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(txt, []byte("# proto-file: p4/config/v1/p4info.proto")) || !bytes.Contains(txt, []byte(`name: "Ig.fwd"`)) {
+	if !bytes.HasPrefix(txt, []byte("# proto-file: p4/config/v1/p4info.proto")) || !bytes.Contains(txt, []byte(`"Ig.fwd"`)) {
 		t.Errorf("text form:\n%s", txt)
 	}
 	bin, err := MarshalBinary(info)
