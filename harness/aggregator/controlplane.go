@@ -223,3 +223,18 @@ func (s *Setup) STF() []string {
 	}
 	return out
 }
+
+// unitRegisters hold the units' bookkeeping; the value lanes need no reset
+// because a fresh unit ignores what they hold.
+var unitRegisters = []string{RegisterUnitTag, "GridIngress.unit_seen", "GridIngress.unit_count", "GridIngress.unit_summed", "GridIngress.unit_nsum"}
+
+// ResetUnits empties every memory unit, e.g. between jobs, to reclaim units
+// that late originals occupied (see p4/README.md, "Limits").
+func ResetUnits(sw *engine.Switch) error {
+	for _, r := range unitRegisters {
+		if err := sw.ResetRegister(r); err != nil {
+			return fmt.Errorf("reset %s: %w", r, err)
+		}
+	}
+	return nil
+}
