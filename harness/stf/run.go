@@ -218,7 +218,7 @@ func NewSession(programJSON []byte, opts Options) (s *Session, err error) {
 // Apply runs one command. An error means the command could not be applied;
 // it is also recorded as a CommandFailed failure.
 func (s *Session) Apply(c Command) error {
-	s.r.tracef("[%s] %s", c.Position(), c)
+	s.r.traceCommand(c)
 	if err := s.r.apply(c); err != nil {
 		kind := CommandFailed
 		var crash *crashError
@@ -314,6 +314,26 @@ func newRunner(names *Program, prog *engine.Program, opts Options) *runner {
 	}
 	r.sw = engine.NewSwitch(prog, engine.Config{Trace: opts.Trace, Now: func() time.Time { return r.clock }})
 	return r
+}
+
+// traceCommand logs a command before it runs; packets and expected
+// packets are shown as rows of 16 bytes, like the diffs.
+func (r *runner) traceCommand(c Command) {
+	if r.opts.Trace == nil {
+		return
+	}
+	switch c := c.(type) {
+	case *Packet:
+		r.tracef("[%s] packet in on port %d, %d bytes:\n%s", c.At, c.Port, len(c.Data), strings.TrimRight(HexDump(c.Data), "\n"))
+	case *Expect:
+		if c.Any {
+			r.tracef("[%s] expect anything on port %d", c.At, c.Port)
+			return
+		}
+		r.tracef("[%s] expect on port %d:\n%s", c.At, c.Port, strings.TrimRight(FormatPattern(c), "\n"))
+	default:
+		r.tracef("[%s] %s", c.Position(), c)
+	}
 }
 
 func (r *runner) tracef(format string, args ...any) {
@@ -413,6 +433,9 @@ func (r *runner) collect(o engine.Output) {
 		Data:  append([]byte(nil), o.Data...),
 		Cause: r.current,
 	})
+	if r.opts.Trace != nil {
+		r.tracef("packet out on port %d, %d bytes:\n%s", o.Port, len(o.Data), strings.TrimRight(HexDump(o.Data), "\n"))
+	}
 }
 
 func engineEntry(e *Entry) engine.Entry {

@@ -238,7 +238,7 @@ func TestRunTracesCommandsAndPackets(t *testing.T) {
 	if _, err := Run(l2acl(t), cmds, Options{Trace: &trace}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"[t.stf:2] add fwd hdr.ethernet.dstAddr:0x000000000002 forward(port:2) = B", "[t.stf:4] packet 1 "} {
+	for _, want := range []string{"[t.stf:2] add fwd hdr.ethernet.dstAddr:0x000000000002 forward(port:2) = B", "[t.stf:4] packet in on port 1, 15 bytes:", "packet out on port 2, 15 bytes:\n    0000: 00 00 00 00 00 02 00 00 00 00 00 0A 08 00 01"} {
 		if !strings.Contains(trace.String(), want) {
 			t.Errorf("trace lacks %q:\n%s", want, trace.String())
 		}
