@@ -15,9 +15,16 @@ type calculation struct {
 	name   string
 	inputs []calcInput
 	algo   func([]byte) uint64
+	// static is set when every input is a fixed-width field or constant:
+	// then, with all of staticHdrs valid, each input sits at a fixed bit
+	// offset (calcInput.at) of a totalBits-long buffer.
+	static     bool
+	staticHdrs []int
+	totalBits  int
 }
 
 type calcInput struct {
+	at      int    // bit offset when the calculation is static
 	field   int    // field index, or -1
 	header  int    // whole header, or -1
 	cbits   int    // constant width in bits, when constant
@@ -184,11 +191,47 @@ func (p *Program) compileCalculation(j *bmv2json.Calculation) (*calculation, err
 		}
 		calc.inputs = append(calc.inputs, ci)
 	}
+	calc.static = true
+	for i := range calc.inputs {
+		in := &calc.inputs[i]
+		in.at = calc.totalBits
+		switch {
+		case in.field >= 0 && !p.fields[in.field].varbit:
+			f := &p.fields[in.field]
+			calc.totalBits += f.width
+			if h := f.hdr; !p.headers[h].metadata && !slices.Contains(calc.staticHdrs, h) {
+				calc.staticHdrs = append(calc.staticHdrs, h)
+			}
+		case in.field < 0 && in.header < 0 && !in.payload:
+			calc.totalBits += in.cbits
+		default:
+			calc.static = false
+		}
+	}
 	return calc, nil
 }
 
 // compute packs the inputs and runs the algorithm.
 func (calc *calculation) compute(k *pkt) uint64 {
+	if calc.static && k.allValid(calc.staticHdrs) {
+		buf := room(k.hbuf[:0], calc.totalBits)
+		clear(buf)
+		for i := range calc.inputs {
+			in := &calc.inputs[i]
+			if in.field >= 0 {
+				f := &k.prog.fields[in.field]
+				k.emitField(f, buf, in.at, f.width)
+				continue
+			}
+			for b := 0; b < in.cbits; {
+				n := min(in.cbits-b, 64)
+				putBits(buf, in.at+b, n, getBits(in.cval, len(in.cval)*8-in.cbits+b, n))
+				b += n
+			}
+		}
+		k.hbuf = buf
+		return calc.algo(buf[:(calc.totalBits+7)/8])
+	}
 	buf := k.hbuf[:0]
 	nbits := 0
 	for i := range calc.inputs {
@@ -287,4 +330,13 @@ func (c *compiler) hashOffset(ps []*bmv2json.Value) (func(k *pkt), error) {
 		}
 		k.setBig(f, k.tmpB.SetUint64(h+base(k)))
 	}, nil
+}
+
+func (k *pkt) allValid(hs []int) bool {
+	for _, h := range hs {
+		if !k.valid[h] {
+			return false
+		}
+	}
+	return true
 }

@@ -203,6 +203,19 @@ func mask64(w int) uint64 {
 
 // getBits reads n (<= 64) bits starting at bit offset start (MSB first).
 func getBits(d []byte, start, n int) uint64 {
+	if start&7 == 0 {
+		i := start >> 3
+		switch n {
+		case 8:
+			return uint64(d[i])
+		case 16:
+			return uint64(binary.BigEndian.Uint16(d[i:]))
+		case 32:
+			return uint64(binary.BigEndian.Uint32(d[i:]))
+		case 64:
+			return binary.BigEndian.Uint64(d[i:])
+		}
+	}
 	if n == 0 {
 		return 0
 	}
@@ -225,6 +238,23 @@ func getBits(d []byte, start, n int) uint64 {
 
 // putBits writes the low n (<= 64) bits of v at bit offset start.
 func putBits(d []byte, start, n int, v uint64) {
+	if start&7 == 0 {
+		i := start >> 3
+		switch n {
+		case 8:
+			d[i] = byte(v)
+			return
+		case 16:
+			binary.BigEndian.PutUint16(d[i:], uint16(v))
+			return
+		case 32:
+			binary.BigEndian.PutUint32(d[i:], uint32(v))
+			return
+		case 64:
+			binary.BigEndian.PutUint64(d[i:], v)
+			return
+		}
+	}
 	if n == 0 {
 		return
 	}
