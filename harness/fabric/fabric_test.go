@@ -58,6 +58,16 @@ func upRun(t *testing.T, tp *topo.Topology) *State {
 	return st
 }
 
+// upYAML builds a topology given as YAML text as a fresh run.
+func upYAML(t *testing.T, yaml string) *State {
+	t.Helper()
+	tp, err := topo.Parse([]byte(yaml), t.Name()+".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return upRun(t, tp)
+}
+
 func fatTree(t *testing.T, k, hostsPerEdge int) *topo.Topology {
 	t.Helper()
 	tp, err := topo.FatTree(k, hostsPerEdge)
@@ -364,11 +374,7 @@ links:
 
 func TestLinkBandwidthIsAppliedAsTbfAndMissingNetemIsRecorded(t *testing.T) {
 	needRoot(t)
-	tp, err := topo.Parse([]byte(shapedTopology), "shaped.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := upRun(t, tp)
+	st := upYAML(t, shapedTopology)
 	check := func(node string, port int, wantBits float64) {
 		t.Helper()
 		n := st.Node(node)
@@ -658,11 +664,7 @@ links:
 
 func TestMultihomedHostSendsThroughTheInterfaceItsSocketIsBoundTo(t *testing.T) {
 	needRoot(t)
-	tp, err := topo.Parse([]byte(multihomedTopology), "multihomed.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := upRun(t, tp)
+	st := upYAML(t, multihomedTopology)
 	ps, s1, s2 := st.Node("ps"), st.Node("s1"), st.Node("s2")
 	at1 := packetSocket(t, s1.Namespace, s1.Port(1).Index)
 	defer unix.Close(at1)
