@@ -3,7 +3,6 @@ package frontend
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/check"
@@ -13,23 +12,11 @@ import (
 // skips the test when it is absent.
 func corpusDir(t testing.TB) string {
 	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Dir(here)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found")
-		}
-		dir = parent
+	dir := corpusDirIfPresent()
+	if dir == "" {
+		t.Skip("conformance corpus absent: <repo>/../shared/p4c-conformance/programs not found")
 	}
-	progs := filepath.Join(dir, "..", "shared", "p4c-conformance", "programs")
-	if _, err := os.Stat(progs); err != nil {
-		t.Skipf("conformance corpus absent (%s): %v", progs, err)
-	}
-	return progs
+	return dir
 }
 
 // corpusPrograms lists the test programs (the three include-only helper

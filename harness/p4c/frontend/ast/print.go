@@ -19,6 +19,16 @@ func TypeExprString(t TypeExpr) string {
 	return b.String()
 }
 
+// writeList writes n items separated by ", " using item.
+func writeList(b *strings.Builder, n int, item func(i int)) {
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		item(i)
+	}
+}
+
 func writeType(b *strings.Builder, t TypeExpr) {
 	switch x := t.(type) {
 	case *NamedType:
@@ -28,12 +38,7 @@ func writeType(b *strings.Builder, t TypeExpr) {
 		b.WriteString(x.Name)
 		if len(x.Args) > 0 {
 			b.WriteByte('<')
-			for i, a := range x.Args {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				writeType(b, a)
-			}
+			writeList(b, len(x.Args), func(i int) { writeType(b, x.Args[i]) })
 			b.WriteByte('>')
 		}
 	case *BitTypeExpr:
@@ -60,12 +65,7 @@ func writeType(b *strings.Builder, t TypeExpr) {
 		b.WriteByte(']')
 	case *TupleTypeExpr:
 		b.WriteString("tuple<")
-		for i, e := range x.Elems {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeType(b, e)
-		}
+		writeList(b, len(x.Elems), func(i int) { writeType(b, x.Elems[i]) })
 		b.WriteByte('>')
 	case nil:
 		b.WriteString("?")
@@ -73,12 +73,7 @@ func writeType(b *strings.Builder, t TypeExpr) {
 }
 
 func writeExprs(b *strings.Builder, es []Expr) {
-	for i, e := range es {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writeExpr(b, e)
-	}
+	writeList(b, len(es), func(i int) { writeExpr(b, es[i]) })
 }
 
 func writeExpr(b *strings.Builder, e Expr) {
@@ -118,24 +113,16 @@ func writeExpr(b *strings.Builder, e Expr) {
 		writeExpr(b, x.Fun)
 		if len(x.TypeArgs) > 0 {
 			b.WriteByte('<')
-			for i, t := range x.TypeArgs {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				writeType(b, t)
-			}
+			writeList(b, len(x.TypeArgs), func(i int) { writeType(b, x.TypeArgs[i]) })
 			b.WriteByte('>')
 		}
 		b.WriteByte('(')
-		for i, a := range x.Args {
-			if i > 0 {
-				b.WriteString(", ")
+		writeList(b, len(x.Args), func(i int) {
+			if x.Args[i].Name != "" {
+				b.WriteString(x.Args[i].Name + " = ")
 			}
-			if a.Name != "" {
-				b.WriteString(a.Name + " = ")
-			}
-			writeExpr(b, a.Value)
-		}
+			writeExpr(b, x.Args[i].Value)
+		})
 		b.WriteByte(')')
 	case *Unary:
 		b.WriteString(x.Op.String())
@@ -165,13 +152,10 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteByte('}')
 	case *StructInit:
 		b.WriteByte('{')
-		for i, f := range x.Fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(f.Name + " = ")
-			writeExpr(b, f.Value)
-		}
+		writeList(b, len(x.Fields), func(i int) {
+			b.WriteString(x.Fields[i].Name + " = ")
+			writeExpr(b, x.Fields[i].Value)
+		})
 		b.WriteByte('}')
 	case *Default:
 		b.WriteString("default")

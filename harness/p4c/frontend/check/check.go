@@ -483,18 +483,28 @@ func (c *checker) externDecl(d *ast.ExternDecl) {
 	}
 }
 
+// bodyScope checks the signature of a parser or control (kind) and
+// returns the scope of its body with the parameters declared, or nil for
+// a prototype or an unsupported generic body.
+func (c *checker) bodyScope(d ast.Decl, kind string, tps []*ast.TypeParam, params, ctor []*ast.Param, proto bool) *scope {
+	sc := c.typeParamScope(c.global, tps)
+	c.paramTypes(params, sc)
+	c.paramTypes(ctor, sc)
+	if proto {
+		return nil
+	}
+	if len(tps) > 0 {
+		c.unsupportedf(d, "generic %s %s", kind, d.DeclName())
+		return nil
+	}
+	return c.declareParams(sc, params, ctor)
+}
+
 func (c *checker) parserDecl(d *ast.ParserDecl) {
-	sc := c.typeParamScope(c.global, d.TypeParams)
-	c.paramTypes(d.Params, sc)
-	c.paramTypes(d.CtorParams, sc)
-	if d.IsPrototype {
+	sc := c.bodyScope(d, "parser", d.TypeParams, d.Params, d.CtorParams, d.IsPrototype)
+	if sc == nil {
 		return
 	}
-	if len(d.TypeParams) > 0 {
-		c.unsupportedf(d, "generic parser %s", d.Name)
-		return
-	}
-	sc = c.declareParams(sc, d.Params, d.CtorParams)
 	saved := c.ctx
 	c.ctx = ctxParser
 	defer func() { c.ctx = saved }()
@@ -519,17 +529,10 @@ func (c *checker) parserDecl(d *ast.ParserDecl) {
 }
 
 func (c *checker) controlDecl(d *ast.ControlDecl) {
-	sc := c.typeParamScope(c.global, d.TypeParams)
-	c.paramTypes(d.Params, sc)
-	c.paramTypes(d.CtorParams, sc)
-	if d.IsPrototype {
+	sc := c.bodyScope(d, "control", d.TypeParams, d.Params, d.CtorParams, d.IsPrototype)
+	if sc == nil {
 		return
 	}
-	if len(d.TypeParams) > 0 {
-		c.unsupportedf(d, "generic control %s", d.Name)
-		return
-	}
-	sc = c.declareParams(sc, d.Params, d.CtorParams)
 	saved := c.ctx
 	c.ctx = ctxControl
 	defer func() { c.ctx = saved }()

@@ -606,21 +606,46 @@ func (p *parser) methodDecl(e *ast.ExternDecl) *ast.MethodDecl {
 	return m
 }
 
-func (p *parser) parserDecl(annos ast.Annotations) *ast.ParserDecl {
-	kw := p.expect("parser")
-	name, _ := p.ident()
-	d := &ast.ParserDecl{Pos: kw.Pos, Annos: annos, Name: name}
-	p.declareType(name)
-	d.TypeParams = p.typeParamsOpt()
-	undo := p.scopeTypeParams(d.TypeParams)
-	defer undo()
-	d.Params = p.params()
+// signature is the part parsers and controls share:
+// `kw Name<T...>(params)` followed by `;` (a prototype) or by optional
+// constructor parameters and the body.
+type signature struct {
+	pos         ast.Pos
+	name        string
+	typeParams  []*ast.TypeParam
+	params      []*ast.Param
+	ctorParams  []*ast.Param
+	isPrototype bool
+}
+
+// signature parses a parser or control signature; the returned function
+// ends the scope of its type parameters.
+func (p *parser) signature(kw string) (signature, func()) {
+	k := p.expect(kw)
+	var sig signature
+	sig.pos = k.Pos
+	sig.name, _ = p.ident()
+	p.declareType(sig.name)
+	sig.typeParams = p.typeParamsOpt()
+	undo := p.scopeTypeParams(sig.typeParams)
+	sig.params = p.params()
 	if p.accept(";") {
-		d.IsPrototype = true
-		return d
+		sig.isPrototype = true
+		return sig, undo
 	}
 	if p.is("(") {
-		d.CtorParams = p.params()
+		sig.ctorParams = p.params()
+	}
+	return sig, undo
+}
+
+func (p *parser) parserDecl(annos ast.Annotations) *ast.ParserDecl {
+	sig, undo := p.signature("parser")
+	defer undo()
+	d := &ast.ParserDecl{Pos: sig.pos, Annos: annos, Name: sig.name, TypeParams: sig.typeParams,
+		Params: sig.params, CtorParams: sig.ctorParams, IsPrototype: sig.isPrototype}
+	if d.IsPrototype {
+		return d
 	}
 	p.expect("{")
 	for !p.is("}") {
@@ -802,20 +827,12 @@ func (p *parser) keysetElem() ast.Expr {
 }
 
 func (p *parser) controlDecl(annos ast.Annotations) *ast.ControlDecl {
-	kw := p.expect("control")
-	name, _ := p.ident()
-	d := &ast.ControlDecl{Pos: kw.Pos, Annos: annos, Name: name}
-	p.declareType(name)
-	d.TypeParams = p.typeParamsOpt()
-	undo := p.scopeTypeParams(d.TypeParams)
+	sig, undo := p.signature("control")
 	defer undo()
-	d.Params = p.params()
-	if p.accept(";") {
-		d.IsPrototype = true
+	d := &ast.ControlDecl{Pos: sig.pos, Annos: annos, Name: sig.name, TypeParams: sig.typeParams,
+		Params: sig.params, CtorParams: sig.ctorParams, IsPrototype: sig.isPrototype}
+	if d.IsPrototype {
 		return d
-	}
-	if p.is("(") {
-		d.CtorParams = p.params()
 	}
 	p.control = d
 	defer func() { p.control = nil }()
@@ -836,7 +853,7 @@ func (p *parser) controlDecl(annos ast.Annotations) *ast.ControlDecl {
 	}
 	p.expect("}")
 	if d.Apply == nil {
-		p.errorAt(kw.Pos, "control %s has no apply block", name)
+		p.errorAt(d.Pos, "control %s has no apply block", d.Name)
 	}
 	return d
 }
