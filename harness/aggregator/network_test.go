@@ -74,22 +74,13 @@ func TestOffPathAggregationAcrossTwoSwitchesSurvivesAnySingleLoss(t *testing.T) 
 	const job = 4
 	prog := compileForEngine(t, Build{})
 	plan, cfgs, links, at := twoSwitchPlan(job)
-	grads := randomGrads(rand.New(rand.NewPCG(5, 6)), len(plan.Members), 2, 32, false)
+	grads := gradproto.RandomGradients(rand.New(rand.NewPCG(5, 6)), len(plan.Members), 2, 32, false)
 	for lose := 0; ; lose++ {
 		var engines [2]*EngineFabric
 		var models [2]*gradproto.Switch
 		net := &gradproto.Network{Plan: plan, PS: gradproto.Attach{Switch: 0, Port: 0}, Workers: at, Links: links}
 		for sw, cfg := range cfgs {
-			setup, err := Entries(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if engines[sw], err = NewEngineFabric(prog, engine.Config{}, setup); err != nil {
-				t.Fatal(err)
-			}
-			if models[sw], err = gradproto.NewSwitch(cfg, 32, gradproto.DefaultUnits); err != nil {
-				t.Fatal(err)
-			}
+			engines[sw], models[sw] = newPair(t, prog, cfg, gradproto.DefaultUnits)
 			net.Switches = append(net.Switches, &lockstep{eng: engines[sw], model: models[sw]})
 		}
 		rep, err := net.Run(grads, gradproto.RunOptions{Seed: uint64(lose), Lose: lose, MaxRounds: 60})

@@ -58,25 +58,6 @@ func compileForEngine(t testing.TB, b Build) *engine.Program {
 	return prog
 }
 
-func randomGrads(rng *rand.Rand, members, frags, values int, big bool) []map[uint32][]int32 {
-	out := make([]map[uint32][]int32, members)
-	for m := range out {
-		out[m] = map[uint32][]int32{}
-		for f := 0; f < frags; f++ {
-			vs := make([]int32, values)
-			for i := range vs {
-				if big {
-					vs[i] = int32(rng.Uint32())
-				} else {
-					vs[i] = int32(rng.IntN(2_000_001) - 1_000_000)
-				}
-			}
-			out[m][uint32(f*13+1)] = vs
-		}
-	}
-	return out
-}
-
 // TestEngineMatchesReferenceModelUnderRandomJobs drives whole jobs with
 // random fan-ins, interleavings, duplicates, overflowing values and one lost
 // packet through the compiled program on the engine, comparing every output
@@ -105,19 +86,8 @@ func TestEngineMatchesReferenceModelUnderRandomJobs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			setup, err := Entries(st.Config)
-			if err != nil {
-				t.Fatal(err)
-			}
-			eng, err := NewEngineFabric(prog, engine.Config{}, setup)
-			if err != nil {
-				t.Fatal(err)
-			}
-			model, err := gradproto.NewSwitch(st.Config, 32, units)
-			if err != nil {
-				t.Fatal(err)
-			}
-			grads := randomGrads(rng, fanIn+direct, frags, 32, rng.IntN(4) == 0)
+			eng, model := newPair(t, prog, st.Config, units)
+			grads := gradproto.RandomGradients(rng, fanIn+direct, frags, 32, rng.IntN(4) == 0)
 			opt := gradproto.RunOptions{Seed: rng.Uint64(), Lose: rng.IntN((fanIn+direct)*frags*3 + 1), Duplicate: 0.05, MaxRounds: 200}
 			name := fmt.Sprintf("units %d run %d (job %d, fan-in %d, direct %d, %d fragments, lose #%d)", units, run, job, fanIn, direct, frags, opt.Lose)
 			rep, err := st.Run(&lockstep{eng: eng, model: model}, grads, opt)
@@ -127,6 +97,25 @@ func TestEngineMatchesReferenceModelUnderRandomJobs(t *testing.T) {
 			compareState(t, name+" (lost: "+rep.Lost+")", eng, model, job, fanIn+direct)
 		}
 	}
+}
+
+// newPair configures an engine switch running prog and the reference model
+// alike from cfg.
+func newPair(t *testing.T, prog *engine.Program, cfg gradproto.SwitchConfig, units int) (*EngineFabric, *gradproto.Switch) {
+	t.Helper()
+	setup, err := Entries(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := NewEngineFabric(prog, engine.Config{}, setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := gradproto.NewSwitch(cfg, 32, units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, model
 }
 
 // compareState checks that the engine's unit registers, the job's counters
@@ -194,20 +183,9 @@ func TestEngineCompletesJobsWhateverSinglePacketIsLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		setup, err := Entries(st.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		grads := randomGrads(rand.New(rand.NewPCG(7, 8)), tc.fanIn+tc.direct, tc.frag, 32, tc.big)
+		grads := gradproto.RandomGradients(rand.New(rand.NewPCG(7, 8)), tc.fanIn+tc.direct, tc.frag, 32, tc.big)
 		for lose := 0; ; lose++ {
-			eng, err := NewEngineFabric(prog, engine.Config{}, setup)
-			if err != nil {
-				t.Fatal(err)
-			}
-			model, err := gradproto.NewSwitch(st.Config, 32, units)
-			if err != nil {
-				t.Fatal(err)
-			}
+			eng, model := newPair(t, prog, st.Config, units)
 			rep, err := st.Run(&lockstep{eng: eng, model: model}, grads, gradproto.RunOptions{Seed: uint64(lose), Lose: lose, MaxRounds: 60})
 			name := fmt.Sprintf("%d units, fan-in %d, losing transmission %d (%s)", units, tc.fanIn, lose, rep.Lost)
 			if err != nil {

@@ -295,6 +295,28 @@ func checkResults(rep *RunReport, grads []map[uint32][]int32, values int) error 
 	return nil
 }
 
+// RandomGradients gives each of members workers frags fragments (ids 1,
+// 14, 27, ...) of values random int32s: within ±10^6, or anywhere in int32
+// when big is set, so that sums overflow.
+func RandomGradients(rng *rand.Rand, members, frags, values int, big bool) []map[uint32][]int32 {
+	out := make([]map[uint32][]int32, members)
+	for m := range out {
+		out[m] = map[uint32][]int32{}
+		for f := 0; f < frags; f++ {
+			vs := make([]int32, values)
+			for i := range vs {
+				if big {
+					vs[i] = int32(rng.Uint32())
+				} else {
+					vs[i] = int32(rng.IntN(2_000_001) - 1_000_000)
+				}
+			}
+			out[m][uint32(f*13+1)] = vs
+		}
+	}
+	return out
+}
+
 // ExactSums adds every member's fragments in int64.
 func ExactSums(grads []map[uint32][]int32, values int) map[uint32][]int64 {
 	out := map[uint32][]int64{}

@@ -6,27 +6,6 @@ import (
 	"testing"
 )
 
-// RandomGrads gives member i's fragments random values; with big set, the
-// values are large enough that sums overflow int32.
-func randomGrads(rng *rand.Rand, members, frags, values int, big bool) []map[uint32][]int32 {
-	out := make([]map[uint32][]int32, members)
-	for m := range out {
-		out[m] = map[uint32][]int32{}
-		for f := 0; f < frags; f++ {
-			vs := make([]int32, values)
-			for i := range vs {
-				if big {
-					vs[i] = int32(rng.Uint32())
-				} else {
-					vs[i] = int32(rng.IntN(2001) - 1000)
-				}
-			}
-			out[m][uint32(f*7+1)] = vs
-		}
-	}
-	return out
-}
-
 func activeUnits(sw *Switch) int {
 	n := 0
 	for _, u := range sw.Units() {
@@ -53,7 +32,7 @@ func TestJobCompletesExactlyWhateverSinglePacketIsLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		grads := randomGrads(rand.New(rand.NewPCG(1, 2)), tc.fanIn+tc.direct, tc.frags, 32, tc.big)
+		grads := RandomGradients(rand.New(rand.NewPCG(1, 2)), tc.fanIn+tc.direct, tc.frags, 32, tc.big)
 		for seed := uint64(0); seed < 3; seed++ {
 			for lose := 0; ; lose++ {
 				sw, err := NewSwitch(st.Config, 32, tc.units)
@@ -85,7 +64,7 @@ func TestJobCompletesWithRandomFanInsOrdersDuplicatesAndLoss(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		grads := randomGrads(rng, fanIn+direct, frags, 32, rng.IntN(4) == 0)
+		grads := RandomGradients(rng, fanIn+direct, frags, 32, rng.IntN(4) == 0)
 		sw, err := NewSwitch(st.Config, 32, units)
 		if err != nil {
 			t.Fatal(err)
