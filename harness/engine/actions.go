@@ -472,6 +472,22 @@ func (c *compiler) primitive(pr *bmv2json.Primitive, n int) (func(k *pkt), error
 		}, nil
 	case "log_msg":
 		return c.logMsg(ps)
+	case "generate_digest":
+		if err := c.nparams(pr, 2); err != nil {
+			return nil, err
+		}
+		d, err := c.data(ps[1])
+		if err != nil {
+			return nil, err
+		}
+		if d.cval == nil || !d.cval.IsInt64() {
+			return nil, c.errorf("learn list id must be a constant, got %s", ps[1])
+		}
+		id := int32(d.cval.Int64())
+		if _, ok := c.p.learnLists[int(id)]; !ok {
+			return nil, c.errorf("no learn list with id %d", id)
+		}
+		return func(k *pkt) { k.learnID = id }, nil
 	}
 	return nil, c.errorf("unsupported primitive %q", pr.Op)
 }

@@ -59,6 +59,19 @@ type Config struct {
 	MaxPasses int
 	// Now is the clock for meters and timestamps; nil means time.Now.
 	Now func() time.Time
+	// Digest, when set, receives the digests (v1model digest(), bmv2
+	// learning) a packet generates, at the end of its ingress pipeline as
+	// simple_switch sends them. It is called on the packet's goroutine and
+	// may keep the Digest.
+	Digest func(Digest)
+}
+
+// Digest is one learning message: the values of a learn list's fields,
+// big-endian in ceil(bitwidth/8) bytes each, in the list's order.
+type Digest struct {
+	List   string
+	ID     int
+	Values [][]byte
 }
 
 // Output is a packet leaving the switch. Data is owned by the switch and

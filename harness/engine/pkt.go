@@ -30,6 +30,7 @@ type pkt struct {
 	recirculate int32
 	cloneSess   int32 // mirror session id + 1 (0 for none)
 	cloneList   int32
+	learnID     int32 // learn list of a requested digest, 0 for none
 
 	args []uint64 // action data of the running action (words per parameter)
 	pc   int      // next primitive of the running action, for jumps
@@ -74,6 +75,7 @@ func (k *pkt) reset() {
 	clear(k.unext)
 	k.exit, k.perr, k.cksumErr = false, 0, false
 	k.resubmit, k.recirculate, k.cloneSess, k.cloneList = 0, 0, 0, 0
+	k.learnID = 0
 	k.truncLen = 0
 	k.off = 0
 	k.failed = ""

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"sort"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
 )
@@ -54,6 +55,7 @@ type Program struct {
 	counters   map[string]int
 	meters     map[string]int
 	fieldLists map[int][]int
+	learnLists map[int]*learnList
 
 	// read marks fields that compiled code reads; the switch skips
 	// producing metadata (timestamps) nobody reads.
@@ -127,6 +129,23 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 	if err := p.loadExterns(j); err != nil {
 		return nil, fmt.Errorf("bmv2 JSON: %w", err)
 	}
+	p.learnLists = map[int]*learnList{}
+	for _, ll := range j.LearnLists {
+		list := &learnList{name: ll.Name, id: ll.ID}
+		for _, e := range ll.Elements {
+			hdr, name, ok := e.FieldRef()
+			if !ok {
+				return nil, fmt.Errorf("bmv2 JSON: learn list %q: element %s is not a field", ll.Name, e)
+			}
+			fi, err := p.lookupField(hdr, name)
+			if err != nil {
+				return nil, fmt.Errorf("bmv2 JSON: learn list %q: %w", ll.Name, err)
+			}
+			p.markRead(fi)
+			list.fields = append(list.fields, fi)
+		}
+		p.learnLists[ll.ID] = list
+	}
 	p.calcs = map[string]*calculation{}
 	for i := range j.Calculations {
 		c, err := p.compileCalculation(&j.Calculations[i])
@@ -165,9 +184,6 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 	}
 	if len(j.ExternInstances) > 0 {
 		return nil, fmt.Errorf("bmv2 JSON: extern instance %q of type %q: generic externs are not supported", j.ExternInstances[0].Name, j.ExternInstances[0].Type)
-	}
-	if len(j.LearnLists) > 0 {
-		return nil, fmt.Errorf("bmv2 JSON: learn list %q: digests are not supported", j.LearnLists[0].Name)
 	}
 	return p, nil
 }
@@ -411,4 +427,51 @@ func (p *Program) checkAcyclic(init *node, pipeline string) error {
 		return nil
 	}
 	return visit(init)
+}
+
+// learnList is the field list a digest sends.
+type learnList struct {
+	name   string
+	id     int
+	fields []int
+}
+
+// Digests describes the program's learn lists (digest types).
+func (p *Program) Digests() []DigestInfo {
+	var out []DigestInfo
+	for _, ll := range p.learnLists {
+		di := DigestInfo{Name: ll.name, ID: ll.id}
+		for _, fi := range ll.fields {
+			di.Fields = append(di.Fields, ParamInfo{Name: p.fields[fi].name, Bitwidth: p.fields[fi].width})
+		}
+		out = append(out, di)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// DigestInfo describes a learn list: its fields in order.
+type DigestInfo struct {
+	Name   string
+	ID     int
+	Fields []ParamInfo
+}
+
+// sendDigest delivers the digest a packet requested in ingress.
+func (s *Switch) sendDigest(k *pkt) {
+	ll := s.prog.learnLists[int(k.learnID)]
+	k.learnID = 0
+	if ll == nil || s.cfg.Digest == nil {
+		return
+	}
+	d := Digest{List: ll.name, ID: ll.id, Values: make([][]byte, len(ll.fields))}
+	for i, fi := range ll.fields {
+		f := &s.prog.fields[fi]
+		d.Values[i] = make([]byte, (f.width+7)/8)
+		k.fieldBytes(f, d.Values[i])
+	}
+	if k.tr != nil {
+		k.tr.printf("Sending digest %q", ll.name)
+	}
+	s.cfg.Digest(d)
 }

@@ -377,3 +377,24 @@ func TestParserValueSetSelectsWhatTheControlPlaneAdds(t *testing.T) {
 		t.Errorf("deleting twice: %v", err)
 	}
 }
+
+func TestDigestDeliversTheLearnListAtTheEndOfIngress(t *testing.T) {
+	doc := miniJSON(`["a",8,false],["b",16,false]`,
+		`{"op":"generate_digest","parameters":[{"type":"hexstr","value":"0x1"},{"type":"hexstr","value":"0x1"}]},`+
+			assign(fld("h", "b"), hexv("0xbeef")), nil)
+	doc = strings.Replace(doc, `"learn_lists":[]`,
+		`"learn_lists":[{"id":1,"name":"mac_learn","elements":[`+fld("h", "a")+`,`+fld("h", "b")+`]}]`, 1)
+	p, err := Load([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Digest
+	sw := NewSwitch(p, Config{Digest: func(d Digest) { got = append(got, d) }})
+	run(t, sw, 0, []byte{7, 0, 0})
+	if len(got) != 1 || got[0].List != "mac_learn" || !bytes.Equal(got[0].Values[0], []byte{7}) || !bytes.Equal(got[0].Values[1], []byte{0xbe, 0xef}) {
+		t.Errorf("digests %+v, want one mac_learn with a=07 and b=beef (its value at the end of ingress)", got)
+	}
+	if d := p.Digests(); len(d) != 1 || d[0].Fields[1].Bitwidth != 16 {
+		t.Errorf("Digests() = %+v", d)
+	}
+}

@@ -203,6 +203,9 @@ func (s *Switch) ingress(w *worker, j job) {
 			k.tr.printf("Clone session %d is not configured: no clone made", sess)
 		}
 	}
+	if k.learnID != 0 {
+		s.sendDigest(k)
+	}
 	if k.resubmit != 0 {
 		list := k.resubmit
 		if j.passes+1 > s.maxPasses {
