@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -469,21 +468,7 @@ func TestSTFFilesAreCurrent(t *testing.T) {
 	dir := filepath.Join(ProgramDir(t), "tests")
 	for _, c := range stfCases {
 		t.Run(c.name, func(t *testing.T) {
-			want := c.gen(t).text(c.doc)
-			path := filepath.Join(dir, c.name+".stf")
-			if *update {
-				if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (generate with -update)", err)
-			}
-			if string(got) != want {
-				t.Errorf("%s differs from what the reference model generates (run with -update and review the diff)", path)
-			}
+			checkGenerated(t, filepath.Join(dir, c.name+".stf"), c.gen(t).text(c.doc), "the reference model")
 		})
 	}
 }
