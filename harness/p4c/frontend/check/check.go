@@ -567,7 +567,7 @@ func (c *checker) localDecl(d ast.Decl, sc *scope) {
 		}
 		if t != nil {
 			switch t.(type) {
-			case *ast.ObjectType, *ast.VoidType, *ast.TableType:
+			case *ast.ObjectType, *ast.VoidType, *ast.TableType, *ast.IntLitType, *ast.StringType:
 				c.errorf(x, "%s: a variable cannot have type %s", x.Name, t)
 			}
 		}

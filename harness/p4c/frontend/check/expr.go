@@ -77,6 +77,11 @@ func (c *checker) expr(e ast.Expr, hint ast.Type, sc *scope) ast.Type {
 		c.unsupportedf(e, "expression %T", e)
 		return nil
 	}
+	if isIntLit(t) && info.Const == nil {
+		// Back ends rely on every int-typed expression being a constant.
+		c.unsupportedf(e, "%s: an integer of unknown width that is not a compile-time constant", exprText(e))
+		return nil
+	}
 	info.Type = t
 	return t
 }
@@ -97,9 +102,18 @@ func (c *checker) ident(x *ast.Ident, sc *scope) ast.Type {
 	x.Decl = d
 	switch y := d.(type) {
 	case *ast.Param:
+		if isIntLit(y.Type.Resolved()) {
+			// Integers of unknown width exist only as compile-time
+			// constants; a parameter has no constant value.
+			c.unsupportedf(x, "%s: parameters of type int", x.Name)
+			return nil
+		}
 		info.LValue = y.Dir == ast.DirOut || y.Dir == ast.DirInOut
 		return y.Type.Resolved()
 	case *ast.VarDecl:
+		if isIntLit(y.Type.Resolved()) {
+			return nil // reported at the declaration
+		}
 		info.LValue = true
 		return y.Type.Resolved()
 	case *ast.ConstDecl:
@@ -336,6 +350,9 @@ func (c *checker) index(x *ast.Index, sc *scope) ast.Type {
 			return nil
 		}
 		x.LValue = x.X.Info().LValue
+		if tc := x.X.Info().Const; tc != nil && tc.Kind == ast.ValTuple {
+			x.Const = tc.Elems[cv.Int.Int64()]
+		}
 		return tt.Elems[cv.Int.Int64()]
 	}
 	st, ok := xt.(*ast.StackType)

@@ -79,6 +79,9 @@ var puncts = []string{
 // errors found. file is recorded in every position.
 func Lex(file string, src []byte) ([]Token, []Error) {
 	l := &lexer{file: file, src: src, line: 1, col: 1, bol: true}
+	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
+		l.i = 3 // a UTF-8 byte order mark is not part of the program
+	}
 	l.run()
 	return l.toks, l.errs
 }
