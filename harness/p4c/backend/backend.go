@@ -263,13 +263,12 @@ func v1modelAliases() []bmv2json.FieldAlias {
 // (indenting costs as much as the whole compilation of a large program;
 // Indent makes a readable copy).
 func Marshal(p *bmv2json.Program) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
-		return nil, fmt.Errorf("encode bmv2 JSON: %w", err)
+	e := &encoder{b: make([]byte, 0, 64<<10)}
+	e.program(p)
+	if e.err != nil {
+		return nil, fmt.Errorf("encode bmv2 JSON: %w", e.err)
 	}
-	return buf.Bytes(), nil
+	return e.b, nil
 }
 
 // Indent returns an indented copy of bmv2 JSON for people and diffs.

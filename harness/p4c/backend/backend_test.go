@@ -2,6 +2,8 @@ package backend
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
@@ -104,5 +106,40 @@ func TestMarshalRoundTripsThroughTheBmv2Types(t *testing.T) {
 	}
 	if !bytes.Contains(ind, []byte("\n  \"header_types\"")) {
 		t.Errorf("Indent did not indent")
+	}
+}
+
+// The hand-written encoder produces the same document as encoding/json
+// applied to the bmv2json types.
+func TestMarshalEqualsEncodingJSON(t *testing.T) {
+	bp, err := Convert(smallProgram())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp.Actions[0].Primitives = append(bp.Actions[0].Primitives, bmv2json.Primitive{Op: "log_msg", Parameters: []*bmv2json.Value{
+		bmv2json.Named("string", "x=\"{}\"\n\u00e9"),
+		bmv2json.Wrap(bmv2json.Expr("?", bmv2json.Hexstr("0x1"), bmv2json.Field("h", "a"))),
+	}})
+	bp.Actions[0].Primitives[1].Parameters[1].Inner.Op.Cond = bmv2json.Bool(false)
+	bp.Calculations = append(bp.Calculations, bmv2json.Calculation{Name: "calc", Algo: "csum16", Input: []bmv2json.CalcInput{
+		{Type: "field", Value: &bmv2json.Value{Kind: bmv2json.KindNames, Names: []string{"h", "a"}}}, {Type: "payload", Value: &bmv2json.Value{Kind: bmv2json.KindNull}},
+	}})
+	ours, err := Marshal(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	std, err := json.Marshal(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal(ours, &a); err != nil {
+		t.Fatalf("our output is not JSON: %v\n%s", err, ours)
+	}
+	if err := json.Unmarshal(std, &b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("documents differ:\nours %s\nstd  %s", ours, std)
 	}
 }

@@ -585,24 +585,24 @@ func (a *actx) calcInputs(e ast.Expr) ([]bmv2json.CalcInput, error) {
 		switch x := v.(type) {
 		case *scalarV:
 			if isFieldRef(x.ref) {
-				out = append(out, bmv2json.CalcInput{Type: "field", Value: x.ref})
+				out = append(out, calcInput("field", x.ref, nil))
 				return nil
 			}
 			if x.ref.Type == "hexstr" {
 				st, _ := scalarType(x.t)
 				w := st.width
-				out = append(out, bmv2json.CalcInput{Type: "hexstr", Value: x.ref, Bitwidth: &w})
+				out = append(out, calcInput("hexstr", x.ref, &w))
 				return nil
 			}
 			t := a.l.tempScalar(x.t)
 			a.emitPrim(a.assignPrim(t.ref, x.ref))
-			out = append(out, bmv2json.CalcInput{Type: "field", Value: t.ref})
+			out = append(out, calcInput("field", t.ref, nil))
 		case *headerV:
 			if x.dyn != nil || len(x.path) > 0 {
 				return unsupported(n, "hash or checksum input of this kind")
 			}
 			for _, f := range a.l.headerFields(x) {
-				out = append(out, bmv2json.CalcInput{Type: "field", Value: bmv2json.Field(x.h.Name, f.name)})
+				out = append(out, calcInput("field", bmv2json.Field(x.h.Name, f.name), nil))
 			}
 		case *structV:
 			for _, f := range x.decl.Fields {
@@ -950,4 +950,12 @@ func (a *actx) dataFieldList(c *ast.Call, i int) (*bmv2json.Value, error) {
 	fl := &FieldList{ID: len(a.l.out.FieldLists) + 1, Name: a.l.uniqueName("field_list"), Elements: elems}
 	a.l.out.FieldLists = append(a.l.out.FieldLists, fl)
 	return hexInt(int64(fl.ID), 0), nil
+}
+
+// calcInput is a calculation input: its value is the bare payload of v
+// ({"type":"field","value":["h","f"]}, not a nested typed value).
+func calcInput(typ string, v *bmv2json.Value, width *int) bmv2json.CalcInput {
+	bare := *v
+	bare.Type = ""
+	return bmv2json.CalcInput{Type: typ, Value: &bare, Bitwidth: width}
 }
