@@ -75,6 +75,7 @@ func (c *checker) actionCall(x *ast.Call, f *ast.Ident, d *ast.ActionDecl, sc *s
 		return nil
 	}
 	x.Kind, x.Action = ast.CallAction, d
+	c.use(d)
 	f.Type = &ast.ActionType{Action: d}
 	ps, ok := c.matchArgs(x, d.Name, d.Params, x.Args, nil, sc)
 	if !ok {
@@ -86,6 +87,7 @@ func (c *checker) actionCall(x *ast.Call, f *ast.Ident, d *ast.ActionDecl, sc *s
 
 func (c *checker) functionCall(x *ast.Call, f *ast.Ident, d *ast.FunctionDecl, sc *scope) ast.Type {
 	x.Kind, x.Function = ast.CallFunction, d
+	c.use(d)
 	if len(d.TypeParams) > 0 {
 		c.unsupportedf(x, "call of generic function %s", d.Name)
 		return nil
@@ -223,12 +225,52 @@ func (c *checker) externMethodCall(x *ast.Call, f *ast.Member, obj *ast.ObjectTy
 		return nil
 	}
 	x.ArgParams, x.TypeBindings = ps, b
+	if !c.packetArgs(x, ext, m) {
+		return nil
+	}
 	ret := subst(m.Return.Resolved(), b)
 	if tv, isVar := ret.(*ast.TypeVar); isVar {
 		c.errorf(x, "%s.%s: cannot infer the result type %s", ext.Name, m.Name, tv.Name)
 		return nil
 	}
 	return ret
+}
+
+// packetArgs checks what core.p4's signatures leave generic: extract
+// takes a header, emit a header, header stack, header union or a struct
+// of those, lookahead a fixed-width type.
+func (c *checker) packetArgs(x *ast.Call, ext *ast.ExternDecl, m *ast.MethodDecl) bool {
+	switch {
+	case ext.Name == "packet_in" && m.Name == "extract" && len(x.Args) > 0:
+		if t := x.Args[0].Value.Info().Type; !ast.IsHeader(t) {
+			c.errorAtExpr(x.Args[0].Value, "extract: %s has type %s, but only headers can be extracted", exprText(x.Args[0].Value), t)
+			return false
+		}
+	case ext.Name == "packet_out" && m.Name == "emit" && len(x.Args) > 0:
+		if t := x.Args[0].Value.Info().Type; !emittable(t) {
+			c.errorAtExpr(x.Args[0].Value, "emit: %s has type %s, but only headers, header stacks, header unions and structs of them can be emitted", exprText(x.Args[0].Value), t)
+			return false
+		}
+	}
+	return true
+}
+
+func emittable(t ast.Type) bool {
+	switch x := t.(type) {
+	case *ast.StructDecl:
+		if x.Kind != ast.KindStruct {
+			return true
+		}
+		for _, f := range x.Fields {
+			if !emittable(f.Type.Resolved()) {
+				return false
+			}
+		}
+		return true
+	case *ast.StackType:
+		return emittable(x.Elem)
+	}
+	return false
 }
 
 // builtinCall checks isValid/setValid/setInvalid, push_front/pop_front
@@ -389,12 +431,14 @@ func (c *checker) construct(at ast.Node, obj *ast.ObjectType, args []*ast.Arg, s
 			return nil
 		}
 		params = d.CtorParams
+		c.use(d)
 	case *ast.ControlDecl:
 		if d.IsPrototype {
 			c.errorf(at, "%s is a control type; instantiate a control declared with a body", name)
 			return nil
 		}
 		params = d.CtorParams
+		c.use(d)
 	case *ast.PackageDecl:
 		params = d.Params
 	}

@@ -17,6 +17,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
 	"github.com/grid-ina/grid/harness/p4c/frontend/diag"
@@ -79,6 +80,73 @@ type checker struct {
 	usedNames map[string]bool
 	// loops is the number of for statements enclosing the code being checked.
 	loops int
+	// owner is the action, function, parser or control whose body is being
+	// checked; uses records which of those each one calls or instantiates,
+	// to reject recursion (which P4 forbids and back ends could not inline).
+	owner    ast.Decl
+	uses     map[ast.Decl][]ast.Decl
+	useOrder []ast.Decl
+}
+
+// use records that the current owner calls or instantiates d.
+func (c *checker) use(d ast.Decl) {
+	if c.owner == nil {
+		return
+	}
+	if c.uses == nil {
+		c.uses = map[ast.Decl][]ast.Decl{}
+	}
+	if _, seen := c.uses[c.owner]; !seen {
+		c.useOrder = append(c.useOrder, c.owner)
+	}
+	c.uses[c.owner] = append(c.uses[c.owner], d)
+}
+
+// enter makes d the owner until the returned function is called.
+func (c *checker) enter(d ast.Decl) func() {
+	saved := c.owner
+	c.owner = d
+	return func() { c.owner = saved }
+}
+
+// reportRecursion reports each cycle of calls and instantiations once.
+func (c *checker) reportRecursion() {
+	const (
+		unvisited = iota
+		active
+		done
+	)
+	state := map[ast.Decl]int{}
+	var stack []ast.Decl
+	var visit func(d ast.Decl)
+	visit = func(d ast.Decl) {
+		state[d] = active
+		stack = append(stack, d)
+		for _, u := range c.uses[d] {
+			switch state[u] {
+			case active:
+				i := len(stack) - 1
+				for stack[i] != u {
+					i--
+				}
+				names := make([]string, 0, len(stack)-i+1)
+				for _, s := range stack[i:] {
+					names = append(names, s.DeclName())
+				}
+				names = append(names, u.DeclName())
+				c.errorf(u, "recursion is not allowed in P4: %s", strings.Join(names, " -> "))
+			case unvisited:
+				visit(u)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[d] = done
+	}
+	for _, d := range c.useOrder {
+		if state[d] == unvisited {
+			visit(d)
+		}
+	}
 }
 
 // Features selects language features outside the default subset that a
@@ -118,6 +186,7 @@ func Check(prog *ast.Program, diags *diag.List, features Features) {
 	for _, d := range prog.Decls {
 		c.topDecl(d)
 	}
+	c.reportRecursion()
 	if prog.Main == nil && !diags.HasErrors() {
 		at := prog.Position()
 		if n := len(prog.Decls); n > 0 {
@@ -425,6 +494,7 @@ func (c *checker) actionDecl(d *ast.ActionDecl, parent *scope) {
 		}
 	}
 	sc := c.declareParams(parent, d.Params)
+	defer c.enter(d)()
 	saved := c.ctx
 	c.ctx = ctxAction
 	c.block(d.Body, sc)
@@ -439,6 +509,7 @@ func (c *checker) functionDecl(d *ast.FunctionDecl) {
 	c.resolveType(d.Return, c.global)
 	c.paramTypes(d.Params, c.global)
 	sc := c.declareParams(c.global, d.Params)
+	defer c.enter(d)()
 	saved, savedFn := c.ctx, c.fn
 	c.ctx, c.fn = ctxFunction, d
 	c.block(d.Body, sc)
@@ -505,6 +576,7 @@ func (c *checker) parserDecl(d *ast.ParserDecl) {
 	if sc == nil {
 		return
 	}
+	defer c.enter(d)()
 	saved := c.ctx
 	c.ctx = ctxParser
 	defer func() { c.ctx = saved }()
@@ -533,6 +605,7 @@ func (c *checker) controlDecl(d *ast.ControlDecl) {
 	if sc == nil {
 		return
 	}
+	defer c.enter(d)()
 	saved := c.ctx
 	c.ctx = ctxControl
 	defer func() { c.ctx = saved }()

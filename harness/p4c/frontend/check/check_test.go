@@ -159,6 +159,7 @@ func TestTypeRuleViolationsAreErrors(t *testing.T) {
 		{"bit<8> f(int n) { return (bit<8>)-n; }", "apply { m.c = f(1); }", "unsupported: n: parameters of type int"},
 		{"int g() { return 3; }", "apply { m.c = (bit<8>)g(); }", "unsupported: g(): an integer of unknown width that is not a compile-time constant"},
 		{"", "apply { m.c = {8w1, 2}[1]; }", ""},
+		{"control D2(packet_out pkt, in H h, in M m) { apply { pkt.emit(m); } }", "apply {}", "emit: m has type struct M, but only headers"},
 		{"bit<8> f(in bit<8> x) { if (x > 1) { return x; } }", "apply {}", "missing return statement"},
 		{"", "apply { random(m.c, 0, 255); hash(m.b, HashAlgorithm.crc16, 16w0, {h.eth.dst, m.c}, 16w1024); }", ""},
 		{"", "register<bit<8>>(4) r; apply { r.write(0, m.b); }", "m.b has type bit<16> but bit<8> is expected"},
@@ -419,5 +420,19 @@ func TestActionParametersWithDefaults(t *testing.T) {
 	_, d := compile(t, "", strings.Replace(body, "add(10)", "add()", 1))
 	if !strings.Contains(d.Error(), "action add expects 1 to 2 arguments here, got 0") {
 		t.Errorf("missing required action data accepted: %v", d)
+	}
+}
+
+func TestRecursionIsRejected(t *testing.T) {
+	cases := map[string]string{
+		"bit<8> f(in bit<8> x) { if (x == 0) { return 0; } return f(x - 1); }":          "recursion is not allowed in P4: f -> f",
+		"bit<8> g(in bit<8> x) { return h(x); } bit<8> h(in bit<8> x) { return g(x); }": "recursion is not allowed in P4: g -> h -> g",
+		"control Loop(inout M m) { Loop() inner; apply { inner.apply(m); } }":           "recursion is not allowed in P4: Loop -> Loop",
+	}
+	for decls, want := range cases {
+		_, d := compile(t, decls, "apply {}")
+		if !strings.Contains(d.Error(), want) {
+			t.Errorf("%s:\n got  %v\n want %q", decls, d, want)
+		}
 	}
 }

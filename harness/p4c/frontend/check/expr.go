@@ -327,6 +327,7 @@ func (c *checker) directInvocation(x *ast.Member, sc *scope) ast.Type {
 	}
 	id.Decl = ds[0]
 	id.Type = &ast.ObjectType{Decl: ds[0]}
+	c.use(ds[0])
 	x.Kind = ast.MemberBuiltinMethod
 	return &builtinMethodType{}
 }
