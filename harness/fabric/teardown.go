@@ -32,35 +32,43 @@ func Down(run string) error {
 		if s.Status == StatusBuilding && s.Builder != nil && s.Builder.Alive() {
 			return fmt.Errorf("run %q is being built by process %d; interrupt it (it rolls back) or wait", run, s.Builder.PID)
 		}
-		return teardown(s)
+		return teardown(run)
 	})
 }
 
-// teardown removes everything of the run s describes. Parts already gone are
-// not errors, so it also finishes a teardown that was interrupted.
-func teardown(s *State) error {
-	var errs []error
-	if err := stopProcesses(s.Processes); err != nil {
-		errs = append(errs, err)
-	}
-	var names []string
-	for _, n := range s.Nodes {
-		names = append(names, n.Namespace)
-	}
-	warnSquatters(names)
-	if err := removeNamespaces(names, 0); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := removeRootInterfaces(func(name string) bool { return strings.HasPrefix(name, s.Tag) && ifnameRE.MatchString(name) }); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("tear down run %q (state kept, retry with 'grid clean'): %w", s.Run, err)
-	}
-	if err := os.RemoveAll(runDir(s.Run)); err != nil {
-		return fmt.Errorf("remove state of run %q: %w", s.Run, err)
-	}
-	return nil
+// teardown removes everything of run. Parts already gone are not errors, so
+// it also finishes a teardown that was interrupted. It holds the run's lock
+// throughout: a process being recorded meanwhile is either in the state read
+// here, and stopped, or finds the run gone (Start then kills it itself).
+func teardown(run string) error {
+	return withLock(lockPath(run), func() error {
+		s, err := LoadState(run)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		if err := stopProcesses(s.Processes); err != nil {
+			errs = append(errs, err)
+		}
+		var names []string
+		for _, n := range s.Nodes {
+			names = append(names, n.Namespace)
+		}
+		warnSquatters(names)
+		if err := removeNamespaces(names, 0); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := removeRootInterfaces(func(name string) bool { return strings.HasPrefix(name, s.Tag) && ifnameRE.MatchString(name) }); err != nil {
+			errs = append(errs, err)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("tear down run %q (state kept, retry with 'grid clean'): %w", run, err)
+		}
+		if err := os.RemoveAll(runDir(run)); err != nil {
+			return fmt.Errorf("remove state of run %q: %w", run, err)
+		}
+		return nil
+	})
 }
 
 // stopProcesses sends SIGTERM to every recorded process still alive, waits for
@@ -207,7 +215,7 @@ func Clean(patterns ...string) (*CleanReport, error) {
 				rep.Busy = append(rep.Busy, run)
 				continue
 			}
-			if err := teardown(s); err != nil {
+			if err := teardown(run); err != nil {
 				errs = append(errs, err)
 				continue
 			}
