@@ -81,6 +81,9 @@ type Failure struct {
 	Expect      *Expect // mismatch, missing
 	Got         *Output // mismatch, unexpected
 	Msg         string
+	// Hint, when set, guesses the cause: a missing packet that came out
+	// on another port, say.
+	Hint string
 }
 
 // Result is the outcome of one STF test.
@@ -126,6 +129,9 @@ func (f Failure) short() string {
 		}
 		return fmt.Sprintf("line %d: packet #%d on port %d: %s", f.At.Line, f.Index+1, f.Port, what)
 	case Missing:
+		if f.Hint != "" {
+			return fmt.Sprintf("line %d: expected packet #%d on port %d never came out (%s)", f.At.Line, f.Index+1, f.Port, f.Hint)
+		}
 		return fmt.Sprintf("line %d: expected packet #%d on port %d never came out", f.At.Line, f.Index+1, f.Port)
 	case Unexpected:
 		return fmt.Sprintf("unexpected packet on port %d (caused by the packet at line %d)", f.Port, f.At.Line)
@@ -159,10 +165,16 @@ func (r *Result) Report(w io.Writer) {
 			io.WriteString(w, FormatDiff(f.Expect, f.Got.Data))
 		case Missing:
 			fmt.Fprintf(w, "%s: expected packet #%d on port %d never came out\n", f.At, f.Index+1, f.Port)
+			if f.Hint != "" {
+				fmt.Fprintf(w, "    hint: %s\n", f.Hint)
+			}
 			io.WriteString(w, FormatPattern(f.Expect))
 		case Unexpected:
 			fmt.Fprintf(w, "%s: the packet sent here caused an unexpected packet #%d on port %d:\n",
 				f.At, f.Index+1, f.Port)
+			if f.Hint != "" {
+				fmt.Fprintf(w, "    hint: %s\n", f.Hint)
+			}
 			io.WriteString(w, HexDump(f.Got.Data))
 		default:
 			fmt.Fprintf(w, "%s: %s\n", f.At, f.Msg)
@@ -505,6 +517,27 @@ func (r *runner) compare() {
 				r.result.Failures = append(r.result.Failures, Failure{Kind: Unexpected, At: have[i].Cause, Port: port, Index: i, Got: have[i]})
 			case !want[i].Matches(have[i].Data):
 				r.result.Failures = append(r.result.Failures, Failure{Kind: Mismatch, At: want[i].At, Port: port, Index: i, Expect: want[i], Got: have[i]})
+			}
+		}
+	}
+	r.hintWrongPorts()
+}
+
+// hintWrongPorts explains a missing packet that came out, unexpected, on
+// another port: the usual mistake is the port, not the bytes.
+func (r *runner) hintWrongPorts() {
+	fs := r.result.Failures
+	used := map[int]bool{}
+	for i := range fs {
+		if fs[i].Kind != Missing {
+			continue
+		}
+		for j := range fs {
+			if fs[j].Kind == Unexpected && !used[j] && fs[i].Expect.Matches(fs[j].Got.Data) {
+				used[j] = true
+				fs[i].Hint = fmt.Sprintf("a packet matching it came out on port %d instead (sent by the packet at line %d)", fs[j].Port, fs[j].Got.Cause.Line)
+				fs[j].Hint = fmt.Sprintf("it matches the packet expected on port %d at line %d", fs[i].Port, fs[i].At.Line)
+				break
 			}
 		}
 	}

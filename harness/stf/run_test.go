@@ -114,6 +114,13 @@ expect 3 000000000002 00000000000a 0800 0102
 	if u, ok := kinds[Unexpected]; !ok || u.Port != 2 || u.At.Line != 5 {
 		t.Errorf("unexpected packet: %+v", u)
 	}
+	// The missing packet came out on port 2: both failures say so.
+	if h := kinds[Missing].Hint; h != "a packet matching it came out on port 2 instead (sent by the packet at line 5)" {
+		t.Errorf("missing packet hint %q", h)
+	}
+	if h := kinds[Unexpected].Hint; h != "it matches the packet expected on port 3 at line 6" {
+		t.Errorf("unexpected packet hint %q", h)
+	}
 }
 
 func TestRunOrdersPacketsPerPortOnly(t *testing.T) {

@@ -71,6 +71,9 @@ func init() {
 			if !result.Passed() {
 				result.Report(c.App.Writer)
 				fmt.Fprintf(c.App.Writer, "FAIL %s: %s\n", filepath.Base(stfPath), result.Summary())
+				if !trace {
+					fmt.Fprintln(c.App.Writer, "(add --trace to follow each packet through the parser, tables and actions)")
+				}
 				return cli.Exit("", 1)
 			}
 			fmt.Fprintf(c.App.Writer, "%s %s\n", filepath.Base(stfPath), result.Summary())
