@@ -1,0 +1,68 @@
+package aggregator
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/grid-ina/grid/harness/engine"
+	"github.com/grid-ina/grid/harness/gradproto"
+)
+
+var fuzzProg struct {
+	once sync.Once
+	prog *engine.Program
+}
+
+// FuzzEngineAgreesWithModel sends arbitrary frames, seeded with every kind
+// of GRID packet, through the compiled program and the reference model and
+// requires the same output, byte for byte. A short job runs first so the
+// frame meets occupied and finished units.
+func FuzzEngineAgreesWithModel(f *testing.F) {
+	st, err := gradproto.NewStar(2, 3, 1, 32)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var w []*gradproto.Worker
+	for m := range st.Plan.Members {
+		w = append(w, gradproto.NewWorker(&st.Plan, m, map[uint32][]int32{1: make([]int32, 32), 2: make([]int32, 32)}))
+	}
+	var warmup [][2]any
+	for m, wk := range w {
+		for _, p := range wk.Originals() {
+			if p.Frag == 2 && m == 1 {
+				continue // leaves fragment 2's unit active
+			}
+			warmup = append(warmup, [2]any{st.WorkerPort(m), p.Marshal()})
+		}
+	}
+	for _, x := range warmup {
+		f.Add(uint8(x[0].(uint16)), x[1].([]byte))
+	}
+	res := &gradproto.Packet{DstMAC: st.Plan.Gateway, SrcIP: st.Plan.PSIP, DstIP: st.Plan.PSIP, TTL: 64,
+		SrcPort: gradproto.UDPPort, DstPort: gradproto.UDPPort,
+		Header: gradproto.Header{Version: 1, Flags: gradproto.FlagResult, Job: 2, Node: st.Plan.PSNode, Frag: 1}, Values: make([]int32, 32)}
+	f.Add(uint8(gradproto.StarPSPort), res.Marshal())
+	ctl := *res
+	ctl.Values, ctl.Flags = nil, gradproto.FlagCongestion
+	f.Add(uint8(1), ctl.Marshal())
+	rs := *res
+	rs.Flags, rs.Node, rs.Bitmap, rs.Count = gradproto.FlagResend, 1, 1, 1
+	f.Add(uint8(1), rs.Marshal())
+	f.Add(uint8(1), []byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, port uint8, frame []byte) {
+		fuzzProg.once.Do(func() { fuzzProg.prog = compileForEngine(t, Build{Units: 4}) })
+		if fuzzProg.prog == nil {
+			t.Skip("program did not compile")
+		}
+		eng, model := newPair(t, fuzzProg.prog, st.Config, 4)
+		l := &lockstep{eng: eng, model: model}
+		for _, x := range warmup {
+			if _, err := l.Process(x[0].(uint16), x[1].([]byte)); err != nil {
+				t.Fatalf("warm-up: %v", err)
+			}
+		}
+		if _, err := l.Process(uint16(port%8), frame); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
