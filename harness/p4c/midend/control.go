@@ -44,7 +44,7 @@ func (l *lowerer) lowerPipeline(d ast.Decl, name string, args []val) error {
 	if len(cd.Params) != len(args) {
 		return unsupported(cd, "%s control with %d parameters (want %d)", name, len(cd.Params), len(args))
 	}
-	pipe := &Pipeline{Name: name, Pos: cd.Pos, Source: cd.Name}
+	pipe := &Pipeline{Name: name, Pos: cd.Pos}
 	sc := newScope(nil, cpName(cd.Annos, cd.Name, ""))
 	for i, p := range cd.Params {
 		sc.m[p] = args[i]
@@ -778,7 +778,7 @@ func (c *cctx) applyTable(call *ast.Call, hitMiss bool) (*Table, error) {
 	if _, dup := c.l.tables[key]; dup {
 		return nil, unsupported(call, "applying table %s more than once", td.Name)
 	}
-	t := &Table{Name: cpName(td.Annos, td.Name, c.sc.prefix), Pos: td.Pos, Annos: td.Annos, HitMiss: hitMiss, Next: map[string]*string{}}
+	t := &Table{Name: cpName(td.Annos, td.Name, c.sc.prefix), Pos: td.Pos, Annos: td.Annos, Next: map[string]*string{}}
 	c.l.tables[key] = t
 	c.l.names[t.Name] = true
 	if len(c.block) == 0 {
@@ -1034,7 +1034,6 @@ func (c *cctx) tableProps(td *ast.TableDecl, t *Table) error {
 			return unsupported(td.Size, "table size that is not a constant")
 		}
 		t.Size = int(v.Int64())
-		t.HasSize = true
 	}
 	for _, p := range td.Custom {
 		switch p.Name {

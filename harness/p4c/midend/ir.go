@@ -136,7 +136,6 @@ type Action struct {
 type Pipeline struct {
 	Name   string
 	Pos    ast.Pos
-	Source string // control type name, for source_info
 	Init   *string
 	Tables []*Table
 	Conds  []*Cond
@@ -177,7 +176,6 @@ type Entry struct {
 type Table struct {
 	Name          string
 	Pos           ast.Pos
-	Fragment      string
 	Annos         ast.Annotations
 	Hidden        bool // synthesized: not in P4Info
 	Keys          []KeyElem
@@ -185,14 +183,11 @@ type Table struct {
 	Default       *Action
 	DefaultArgs   []string
 	DefaultConst  bool
-	DefaultHidden bool // p4c's implicit NoAction default: still listed
 	Size          int
-	HasSize       bool
 	Entries       []Entry
 	EntriesConst  bool
 	DirectCounter string
 	DirectMeter   string
-	HitMiss       bool
 	Next          map[string]*string
 }
 
@@ -239,18 +234,16 @@ type Meter struct {
 
 // Calculation is a hash or checksum computation.
 type Calculation struct {
-	Name     string
-	Pos      ast.Pos
-	Fragment string
-	Algo     string
-	Input    []bmv2json.CalcInput
+	Name  string
+	Pos   ast.Pos
+	Algo  string
+	Input []bmv2json.CalcInput
 }
 
 // Checksum is a verify/update checksum.
 type Checksum struct {
 	Name        string
 	Pos         ast.Pos
-	Fragment    string
 	Target      []string
 	Calculation string
 	Verify      bool

@@ -81,8 +81,15 @@ type objKey struct {
 	prefix string
 }
 
-// Lower lowers a checked program whose main file is source.
-func Lower(prog *ast.Program, source string) (*Program, error) {
+// Lower lowers a checked program whose main file is source. A bug in the
+// lowering surfaces as an "internal compiler error" diagnostic, never as
+// a crash of the caller (the switch back ends compile in-process).
+func Lower(prog *ast.Program, source string) (_ *Program, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Pos: ast.Pos{File: source}, Msg: fmt.Sprintf("internal compiler error while lowering: %v", r)}
+		}
+	}()
 	l := &lowerer{
 		prog:        prog,
 		out:         &Program{Source: filepath.Base(source)},
