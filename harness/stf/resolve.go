@@ -9,10 +9,10 @@ import (
 	"github.com/grid-ina/grid/harness/bmv2json"
 )
 
-// Program indexes the names of a bmv2 JSON program the way bmv2stf.py looks
+// nameIndex indexes the names of a bmv2 JSON program the way bmv2stf.py looks
 // them up: tables and actions by full name or by a unique suffix, key fields
 // by their P4 name or by the header.field they read.
-type Program struct {
+type nameIndex struct {
 	json    *bmv2json.Program
 	tables  []*tableInfo
 	actions map[int]*bmv2json.Action
@@ -32,9 +32,9 @@ type keyInfo struct {
 	width     int
 }
 
-// NewProgram indexes prog for name resolution.
-func NewProgram(prog *bmv2json.Program) (*Program, error) {
-	p := &Program{json: prog, actions: map[int]*bmv2json.Action{}}
+// newNames indexes prog for name resolution.
+func newNames(prog *bmv2json.Program) (*nameIndex, error) {
+	p := &nameIndex{json: prog, actions: map[int]*bmv2json.Action{}}
 	for i := range prog.Actions {
 		p.actions[prog.Actions[i].ID] = &prog.Actions[i]
 	}
@@ -64,19 +64,19 @@ func NewProgram(prog *bmv2json.Program) (*Program, error) {
 }
 
 // keyWidth is the width of the field a table key reads.
-func (p *Program) keyWidth(k bmv2json.TableKey) (int, error) {
+func (p *nameIndex) keyWidth(k bmv2json.TableKey) (int, error) {
 	if len(k.Target) != 2 {
 		return 0, fmt.Errorf("key target %v is not [header, field]", k.Target)
 	}
 	if k.Target[1] == "$valid$" || k.MatchType == "valid" {
 		return 1, nil
 	}
-	return p.FieldWidth(k.Target[0], k.Target[1])
+	return p.fieldWidth(k.Target[0], k.Target[1])
 }
 
-// FieldWidth returns the width in bits of field f of header (or stack
+// fieldWidth returns the width in bits of field f of header (or stack
 // element) instance hdr.
-func (p *Program) FieldWidth(hdr, f string) (int, error) {
+func (p *nameIndex) fieldWidth(hdr, f string) (int, error) {
 	typeName := ""
 	for _, h := range p.json.Headers {
 		if h.Name == hdr {
@@ -151,12 +151,12 @@ func listOrNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-func (p *Program) table(name string) (*tableInfo, error) {
+func (p *nameIndex) table(name string) (*tableInfo, error) {
 	return lookup("table", name, p.tables, func(t *tableInfo) string { return t.t.Name })
 }
 
 // tableAction finds an action the table may run.
-func (p *Program) tableAction(t *tableInfo, name string) (*bmv2json.Action, error) {
+func (p *nameIndex) tableAction(t *tableInfo, name string) (*bmv2json.Action, error) {
 	var cands []*bmv2json.Action
 	for _, id := range t.t.ActionIDs {
 		if a := p.actions[id]; a != nil {
@@ -212,9 +212,9 @@ func (t *tableInfo) keyIndex(field string) (int, error) {
 	return match, nil
 }
 
-// MatchValue is one resolved key element of an entry, ready for the engine.
+// resolvedKey is one resolved key element of an entry, ready for the engine.
 // Values are big-endian bytes of the key's width (rounded up to bytes).
-type MatchValue struct {
+type resolvedKey struct {
 	Field     string // the key's name in the program
 	MatchType string // exact, lpm, ternary, range, optional, valid
 	Width     int
@@ -224,10 +224,10 @@ type MatchValue struct {
 	High      []byte // range: Value is the low end
 }
 
-// Entry is an "add" resolved against the program.
-type Entry struct {
+// resolvedEntry is an "add" resolved against the program.
+type resolvedEntry struct {
 	Table      string // full table name
-	Keys       []MatchValue
+	Keys       []resolvedKey
 	Action     string // full action name
 	ActionArgs [][]byte
 	// Priority follows P4Runtime: a larger value wins. It is the STF
@@ -235,20 +235,20 @@ type Entry struct {
 	Priority int
 }
 
-// DefaultAction is a "setdefault" resolved against the program.
-type DefaultAction struct {
+// defaultAction is a "setdefault" resolved against the program.
+type defaultAction struct {
 	Table      string
 	Action     string
 	ActionArgs [][]byte
 }
 
-// ResolveAdd maps an add command onto the program's table, keys and action.
-func (p *Program) ResolveAdd(c *Add) (*Entry, error) {
+// resolveAdd maps an add command onto the program's table, keys and action.
+func (p *nameIndex) resolveAdd(c *Add) (*resolvedEntry, error) {
 	t, err := p.table(c.Table)
 	if err != nil {
 		return nil, err
 	}
-	e := &Entry{Table: t.t.Name, Keys: make([]MatchValue, len(t.keys))}
+	e := &resolvedEntry{Table: t.t.Name, Keys: make([]resolvedKey, len(t.keys))}
 	set := make([]bool, len(t.keys))
 	for _, km := range c.Keys {
 		i, err := t.keyIndex(km.Field)
@@ -287,8 +287,8 @@ func (p *Program) ResolveAdd(c *Add) (*Entry, error) {
 	return e, nil
 }
 
-// ResolveSetDefault maps a setdefault command onto the program.
-func (p *Program) ResolveSetDefault(c *SetDefault) (*DefaultAction, error) {
+// resolveSetDefault maps a setdefault command onto the program.
+func (p *nameIndex) resolveSetDefault(c *SetDefault) (*defaultAction, error) {
 	t, err := p.table(c.Table)
 	if err != nil {
 		return nil, err
@@ -301,7 +301,7 @@ func (p *Program) ResolveSetDefault(c *SetDefault) (*DefaultAction, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DefaultAction{Table: t.t.Name, Action: a.Name, ActionArgs: args}, nil
+	return &defaultAction{Table: t.t.Name, Action: a.Name, ActionArgs: args}, nil
 }
 
 func actionArgs(a *bmv2json.Action, call ActionCall) ([][]byte, error) {
@@ -362,8 +362,8 @@ func ones(width int) *big.Int {
 	return new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(width)), big.NewInt(1))
 }
 
-func wildcard(k keyInfo) MatchValue {
-	m := MatchValue{Field: k.name, MatchType: k.matchType, Width: k.width, Value: make([]byte, bytesFor(k.width))}
+func wildcard(k keyInfo) resolvedKey {
+	m := resolvedKey{Field: k.name, MatchType: k.matchType, Width: k.width, Value: make([]byte, bytesFor(k.width))}
 	switch k.matchType {
 	case "ternary", "optional":
 		m.Mask = make([]byte, bytesFor(k.width))
@@ -375,8 +375,8 @@ func wildcard(k keyInfo) MatchValue {
 
 // matchValue turns the STF value of one key into the engine's form, reading
 // '*' digits and missing prefix lengths as bmv2stf.py does.
-func matchValue(k keyInfo, km KeyMatch) (MatchValue, error) {
-	m := MatchValue{Field: k.name, MatchType: k.matchType, Width: k.width}
+func matchValue(k keyInfo, km KeyMatch) (resolvedKey, error) {
+	m := resolvedKey{Field: k.name, MatchType: k.matchType, Width: k.width}
 	v := km.Value
 	full := ones(k.width)
 	refinement := func(what string) error {

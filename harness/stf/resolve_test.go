@@ -9,7 +9,7 @@ import (
 
 // resolverProgram has two tables named "t" in different controls, keys on a
 // validity bit, a stack element and a field, and actions with parameters.
-func resolverProgram(t *testing.T) *Program {
+func resolverProgram(t *testing.T) *nameIndex {
 	t.Helper()
 	prog := &bmv2json.Program{
 		HeaderTypes: []bmv2json.HeaderType{
@@ -32,16 +32,16 @@ func resolverProgram(t *testing.T) *Program {
 			}, ActionIDs: []int{0, 1, 2}},
 		}}},
 	}
-	p, err := NewProgram(prog)
+	p, err := newNames(prog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func resolveLine(t *testing.T, p *Program, line string) (*Entry, error) {
+func resolveLine(t *testing.T, p *nameIndex, line string) (*resolvedEntry, error) {
 	t.Helper()
-	return p.ResolveAdd(mustParse(t, line)[0].(*Add))
+	return p.resolveAdd(mustParse(t, line)[0].(*Add))
 }
 
 func TestResolveFollowsBmv2stfNaming(t *testing.T) {

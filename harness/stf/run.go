@@ -216,7 +216,7 @@ func NewSession(programJSON []byte, opts Options) (s *Session, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse bmv2 JSON: %w", err)
 	}
-	names, err := NewProgram(prog)
+	names, err := newNames(prog)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func (s *Session) Finish() *Result {
 
 // runner holds the state of one STF run.
 type runner struct {
-	names  *Program
+	names  *nameIndex
 	sw     *engine.Switch
 	opts   Options
 	result *Result
@@ -313,7 +313,7 @@ type mcNode struct {
 // not depend on how fast the machine is.
 var virtualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newRunner(names *Program, prog *engine.Program, opts Options) *runner {
+func newRunner(names *nameIndex, prog *engine.Program, opts Options) *runner {
 	r := &runner{
 		names:   names,
 		opts:    opts,
@@ -381,7 +381,7 @@ func (r *runner) apply(c Command) (err error) {
 	}()
 	switch c := c.(type) {
 	case *Add:
-		e, err := r.names.ResolveAdd(c)
+		e, err := r.names.resolveAdd(c)
 		if err != nil {
 			return err
 		}
@@ -393,7 +393,7 @@ func (r *runner) apply(c Command) (err error) {
 			r.handles[c.HandleName] = entryRef{table: e.Table, handle: h}
 		}
 	case *SetDefault:
-		d, err := r.names.ResolveSetDefault(c)
+		d, err := r.names.resolveSetDefault(c)
 		if err != nil {
 			return err
 		}
@@ -450,7 +450,7 @@ func (r *runner) collect(o engine.Output) {
 	}
 }
 
-func engineEntry(e *Entry) engine.Entry {
+func engineEntry(e *resolvedEntry) engine.Entry {
 	out := engine.Entry{
 		Action: e.Action,
 		Args:   e.ActionArgs,
