@@ -3,9 +3,11 @@ package aggregator
 import (
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +55,7 @@ func newBuilder(t *testing.T, b Build, star *gradproto.Star) *stfBuilder {
 	}
 	if defs := b.Defines(); len(defs) > 0 {
 		var parts []string
-		for _, k := range sortedKeys(defs) {
+		for _, k := range slices.Sorted(maps.Keys(defs)) {
 			parts = append(parts, k+"="+defs[k])
 		}
 		sb.lines = append(sb.lines, buildPrefix+strings.Join(parts, " "))
@@ -157,21 +159,6 @@ func (b *stfBuilder) text(doc string) string {
 		out.WriteString(l + "\n")
 	}
 	return out.String()
-}
-
-func sortedKeys(m map[string]string) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	for i := range ks {
-		for j := i + 1; j < len(ks); j++ {
-			if ks[j] < ks[i] {
-				ks[i], ks[j] = ks[j], ks[i]
-			}
-		}
-	}
-	return ks
 }
 
 func mustStar(t *testing.T, job uint16, fanIn, direct, values int) *gradproto.Star {

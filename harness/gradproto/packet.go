@@ -172,6 +172,35 @@ func (p *Packet) Marshal() []byte {
 	return b
 }
 
+// Payload is the packet's UDP payload — the GRID header and the values —
+// what a worker or PS using an ordinary UDP socket sends and receives.
+func (p *Packet) Payload() []byte {
+	b := make([]byte, HeaderLen+4*len(p.Values))
+	p.Header.put(b)
+	PutValues(b[HeaderLen:], p.Values)
+	return b
+}
+
+// ParsePayload decodes a UDP payload: the header, and values values unless
+// the payload is a header-only control packet.
+func ParsePayload(b []byte, values int) (Header, []int32, error) {
+	if len(b) < HeaderLen {
+		return Header{}, nil, fmt.Errorf("%d-byte payload, the GRID header has %d: %w", len(b), HeaderLen, ErrTruncated)
+	}
+	h := getHeader(b)
+	if len(b) == HeaderLen {
+		return h, nil, nil
+	}
+	if len(b) < HeaderLen+4*values {
+		return h, nil, fmt.Errorf("%d-byte payload, %d values need %d: %w", len(b), values, HeaderLen+4*values, ErrTruncated)
+	}
+	vs := make([]int32, values)
+	for i := range vs {
+		vs[i] = int32(binary.BigEndian.Uint32(b[HeaderLen+4*i:]))
+	}
+	return h, vs, nil
+}
+
 // PutValues writes vs as big-endian int32s.
 func PutValues(b []byte, vs []int32) {
 	for i, v := range vs {

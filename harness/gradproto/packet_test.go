@@ -90,3 +90,22 @@ func TestParseRejectsOtherTrafficAndTruncation(t *testing.T) {
 		t.Fatalf("32 values read as 64: %v", err)
 	}
 }
+
+func TestPayloadIsTheUDPPayloadOfTheFrame(t *testing.T) {
+	p := samplePacket(32)
+	frame := p.Marshal()
+	pl := p.Payload()
+	if !bytes.Equal(pl, frame[FrameOverhead:]) {
+		t.Fatal("payload differs from the frame's UDP payload")
+	}
+	h, vs, err := ParsePayload(pl, 32)
+	if err != nil || h != p.Header || !reflect.DeepEqual(vs, p.Values) {
+		t.Fatalf("ParsePayload = %+v %v %v", h, vs, err)
+	}
+	if _, vs, err := ParsePayload(pl[:HeaderLen], 32); err != nil || vs != nil {
+		t.Fatalf("header-only payload: %v %v", vs, err)
+	}
+	if _, _, err := ParsePayload(pl[:HeaderLen+8], 32); !errors.Is(err, ErrTruncated) {
+		t.Fatalf("short payload: %v", err)
+	}
+}
