@@ -17,7 +17,7 @@ type action struct {
 	params   []paramInfo
 	argWords int
 	prims    []func(k *pkt)
-	regs     []int // registers the action uses, locked while it runs
+	regs     []int // lock groups of the registers the action uses, held while it runs
 }
 
 // run executes the action with its data (words per parameter).
@@ -56,6 +56,9 @@ func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 		a.prims = append(a.prims, f)
 	}
 	a.regs = c.regs
+	if len(a.regs) > 0 {
+		p.regUsers = append(p.regUsers, &a.regs)
+	}
 	return a, nil
 }
 

@@ -652,7 +652,21 @@ func (c *compiler) arith(op string, l, r *dataExpr) (*dataExpr, error) {
 	case "/", "%":
 		e.bits, e.neg = l.bits, l.neg
 	}
+	// x & (2^n-1) with 0 <= x < 2^n is x: p4c masks every result to its
+	// width, which is mostly a no-op here.
+	if op == "&" {
+		if isOnes(r.cval, l) {
+			return l, nil
+		}
+		if isOnes(l.cval, r) {
+			return r, nil
+		}
+	}
 	if lf != nil && rf != nil && e.bits <= fastBits && l.bits <= fastBits && r.bits <= fastBits {
+		if f := leafArith(op, l, r); f != nil {
+			e.fast = f
+			return e, nil
+		}
 		switch op {
 		case "+":
 			if r.cval != nil {
@@ -904,6 +918,9 @@ func (c *compiler) compare(o *bmv2json.Op) (anyExpr, error) {
 	case ">=":
 		test = func(x int) bool { return x >= 0 }
 	}
+	if f := leafCompare(o.Op, ld, rd); f != nil {
+		return anyExpr{kind: kBool, b: f}, nil
+	}
 	if ld.fast != nil && rd.fast != nil {
 		lf, rf := ld.fast, rd.fast
 		switch o.Op {
@@ -1031,4 +1048,108 @@ func (c *compiler) store(f *field, e *dataExpr) func(k *pkt) {
 	}
 	s := c.slowOf(e)
 	return func(k *pkt) { k.setBig(f, s(k)) }
+}
+
+// isOnes reports whether c is 2^n-1 with n at least the width of the
+// non-negative value x.
+func isOnes(c *big.Int, x *dataExpr) bool {
+	if c == nil || x.neg || c.Sign() <= 0 {
+		return false
+	}
+	n := c.BitLen()
+	return c.TrailingZeroBits() == 0 && new(big.Int).Add(c, big.NewInt(1)).TrailingZeroBits() == uint(n) && x.bits <= n
+}
+
+// leafSlot returns the slot of an unsigned field read that fits the fast
+// path, for the fused closures below.
+func leafSlot(e *dataExpr) (int, bool) {
+	if f := e.fld; f != nil && !f.isValid && !f.signed && f.words == 1 && f.width <= fastBits {
+		return f.slot, true
+	}
+	return 0, false
+}
+
+// leafArith fuses an operator with field and constant operands into one
+// closure (the common shapes of p4c's output), or returns nil.
+func leafArith(op string, l, r *dataExpr) func(k *pkt) int64 {
+	ls, lok := leafSlot(l)
+	if !lok {
+		return nil
+	}
+	if r.cval != nil && r.cval.IsInt64() {
+		c := r.cval.Int64()
+		switch op {
+		case "+":
+			return func(k *pkt) int64 { return int64(k.f[ls]) + c }
+		case "-":
+			return func(k *pkt) int64 { return int64(k.f[ls]) - c }
+		case "&":
+			return func(k *pkt) int64 { return int64(k.f[ls]) & c }
+		case "|":
+			return func(k *pkt) int64 { return int64(k.f[ls]) | c }
+		case ">>":
+			if c >= 0 && c < 64 {
+				return func(k *pkt) int64 { return int64(k.f[ls]) >> uint(c) }
+			}
+		case "<<":
+			if c >= 0 && c < 64 {
+				return func(k *pkt) int64 { return int64(k.f[ls]) << uint(c) }
+			}
+		}
+		return nil
+	}
+	rs, rok := leafSlot(r)
+	if !rok {
+		return nil
+	}
+	switch op {
+	case "+":
+		return func(k *pkt) int64 { return int64(k.f[ls]) + int64(k.f[rs]) }
+	case "-":
+		return func(k *pkt) int64 { return int64(k.f[ls]) - int64(k.f[rs]) }
+	case "&":
+		return func(k *pkt) int64 { return int64(k.f[ls]) & int64(k.f[rs]) }
+	case "|":
+		return func(k *pkt) int64 { return int64(k.f[ls]) | int64(k.f[rs]) }
+	case "^":
+		return func(k *pkt) int64 { return int64(k.f[ls]) ^ int64(k.f[rs]) }
+	}
+	return nil
+}
+
+// leafCompare fuses a comparison of a field with a constant or a field.
+func leafCompare(op string, l, r *dataExpr) func(k *pkt) bool {
+	ls, lok := leafSlot(l)
+	if !lok {
+		return nil
+	}
+	if r.cval != nil && r.cval.IsInt64() {
+		c := r.cval.Int64()
+		switch op {
+		case "==":
+			return func(k *pkt) bool { return int64(k.f[ls]) == c }
+		case "!=":
+			return func(k *pkt) bool { return int64(k.f[ls]) != c }
+		case "<":
+			return func(k *pkt) bool { return int64(k.f[ls]) < c }
+		case ">":
+			return func(k *pkt) bool { return int64(k.f[ls]) > c }
+		}
+		return nil
+	}
+	rs, rok := leafSlot(r)
+	if !rok {
+		return nil
+	}
+	switch op {
+	case "==":
+		return func(k *pkt) bool { return k.f[ls] == k.f[rs] }
+	case "!=":
+		return func(k *pkt) bool { return k.f[ls] != k.f[rs] }
+	case "<":
+		return func(k *pkt) bool { return k.f[ls] < k.f[rs] }
+	case ">":
+		return func(k *pkt) bool { return k.f[ls] > k.f[rs] }
+	}
+	return nil
 }

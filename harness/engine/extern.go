@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -26,7 +27,7 @@ type registerArray struct {
 	width int
 	size  int
 	words int
-	mu    sync.Mutex
+	mu    *sync.Mutex // the lock of the register's group
 	cells []uint64
 }
 
@@ -154,10 +155,12 @@ func (p *Program) loadExterns(j *bmv2json.Program) error {
 // newExternState creates a switch's registers, counters and meters.
 func (s *Switch) newExternState() {
 	p := s.prog
+	s.regLocks = make([]sync.Mutex, p.regGroups)
 	s.registers = make([]*registerArray, len(p.regDecls))
 	for i, r := range p.regDecls {
 		w := (r.Bitwidth + 63) / 64
-		s.registers[i] = &registerArray{name: r.Name, width: r.Bitwidth, size: r.Size, words: w, cells: make([]uint64, r.Size*w)}
+		s.registers[i] = &registerArray{name: r.Name, width: r.Bitwidth, size: r.Size, words: w, cells: make([]uint64, r.Size*w),
+			mu: &s.regLocks[p.regGroup[i]]}
 	}
 	s.counters = make([]*counterArray, len(p.ctrDecls))
 	for i, c := range p.ctrDecls {
@@ -362,16 +365,61 @@ func (c *compiler) useRegister(ri int) {
 	sort.Ints(c.regs)
 }
 
-// lockRegisters takes the mutexes of regs (sorted, so that two actions
-// never wait on each other in opposite orders).
-func (k *pkt) lockRegisters(regs []int) {
-	for _, ri := range regs {
-		k.sw.registers[ri].mu.Lock()
+// lockRegisters takes the mutexes of lock groups (sorted, so that two
+// actions never wait on each other in opposite orders).
+func (k *pkt) lockRegisters(groups []int) {
+	for _, g := range groups {
+		k.sw.regLocks[g].Lock()
 	}
 }
 
-func (k *pkt) unlockRegisters(regs []int) {
-	for _, ri := range regs {
-		k.sw.registers[ri].mu.Unlock()
+func (k *pkt) unlockRegisters(groups []int) {
+	for _, g := range groups {
+		k.sw.regLocks[g].Unlock()
+	}
+}
+
+// groupRegisters partitions the registers into lock groups: registers that
+// some action (or parser primitive) uses together share one mutex, so an
+// action takes one lock per group instead of one per register, and actions
+// on unrelated registers still run in parallel. Each user's register list
+// becomes its sorted list of groups.
+func (p *Program) groupRegisters() {
+	parent := make([]int, len(p.regDecls))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	for _, u := range p.regUsers {
+		for _, r := range (*u)[1:] {
+			parent[find(r)] = find((*u)[0])
+		}
+	}
+	ids := map[int]int{}
+	p.regGroup = make([]int, len(parent))
+	for i := range parent {
+		root := find(i)
+		if _, ok := ids[root]; !ok {
+			ids[root] = len(ids)
+		}
+		p.regGroup[i] = ids[root]
+	}
+	p.regGroups = len(ids)
+	for _, u := range p.regUsers {
+		var gs []int
+		for _, r := range *u {
+			if g := p.regGroup[r]; !slices.Contains(gs, g) {
+				gs = append(gs, g)
+			}
+		}
+		sort.Ints(gs)
+		*u = gs
 	}
 }

@@ -405,10 +405,12 @@ func (c *compiler) parserOp(op *bmv2json.Primitive) (func(k *pkt) bool, error) {
 		if err != nil {
 			return nil, err
 		}
-		if regs := c.regs; len(regs) > 0 {
+		if len(c.regs) > 0 {
+			regs := &c.regs // rewritten to lock groups by groupRegisters
+			c.p.regUsers = append(c.p.regUsers, regs)
 			return func(k *pkt) bool {
-				k.lockRegisters(regs)
-				defer k.unlockRegisters(regs)
+				k.lockRegisters(*regs)
+				defer k.unlockRegisters(*regs)
 				f(k)
 				return true
 			}, nil

@@ -55,6 +55,9 @@ type Program struct {
 	counters   map[string]int
 	meters     map[string]int
 	fieldLists map[int][]int
+	regUsers   []*[]int // register lists of actions and parser primitives
+	regGroup   []int    // lock group of each register
+	regGroups  int
 	learnLists map[int]*learnList
 
 	// read marks fields that compiled code reads; the switch skips
@@ -182,6 +185,7 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 	if err := p.compileChecksums(j); err != nil {
 		return nil, fmt.Errorf("bmv2 JSON: %w", err)
 	}
+	p.groupRegisters()
 	if len(j.ExternInstances) > 0 {
 		return nil, fmt.Errorf("bmv2 JSON: extern instance %q of type %q: generic externs are not supported", j.ExternInstances[0].Name, j.ExternInstances[0].Type)
 	}

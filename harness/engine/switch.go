@@ -20,6 +20,7 @@ type Switch struct {
 
 	tables    []*table
 	registers []*registerArray
+	regLocks  []sync.Mutex // one per register lock group
 	counters  []*counterArray
 	meters    []*meterArray
 	vsets     []*parseVset
@@ -76,15 +77,9 @@ func NewSwitch(prog *Program, cfg Config) *Switch {
 	for i, td := range prog.tables {
 		t := newTable(td)
 		for _, en := range td.entries {
-			e, _, err := td.encode(prog, &en)
-			if err == nil {
-				err = t.insert(e)
-			}
-			if err != nil {
-				// const entries were validated at load; a failure here is a
-				// duplicate, which bmv2 rejects the same way
-				continue
-			}
+			// validated by Load, which inserted them into a scratch table
+			e, _, _ := td.encode(prog, &en)
+			_ = t.insert(e)
 		}
 		s.tables[i] = t
 	}

@@ -286,7 +286,11 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 		if !ok {
 			return nil, fmt.Errorf("table %q: default action id %d is not declared", jt.Name, de.ActionID)
 		}
-		call, err := makeCall(a, hexArgs(de.ActionData))
+		args, err := hexArgs(de.ActionData)
+		if err != nil {
+			return nil, fmt.Errorf("table %q: default entry: %w", jt.Name, err)
+		}
+		call, err := makeCall(a, args)
 		if err != nil {
 			return nil, fmt.Errorf("table %q: default entry: %w", jt.Name, err)
 		}
@@ -297,28 +301,40 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 		// action stands for that.
 		td.defaultCall = &actionCall{act: &action{name: "NoAction", id: -1, idx: -1}}
 	}
+	// Const entries are checked here, by inserting them into a scratch
+	// table, so that NewSwitch cannot fail.
+	scratch := newTable(td)
 	for ei, je := range jt.Entries {
-		e, err := p.constEntry(td, &je)
+		en, err := p.constEntry(td, &je)
 		if err != nil {
 			return nil, fmt.Errorf("table %q: const entry %d: %w", jt.Name, ei, err)
 		}
-		td.entries = append(td.entries, e)
+		e, _, err := td.encode(p, &en)
+		if err == nil {
+			err = scratch.insert(e)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("table %q: const entry %d: %w", jt.Name, ei, err)
+		}
+		td.entries = append(td.entries, en)
 	}
 	return td, nil
 }
 
 // hexArgs converts action data hex strings into byte strings.
-func hexArgs(data []string) [][]byte {
+func hexArgs(data []string) ([][]byte, error) {
 	out := make([][]byte, len(data))
 	for i, d := range data {
 		z, err := parseHex(d)
-		if err != nil || z.Sign() < 0 {
-			out[i] = []byte(d) // rejected by makeCall with the bad value named
-			continue
+		if err != nil {
+			return nil, fmt.Errorf("action data %d: %w", i, err)
+		}
+		if z.Sign() < 0 {
+			return nil, fmt.Errorf("action data %d: negative value %s", i, d)
 		}
 		out[i] = z.Bytes()
 	}
-	return out
+	return out, nil
 }
 
 func (p *Program) constEntry(td *tableDecl, je *bmv2json.TableEntry) (Entry, error) {
@@ -328,7 +344,11 @@ func (p *Program) constEntry(td *tableDecl, je *bmv2json.TableEntry) (Entry, err
 		return e, fmt.Errorf("action id %d is not declared", je.ActionEntry.ActionID)
 	}
 	e.Action = a.name
-	e.Args = hexArgs(je.ActionEntry.ActionData)
+	args, err := hexArgs(je.ActionEntry.ActionData)
+	if err != nil {
+		return e, err
+	}
+	e.Args = args
 	if len(je.MatchKey) != len(td.keys) {
 		return e, fmt.Errorf("%d key values for %d key fields", len(je.MatchKey), len(td.keys))
 	}
