@@ -215,7 +215,7 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 		sv, isScalar := v.(*scalarV)
 		switch p.Dir {
 		case ast.DirNone, ast.DirIn:
-			if isScalar && sv.loc {
+			if isScalar && !isStable(sv.ref) {
 				t := a.l.tempScalar(pt)
 				a.emitPrim(a.assignPrim(t.ref, sv.ref))
 				t.loc = false
@@ -958,4 +958,14 @@ func calcInput(typ string, v *bmv2json.Value, width *int) bmv2json.CalcInput {
 	bare := *v
 	bare.Type = ""
 	return bmv2json.CalcInput{Type: typ, Value: &bare, Bitwidth: width}
+}
+
+// isStable reports whether v reads no state (a constant or action data),
+// so binding an in parameter to it directly cannot observe later writes.
+func isStable(v *bmv2json.Value) bool {
+	switch v.Type {
+	case "hexstr", "bool", "runtime_data":
+		return true
+	}
+	return false
 }
