@@ -359,11 +359,17 @@ func createVeth(sh *nl.SocketHandle, lp *linkPlan) error {
 	return nil
 }
 
+// endAttrs are the attributes of one veth end. It has one transmit and one
+// receive queue, which is what a veth uses anyway: without the counts the
+// kernel allocates a queue per CPU and trims them to one right after, and
+// each trim waits for an expedited RCU grace period.
 func endAttrs(ip *ifacePlan) []*nl.RtAttr {
 	return []*nl.RtAttr{
 		nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(ip.name)),
 		nl.NewRtAttr(unix.IFLA_ADDRESS, ip.mac),
 		nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(uint32(ip.mtu))),
+		nl.NewRtAttr(unix.IFLA_NUM_TX_QUEUES, nl.Uint32Attr(1)),
+		nl.NewRtAttr(unix.IFLA_NUM_RX_QUEUES, nl.Uint32Attr(1)),
 		nl.NewRtAttr(unix.IFLA_NET_NS_FD, nl.Uint32Attr(uint32(ip.node.handle))),
 	}
 }
@@ -451,8 +457,10 @@ func configureHostInterface(np *nodePlan, ip *ifacePlan) error {
 // priority) of a multi-homed host's interfaces after the first.
 const sourceTableBase = 100
 
-// operUpTimeout bounds the wait for the kernel to mark links operational.
-const operUpTimeout = 10 * time.Second
+// operUpTimeout bounds the wait for the kernel to mark links operational:
+// usually tens of milliseconds, but the kernel's link-watch work handles 100
+// interfaces per run and can be starved on a loaded machine.
+const operUpTimeout = 30 * time.Second
 
 // waitOperUp waits until every interface is operationally up. The kernel
 // attaches an interface's qdisc only then (in its link-watch work, shortly
