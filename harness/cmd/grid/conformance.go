@@ -23,7 +23,7 @@ func init() {
 			"Example:\n   grid conformance --json reference --run 'checksum|header-stack' --details",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "corpus `DIR` holding programs/ and reference/ (default: <repo>/../shared/p4c-conformance)"},
-			&cli.StringFlag{Name: "json", Value: string(conformance.Ours), Usage: "where the bmv2 JSON comes from: `MODE` ours (the embedded compiler) or reference (real p4c's reference/NAME.json)"},
+			&cli.StringFlag{Name: "json", Value: string(conformance.Ours), Usage: "`MODE` is where the bmv2 JSON comes from: ours (the embedded compiler) or reference (real p4c's reference/NAME.json)"},
 			&cli.StringFlag{Name: "run", Usage: "only programs whose name matches `REGEX`"},
 			&cli.BoolFlag{Name: "details", Aliases: []string{"d"}, Usage: "show the full reason of each failure (byte diffs, all errors)"},
 			&cli.DurationFlag{Name: "timeout", Value: conformance.DefaultTimeout, Usage: "give up on one program after `DURATION`"},
