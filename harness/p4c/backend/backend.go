@@ -198,6 +198,12 @@ func convertPipeline(pl *midend.Pipeline, id int, tableID *int) (bmv2json.Pipeli
 		}
 		for _, k := range t.Keys {
 			tk := bmv2json.TableKey{MatchType: k.MatchType, Name: k.Name, Target: k.Target}
+			if k.MatchType == "optional" && len(t.Entries) > 0 {
+				// Const entries of optional keys are written as ternary
+				// value/mask pairs (a wildcard is mask 0): the key must be
+				// ternary for them to load.
+				tk.MatchType = "ternary"
+			}
 			if k.Mask != "" {
 				m := k.Mask
 				tk.Mask = &m

@@ -945,14 +945,7 @@ func constArgs(ref *ast.ActionRef, act *Action, nb int) ([]string, error) {
 	for i, arg := range ref.Args[nb:] {
 		v, ok := bigOf(arg.Value)
 		if !ok {
-			if c := arg.Value.Info().Const; c != nil && c.Kind == ast.ValBool {
-				v = big.NewInt(0)
-				if c.Bool {
-					v = big.NewInt(1)
-				}
-			} else {
-				return nil, unsupported(arg.Value, "action argument that is not a constant")
-			}
+			return nil, unsupported(arg.Value, "action argument that is not a constant")
 		}
 		if i >= len(act.Params) {
 			return nil, srcError(arg.Value, "too many arguments for action %s", act.Name)

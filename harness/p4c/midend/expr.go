@@ -592,10 +592,18 @@ func (a *actx) cast(x *ast.Cast) (val, error) {
 	return &scalarV{ref: r, t: to}, nil
 }
 
-// bigOf returns the integer value of a constant expression.
+// bigOf returns the integer value of a constant expression (booleans are
+// 0 and 1, serializable enum members their value).
 func bigOf(e ast.Expr) (*big.Int, bool) {
 	c := e.Info().Const
-	if c == nil || c.Int == nil {
+	switch {
+	case c == nil:
+		return nil, false
+	case c.Kind == ast.ValBool && c.Bool:
+		return big.NewInt(1), true
+	case c.Kind == ast.ValBool:
+		return big.NewInt(0), true
+	case c.Int == nil:
 		return nil, false
 	}
 	return c.Int, true

@@ -302,14 +302,7 @@ func keysetParts(k ast.Expr, w int) ([]keyPart, bool, error) {
 	}
 	cv, ok := bigOf(k)
 	if !ok {
-		if c := k.Info().Const; c != nil && c.Kind == ast.ValBool {
-			cv = big.NewInt(0)
-			if c.Bool {
-				cv = big.NewInt(1)
-			}
-		} else {
-			return nil, false, unsupported(k, "keyset that is not a constant (value sets are not supported)")
-		}
+		return nil, false, unsupported(k, "keyset that is not a constant (value sets are not supported)")
 	}
 	return []keyPart{{v: new(big.Int).And(cv, full), m: full}}, false, nil
 }
