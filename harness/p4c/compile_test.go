@@ -407,3 +407,54 @@ func TestBadProgramsGiveTheExpectedDiagnostic(t *testing.T) {
 		})
 	}
 }
+
+func TestControllerHeaderAndIDAnnotationsReachP4Info(t *testing.T) {
+	src := `#include <core.p4>
+#include <v1model.p4>
+@controller_header("packet_in")
+header packet_in_t { bit<9> ingress_port; bit<7> _pad; }
+header h_t { bit<8> a; }
+struct headers_t { packet_in_t cpu; h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control Ig(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    @id(0x01000042) action fwd(bit<9> port) { sm.egress_spec = port; }
+    @name("forward") @id(7) table t { key = { hdr.h.a: exact @name("a"); } actions = { fwd; } }
+    apply { t.apply(); }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control Vc(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Cc(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Dp(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), Vc(), Ig(), Eg(), Cc(), Dp()) main;
+`
+	path := filepath.Join(t.TempDir(), "cpu.p4")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compile(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := res.P4Info
+	if len(info.ControllerPacketMetadata) != 1 || info.ControllerPacketMetadata[0].Preamble.Name != "packet_in" {
+		t.Fatalf("controller packet metadata %v", info.ControllerPacketMetadata)
+	}
+	if len(info.Tables) != 1 || info.Tables[0].Preamble.Name != "Ig.forward" || info.Tables[0].Preamble.Id != 0x02000007 {
+		t.Errorf("table preamble %v, want Ig.forward with @id 7 under the table prefix", info.Tables[0].Preamble)
+	}
+	if info.Tables[0].MatchFields[0].Name != "a" {
+		t.Errorf("match field %q, want the @name a", info.Tables[0].MatchFields[0].Name)
+	}
+	var fwd *p4configv1.Action
+	for _, a := range info.Actions {
+		if a.Preamble.Name == "Ig.fwd" {
+			fwd = a
+		}
+	}
+	if fwd == nil || fwd.Preamble.Id != 0x01000042 {
+		t.Errorf("action Ig.fwd %v, want @id 0x01000042", fwd)
+	}
+}

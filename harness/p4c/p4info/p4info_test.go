@@ -73,3 +73,24 @@ func TestBuildDescribesTablesActionsAndDirectCounters(t *testing.T) {
 		t.Errorf("binary form does not round-trip: %v", err)
 	}
 }
+
+func TestControllerHeadersBecomePacketMetadata(t *testing.T) {
+	p := &midend.Program{ControllerHeaders: []*midend.ControllerHeader{{
+		Name:   "packet_in",
+		Fields: []midend.ControllerField{{Name: "ingress_port", Width: 9}, {Name: "_pad", Width: 7}},
+	}}}
+	info, err := Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.ControllerPacketMetadata) != 1 {
+		t.Fatalf("%d controller headers, want 1", len(info.ControllerPacketMetadata))
+	}
+	cm := info.ControllerPacketMetadata[0]
+	if cm.Preamble.Name != "packet_in" || cm.Preamble.Id>>24 != uint32(p4configv1.P4Ids_CONTROLLER_HEADER) {
+		t.Errorf("preamble %v", cm.Preamble)
+	}
+	if len(cm.Metadata) != 2 || cm.Metadata[0].Id != 1 || cm.Metadata[0].Bitwidth != 9 || cm.Metadata[1].Name != "_pad" {
+		t.Errorf("metadata %v", cm.Metadata)
+	}
+}
