@@ -424,11 +424,26 @@ func TestLinkBandwidthIsAppliedAsTbfAndMissingNetemIsRecorded(t *testing.T) {
 	}
 }
 
-func TestTwoRunsOfTheSameTopologyCoexist(t *testing.T) {
+func TestTwoRunsOfTheSameTopologyBuiltAtOnceCoexist(t *testing.T) {
 	needRoot(t)
 	tb := topo.Testbed()
-	a := upRun(t, tb)
-	b := upRun(t, tb)
+	names := [2]string{newRunName(t), newRunName(t)}
+	var states [2]*State
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, run := range names {
+		t.Cleanup(func() { Clean(run) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			states[i], errs[i] = Up(context.Background(), tb, Options{Name: run})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		t.Fatal(err)
+	}
+	a, b := states[0], states[1]
 	if a.Tag == b.Tag {
 		t.Fatalf("both runs use interface tag %s", a.Tag)
 	}
