@@ -195,6 +195,12 @@ func TestControlPlaneErrorsNameTheirSubject(t *testing.T) {
 			return err
 		}(), "an entry with this prefix exists"},
 	}
+	keyless := NewSwitch(miniProgram(t, `["a",8,false]`, "", nil), Config{})
+	_, err := keyless.AddEntry("t", Entry{Action: "act"})
+	cases = append(cases, struct {
+		err  error
+		want string
+	}{err, `table "ingress.t" has no key: set its default action instead`})
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("got error %v, want one containing %q", c.err, c.want)

@@ -505,10 +505,13 @@ func (e *entry) matches(key []byte) bool {
 func (t *table) apply(k *pkt) *node {
 	td := t.decl
 	key := k.key[:td.keyBytes]
-	td.buildKey(k, key)
-	t.mu.RLock()
-	e := t.lookup(key, k.key2)
-	t.mu.RUnlock()
+	var e *entry
+	if td.keyBytes > 0 { // a keyless table always misses (AddEntry refuses entries)
+		td.buildKey(k, key)
+		t.mu.RLock()
+		e = t.lookup(key, k.key2)
+		t.mu.RUnlock()
+	}
 	var call *actionCall
 	if e != nil {
 		call = e.call.Load()
@@ -549,6 +552,9 @@ func (t *table) apply(k *pkt) *node {
 
 // encode validates an Entry against the table and builds its lookup form.
 func (td *tableDecl) encode(p *Program, en *Entry) (*entry, *actionCall, error) {
+	if len(td.keys) == 0 {
+		return nil, nil, fmt.Errorf("table %q has no key: set its default action instead of adding entries", td.name)
+	}
 	if len(en.Match) != len(td.keys) {
 		return nil, nil, fmt.Errorf("table %q: %d match values for %d key fields", td.name, len(en.Match), len(td.keys))
 	}
