@@ -155,7 +155,7 @@ func (b *builder) build(ctx context.Context, st *State) error {
 	if err := prepareNetnsDir(); err != nil {
 		return err
 	}
-	probe := make(chan netemProbe, 1)
+	probe := make(chan error, 1)
 	go func() { probe <- probeNetem() }()
 
 	t0 := time.Now()
@@ -167,12 +167,12 @@ func (b *builder) build(ctx context.Context, st *State) error {
 		return err
 	}
 	t2 := time.Now()
-	netem := <-probe
-	st.Emulation = Emulation{Netem: netem.err == nil}
-	if netem.err != nil {
-		st.Emulation.NetemError = netem.err.Error()
+	netemErr := <-probe
+	st.Emulation = Emulation{Netem: netemErr == nil}
+	if netemErr != nil {
+		st.Emulation.NetemError = netemErr.Error()
 	}
-	if err := b.configure(ctx, netem.err == nil); err != nil {
+	if err := b.configure(ctx, netemErr == nil); err != nil {
 		return err
 	}
 	t3 := time.Now()

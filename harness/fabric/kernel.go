@@ -62,20 +62,18 @@ func txChecksum(sock int, ifname string) (bool, error) {
 	return v != 0, nil
 }
 
-// netemProbe is the outcome of trying to add a netem qdisc.
-type netemProbe struct{ err error }
-
 // probeNetem tries to add a netem qdisc to a scratch veth pair in an anonymous
 // namespace, which the kernel frees with everything in it as soon as this
-// function returns, even if the process is killed meanwhile.
-func probeNetem() netemProbe {
+// function returns, even if the process is killed meanwhile. It returns why
+// the qdisc could not be added, or nil when netem works.
+func probeNetem() error {
 	th, err := lockNsThread()
 	if err != nil {
-		return netemProbe{err: err}
+		return err
 	}
 	defer th.release()
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		return netemProbe{err: fmt.Errorf("create scratch namespace: %w", err)}
+		return fmt.Errorf("create scratch namespace: %w", err)
 	}
 	result := func() error {
 		h, err := netlink.NewHandleAt(netns.None(), unix.NETLINK_ROUTE)
@@ -96,7 +94,7 @@ func probeNetem() netemProbe {
 		return nil
 	}()
 	if err := th.back(); err != nil {
-		return netemProbe{err: err}
+		return err
 	}
-	return netemProbe{err: result}
+	return result
 }
