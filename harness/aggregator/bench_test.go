@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"encoding/binary"
+	"sync/atomic"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/engine"
@@ -59,6 +60,45 @@ func BenchmarkAggregatedValuesPerSecond(b *testing.B) {
 			b.ReportMetric(float64(b.N)*float64(values)/b.Elapsed().Seconds(), "values/s")
 		})
 	}
+}
+
+// BenchmarkAggregatedValuesPerSecondParallel is the same load from one
+// goroutine per core, each with its own fragment ids, on one shared switch.
+func BenchmarkAggregatedValuesPerSecondParallel(b *testing.B) {
+	const fanIn, values = 8, 32
+	st, err := gradproto.NewStar(1, fanIn, 0, values)
+	if err != nil {
+		b.Fatal(err)
+	}
+	setup, err := Entries(st.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sw := engine.NewSwitch(compileForEngine(b, Build{}), engine.Config{})
+	if err := setup.Install(sw); err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Uint32
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		base := next.Add(1) << 24
+		frames := make([][]byte, fanIn)
+		for m := range frames {
+			w := gradproto.NewWorker(&st.Plan, m, map[uint32][]int32{0: make([]int32, values)})
+			frames[m] = w.Originals()[0].Marshal()
+		}
+		emit := func(engine.Output) {}
+		for i := 0; pb.Next(); i++ {
+			m := i % fanIn
+			binary.BigEndian.PutUint32(frames[m][gradproto.FrameOverhead+8:], base|uint32(i/fanIn))
+			if err := sw.Process(uint32(st.WorkerPort(m)), frames[m], emit); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)*values/b.Elapsed().Seconds(), "values/s")
 }
 
 // BenchmarkReferenceModelValuesPerSecond is the same load on the Go
