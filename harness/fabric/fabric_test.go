@@ -738,3 +738,35 @@ func TestDownFinishesARunWhoseTeardownWasInterrupted(t *testing.T) {
 	}
 	requireNothingLeft(t, st.Run, st.Tag)
 }
+
+func TestNoInterfaceSendsAnythingByItself(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, topo.Testbed())
+	// IPv6 would send router solicitations, MLD reports and DAD probes
+	// within a second of a link coming up; IGMP and ARP go out at once.
+	time.Sleep(1500 * time.Millisecond)
+	for _, n := range st.Nodes {
+		h, err := netns.GetFromPath(n.NamespacePath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		nh, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
+		h.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		links, err := nh.LinkList()
+		nh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range links {
+			if !strings.HasPrefix(l.Attrs().Name, st.Tag) {
+				continue
+			}
+			if s := l.Attrs().Statistics; s == nil || s.TxPackets != 0 || s.RxPackets != 0 {
+				t.Errorf("%s %s sent or received packets nobody asked for: %+v", n.Name, l.Attrs().Name, s)
+			}
+		}
+	}
+}
