@@ -20,6 +20,14 @@ type Options struct {
 	// interleaved with the engine's per-packet trace (parser states, tables,
 	// actions, drops), like simple_switch --log-console.
 	Trace io.Writer
+	// Compat makes the run behave like p4c's bmv2stf.py driving
+	// simple_switch_CLI: a command the switch rejects (a duplicate entry,
+	// a const default action) and a false check_counter or
+	// check_register become Warnings and the test goes on, as the CLI's
+	// errors do not stop bmv2stf.py. Unknown names and bad syntax still
+	// stop the test. grid conformance runs in this mode; grid p4test does
+	// not, so that a rejected entry never goes unnoticed.
+	Compat bool
 }
 
 // Output is a packet that left the switch.
@@ -91,6 +99,9 @@ type Result struct {
 	Sent     int      // packets injected
 	Outputs  []Output // every packet that came out, in order
 	Failures []Failure
+	// Warnings are rejected commands and false checks that Compat mode
+	// let pass.
+	Warnings []Failure
 }
 
 // Passed reports whether every expectation and check held.
@@ -180,6 +191,9 @@ func (r *Result) Report(w io.Writer) {
 			fmt.Fprintf(w, "%s: %s\n", f.At, f.Msg)
 		}
 	}
+	for _, f := range r.Warnings {
+		fmt.Fprintf(w, "%s: warning: %s\n", f.At, f.Msg)
+	}
 }
 
 // Run loads the bmv2 JSON program and applies the STF commands to a fresh
@@ -232,12 +246,18 @@ func NewSession(programJSON []byte, opts Options) (s *Session, err error) {
 func (s *Session) Apply(c Command) error {
 	s.r.traceCommand(c)
 	if err := s.r.apply(c); err != nil {
-		kind := CommandFailed
 		var crash *crashError
-		if errors.As(err, &crash) {
-			kind = Crashed
+		var refused *rejectedError
+		switch {
+		case errors.As(err, &crash):
+			s.r.fail(Crashed, c.Position(), "%s: %v", commandWord(c), err)
+		case s.r.opts.Compat && (errors.As(err, &refused) || isCheck(c)):
+			s.r.result.Warnings = append(s.r.result.Warnings, Failure{Kind: CommandFailed, At: c.Position(),
+				Msg: fmt.Sprintf("%s: %v (the switch rejected it; the test goes on)", commandWord(c), err)})
+			return nil
+		default:
+			s.r.fail(CommandFailed, c.Position(), "%s: %v", commandWord(c), err)
 		}
-		s.r.fail(kind, c.Position(), "%s: %v", commandWord(c), err)
 		return fmt.Errorf("%s: %w", c.Position(), err)
 	}
 	return nil
@@ -358,6 +378,17 @@ func (r *runner) fail(kind FailureKind, at Pos, format string, args ...any) {
 	r.result.Failures = append(r.result.Failures, Failure{Kind: kind, At: at, Msg: fmt.Sprintf(format, args...)})
 }
 
+// checkFailed records a false check_counter or check_register: a failure,
+// or in Compat mode a warning (bmv2stf.py does not check them).
+func (r *runner) checkFailed(at Pos, format string, args ...any) {
+	f := Failure{Kind: CheckFailed, At: at, Msg: fmt.Sprintf(format, args...)}
+	if r.opts.Compat {
+		r.result.Warnings = append(r.result.Warnings, f)
+		return
+	}
+	r.result.Failures = append(r.result.Failures, f)
+}
+
 func commandWord(c Command) string {
 	w, _, _ := strings.Cut(c.String(), " ")
 	return w
@@ -370,6 +401,32 @@ type crashError struct {
 }
 
 func (e *crashError) Error() string { return fmt.Sprintf("engine crashed: %v\n%s", e.value, e.stack) }
+
+// isCheck reports whether c is an assertion on switch state, which
+// bmv2stf.py does not evaluate.
+func isCheck(c Command) bool {
+	switch c.(type) {
+	case *CounterCheck, *RegisterCheck:
+		return true
+	}
+	return false
+}
+
+// rejectedError is a command the switch refused, as opposed to one that
+// names something the program does not have.
+type rejectedError struct{ err error }
+
+func (e *rejectedError) Error() string { return e.err.Error() }
+func (e *rejectedError) Unwrap() error { return e.err }
+
+// rejected marks a non-nil error of the switch (or of the control-plane
+// state STF keeps) as a rejection.
+func rejected(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &rejectedError{err}
+}
 
 // apply runs one command, turning an engine panic into an error so that one
 // broken program cannot take down a whole conformance run.
@@ -387,7 +444,7 @@ func (r *runner) apply(c Command) (err error) {
 		}
 		h, err := r.sw.AddEntry(e.Table, engineEntry(e))
 		if err != nil {
-			return err
+			return rejected(err)
 		}
 		if c.HandleName != "" {
 			r.handles[c.HandleName] = entryRef{table: e.Table, handle: h}
@@ -397,18 +454,18 @@ func (r *runner) apply(c Command) (err error) {
 		if err != nil {
 			return err
 		}
-		return r.sw.SetDefaultAction(d.Table, d.Action, d.ActionArgs)
+		return rejected(r.sw.SetDefaultAction(d.Table, d.Action, d.ActionArgs))
 	case *RemoveAll:
 		for _, t := range r.names.tables {
 			if err := r.sw.ClearTable(t.t.Name); err != nil {
-				return err
+				return rejected(err)
 			}
 		}
 	case *Packet:
 		r.result.Sent++
 		r.current = c.At
 		r.clock = r.clock.Add(time.Microsecond)
-		return r.sw.Process(uint32(c.Port), c.Data, r.collect)
+		return rejected(r.sw.Process(uint32(c.Port), c.Data, r.collect))
 	case *Expect:
 		// As in bmv2stf.py, the last expect on a port decides whether
 		// the port is checked at all: a bare "expect PORT" after
@@ -577,7 +634,7 @@ func (r *runner) checkCounter(c *CounterCheck) error {
 		got = v.Bytes
 	}
 	if !compareOp(new(big.Int).SetUint64(got), c.Op, c.Value.Value) {
-		r.fail(CheckFailed, c.At, "%s: %s is %d, expected %s %s", c, c.Kind, got, c.Op, c.Value.Text)
+		r.checkFailed(c.At, "%s: %s is %d, expected %s %s", c, c.Kind, got, c.Op, c.Value.Text)
 	}
 	return nil
 }
@@ -596,7 +653,7 @@ func (r *runner) checkRegister(c *RegisterCheck) error {
 	}
 	got := new(big.Int).SetBytes(v)
 	if !compareOp(got, c.Op, c.Value.Value) {
-		r.fail(CheckFailed, c.At, "%s: %s[%s] is %#x (%v), expected %s %s", c, arr.Name, c.Index.Text, got, got, c.Op, c.Value.Text)
+		r.checkFailed(c.At, "%s: %s[%s] is %#x (%v), expected %s %s", c, arr.Name, c.Index.Text, got, got, c.Op, c.Value.Text)
 	}
 	return nil
 }
@@ -666,21 +723,21 @@ func (r *runner) direct(c *Direct) error {
 	arg := func(i int) int { return int(c.Args[i].Value.Int64()) }
 	switch c.Name {
 	case "mirroring_add":
-		return r.sw.SetCloneSession(uint32(arg(0)), engine.CloneSession{Port: uint32(arg(1))})
+		return rejected(r.sw.SetCloneSession(uint32(arg(0)), engine.CloneSession{Port: uint32(arg(1))}))
 	case "mirroring_add_mc":
-		return r.sw.SetCloneSession(uint32(arg(0)), engine.CloneSession{Group: uint16(arg(1))})
+		return rejected(r.sw.SetCloneSession(uint32(arg(0)), engine.CloneSession{Group: uint16(arg(1))}))
 	case "mirroring_delete":
-		return r.sw.DeleteCloneSession(uint32(arg(0)))
+		return rejected(r.sw.DeleteCloneSession(uint32(arg(0))))
 	case "mirroring_get", "counter_read", "register_read", "meter_get_rates":
 		// Reads only show state; the trace has it when asked for.
 		return r.traceRead(c)
 	case "mc_mgrp_create":
 		g := uint16(arg(0))
 		if _, dup := r.groups[g]; dup {
-			return fmt.Errorf("multicast group %d already exists", g)
+			return rejected(fmt.Errorf("multicast group %d already exists", g))
 		}
 		r.groups[g] = nil
-		return r.sw.SetMulticastGroup(g, nil)
+		return rejected(r.sw.SetMulticastGroup(g, nil))
 	case "mc_node_create", "mc_node_update":
 		var ports []uint32
 		for _, a := range c.Args[1:] {
@@ -693,17 +750,17 @@ func (r *runner) direct(c *Direct) error {
 		}
 		h := arg(0)
 		if h >= len(r.nodes) {
-			return fmt.Errorf("no multicast node with handle %d (%d created)", h, len(r.nodes))
+			return rejected(fmt.Errorf("no multicast node with handle %d (%d created)", h, len(r.nodes)))
 		}
 		r.nodes[h].ports = ports
 		return r.syncGroups()
 	case "mc_node_associate":
 		g, h := uint16(arg(0)), arg(1)
 		if _, ok := r.groups[g]; !ok {
-			return fmt.Errorf("multicast group %d was not created (mc_mgrp_create %d)", g, g)
+			return rejected(fmt.Errorf("multicast group %d was not created (mc_mgrp_create %d)", g, g))
 		}
 		if h >= len(r.nodes) {
-			return fmt.Errorf("no multicast node with handle %d (%d created; handles count from 0)", h, len(r.nodes))
+			return rejected(fmt.Errorf("no multicast node with handle %d (%d created; handles count from 0)", h, len(r.nodes)))
 		}
 		r.groups[g] = append(r.groups[g], h)
 		return r.syncGroups()
@@ -712,7 +769,7 @@ func (r *runner) direct(c *Direct) error {
 		if err != nil {
 			return err
 		}
-		return r.sw.WriteCounter(arr.Name, arg(0), engine.CounterValue{Packets: c.Args[1].Value.Uint64(), Bytes: c.Args[2].Value.Uint64()})
+		return rejected(r.sw.WriteCounter(arr.Name, arg(0), engine.CounterValue{Packets: c.Args[1].Value.Uint64(), Bytes: c.Args[2].Value.Uint64()}))
 	case "register_write":
 		arr, err := r.register(c.Object)
 		if err != nil {
@@ -722,13 +779,13 @@ func (r *runner) direct(c *Direct) error {
 		if err != nil {
 			return fmt.Errorf("register %s: %w", arr.Name, err)
 		}
-		return r.sw.WriteRegister(arr.Name, arg(0), v)
+		return rejected(r.sw.WriteRegister(arr.Name, arg(0), v))
 	case "register_reset":
 		arr, err := r.register(c.Object)
 		if err != nil {
 			return err
 		}
-		return r.sw.ResetRegister(arr.Name)
+		return rejected(r.sw.ResetRegister(arr.Name))
 	case "meter_set_rates", "meter_array_set_rates":
 		arr, err := lookup("meter", c.Object, r.names.json.MeterArrays, func(a bmv2json.MeterArray) string { return a.Name })
 		if err != nil {
@@ -739,11 +796,11 @@ func (r *runner) direct(c *Direct) error {
 			return err
 		}
 		if c.Name == "meter_set_rates" {
-			return r.sw.SetMeter(arr.Name, arg(0), cfg)
+			return rejected(r.sw.SetMeter(arr.Name, arg(0), cfg))
 		}
 		for i := 0; i < arr.Size; i++ {
 			if err := r.sw.SetMeter(arr.Name, i, cfg); err != nil {
-				return err
+				return rejected(err)
 			}
 		}
 		return nil
@@ -762,7 +819,7 @@ func (r *runner) syncGroups() error {
 			}
 		}
 		if err := r.sw.SetMulticastGroup(g, reps); err != nil {
-			return err
+			return rejected(err)
 		}
 	}
 	return nil

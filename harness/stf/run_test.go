@@ -307,3 +307,44 @@ func TestMeterConfigWantsCommittedThenPeakRates(t *testing.T) {
 		}
 	}
 }
+
+func TestCompatModeGoesOnAfterRejectedCommandsLikeBmv2stf(t *testing.T) {
+	text := l2Entries + `
+add fwd dstAddr:0x000000000002 forward(port:4)
+check_counter port_in(1) packets == 5
+check_counter port_in(100) packets == 0
+packet 1 000000000002 00000000000a 0800 01
+expect 2 000000000002 00000000000a 0800 01
+`
+	cmds, err := Parse("t.stf", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict, err := Run(l2acl(t), cmds, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(strict.Failures) != 1 || strict.Failures[0].Kind != CommandFailed || strict.Failures[0].At.Line != 5 {
+		t.Errorf("strict mode: %+v, want the duplicate entry at line 5 to fail the test", strict.Failures)
+	}
+	compat, err := Run(l2acl(t), cmds, Options{Compat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !compat.Passed() || len(compat.Warnings) != 3 {
+		t.Fatalf("compat mode: failures %+v, warnings %+v; want a pass with 3 warnings", compat.Failures, compat.Warnings)
+	}
+	var b strings.Builder
+	compat.Report(&b)
+	if !strings.Contains(b.String(), "t.stf:5: warning: add: ") || !strings.Contains(b.String(), "the switch rejected it; the test goes on") {
+		t.Errorf("report:\n%s", b.String())
+	}
+	// Unknown names stop the test in both modes, as they stop bmv2stf.py.
+	cmds, err = Parse("t.stf", "add nosuch k:1 a()\npacket 1 000000000002 00000000000a 0800 01\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := Run(l2acl(t), cmds, Options{Compat: true}); res.Passed() || res.Sent != 0 {
+		t.Errorf("compat mode went on after an unknown table: %+v", res)
+	}
+}
