@@ -1,17 +1,10 @@
 package aggregator
 
 import (
-	"sync"
 	"testing"
 
-	"github.com/grid-ina/grid/harness/engine"
 	"github.com/grid-ina/grid/harness/gradproto"
 )
-
-var fuzzProg struct {
-	once sync.Once
-	prog *engine.Program
-}
 
 // FuzzEngineAgreesWithModel sends arbitrary frames, seeded with every kind
 // of GRID packet, through the compiled program and the reference model and
@@ -26,17 +19,21 @@ func FuzzEngineAgreesWithModel(f *testing.F) {
 	for m := range st.Plan.Members {
 		w = append(w, gradproto.NewWorker(&st.Plan, m, map[uint32][]int32{1: make([]int32, 32), 2: make([]int32, 32)}))
 	}
-	var warmup [][2]any
+	type sent struct {
+		port  uint16
+		frame []byte
+	}
+	var warmup []sent
 	for m, wk := range w {
 		for _, p := range wk.Originals() {
 			if p.Frag == 2 && m == 1 {
 				continue // leaves fragment 2's unit active
 			}
-			warmup = append(warmup, [2]any{st.WorkerPort(m), p.Marshal()})
+			warmup = append(warmup, sent{st.WorkerPort(m), p.Marshal()})
 		}
 	}
 	for _, x := range warmup {
-		f.Add(uint8(x[0].(uint16)), x[1].([]byte))
+		f.Add(uint8(x.port), x.frame)
 	}
 	res := &gradproto.Packet{DstMAC: st.Plan.Gateway, SrcIP: st.Plan.PSIP, DstIP: st.Plan.PSIP, TTL: 64,
 		SrcPort: gradproto.UDPPort, DstPort: gradproto.UDPPort,
@@ -49,15 +46,12 @@ func FuzzEngineAgreesWithModel(f *testing.F) {
 	rs.Flags, rs.Node, rs.Bitmap, rs.Count = gradproto.FlagResend, 1, 1, 1
 	f.Add(uint8(1), rs.Marshal())
 	f.Add(uint8(1), []byte{1, 2, 3})
+	prog := compileForEngine(f, Build{Units: 4})
 	f.Fuzz(func(t *testing.T, port uint8, frame []byte) {
-		fuzzProg.once.Do(func() { fuzzProg.prog = compileForEngine(t, Build{Units: 4}) })
-		if fuzzProg.prog == nil {
-			t.Skip("program did not compile")
-		}
-		eng, model := newPair(t, fuzzProg.prog, st.Config, 4)
+		eng, model := newPair(t, prog, st.Config, 4)
 		l := &lockstep{eng: eng, model: model}
 		for _, x := range warmup {
-			if _, err := l.Process(x[0].(uint16), x[1].([]byte)); err != nil {
+			if _, err := l.Process(x.port, x.frame); err != nil {
 				t.Fatalf("warm-up: %v", err)
 			}
 		}
