@@ -260,7 +260,9 @@ func (p *nameIndex) resolveAdd(c *Add) (*resolvedEntry, error) {
 		}
 		set[i] = true
 		if e.Keys[i], err = matchValue(t.keys[i], km); err != nil {
-			return nil, fmt.Errorf("table %s key %s: %w", t.t.Name, t.keys[i].name, err)
+			// bmv2stf.py hands such values to simple_switch_CLI, which
+			// refuses the entry.
+			return nil, rejected(fmt.Errorf("table %s key %s: %w", t.t.Name, t.keys[i].name, err))
 		}
 	}
 	for i, k := range t.keys {
@@ -272,7 +274,7 @@ func (p *nameIndex) resolveAdd(c *Add) (*resolvedEntry, error) {
 	}
 	if t.needsPriority {
 		if c.Priority < 0 {
-			return nil, fmt.Errorf("table %s has ternary or range keys: write a priority after the table name (add %s PRIORITY ...)", t.t.Name, c.Table)
+			return nil, rejected(fmt.Errorf("table %s has ternary or range keys: write a priority after the table name (add %s PRIORITY ...)", t.t.Name, c.Table))
 		}
 		e.Priority = c.Priority
 	}
@@ -324,11 +326,11 @@ func actionArgs(a *bmv2json.Action, call ActionCall) ([][]byte, error) {
 			return nil, fmt.Errorf("action %s: parameter %s given twice", a.Name, arg.Name)
 		}
 		if arg.Value.HasWildcards() {
-			return nil, fmt.Errorf("action %s parameter %s: %q may not contain '*'", a.Name, arg.Name, arg.Value.Text)
+			return nil, rejected(fmt.Errorf("action %s parameter %s: %q may not contain '*'", a.Name, arg.Name, arg.Value.Text))
 		}
 		b, err := toBytes(arg.Value.Value, a.RuntimeData[i].Bitwidth)
 		if err != nil {
-			return nil, fmt.Errorf("action %s parameter %s: %w", a.Name, arg.Name, err)
+			return nil, rejected(fmt.Errorf("action %s parameter %s: %w", a.Name, arg.Name, err))
 		}
 		args[i] = b
 	}
