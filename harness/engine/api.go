@@ -143,11 +143,16 @@ func Range(lo, hi []byte) Match { return Match{Value: lo, High: hi} }
 // priorities the entry added first (P4Runtime, where larger wins, must
 // convert). Args are the action's parameters in order, as big-endian byte
 // strings.
+//
+// Entries of an indirect table (one with an action profile or selector)
+// name a Member or a Group of the profile instead of an Action.
 type Entry struct {
 	Match    []Match
 	Priority int32
 	Action   string
 	Args     [][]byte
+	Member   MemberHandle
+	Group    GroupHandle
 }
 
 // EntryHandle identifies an entry of a table; it stays valid until the
@@ -168,6 +173,10 @@ type TableInfo struct {
 	// or meters.
 	HasCounters bool
 	HasMeters   bool
+	// ActionProfile names the action profile of an indirect table, which
+	// has a selector (groups) when HasSelector.
+	ActionProfile string
+	HasSelector   bool
 }
 
 // KeyInfo describes one key field.

@@ -51,6 +51,10 @@ func (p *Program) Tables() []TableInfo {
 	for _, td := range p.tables {
 		ti := TableInfo{Name: td.name, DefaultAction: td.defaultCall.act.name, ConstDefault: td.defaultConst,
 			MaxSize: td.maxSize, HasCounters: td.counter >= 0, HasMeters: td.meter >= 0}
+		if td.profile >= 0 {
+			ti.ActionProfile = p.profiles[td.profile].name
+			ti.HasSelector = p.profiles[td.profile].selector != nil
+		}
 		for _, kf := range td.keys {
 			ti.Keys = append(ti.Keys, KeyInfo{Name: kf.name, Field: p.fields[kf.fld].name, Kind: kf.kind, Bitwidth: kf.width})
 		}
@@ -136,6 +140,9 @@ func (s *Switch) AddEntry(tableName string, en Entry) (EntryHandle, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := s.checkRef(t.decl, &en); err != nil {
+		return 0, err
+	}
 	e, _, err := t.decl.encode(s.prog, &en)
 	if err != nil {
 		return 0, err
@@ -162,6 +169,9 @@ func (s *Switch) ModifyEntry(tableName string, h EntryHandle, actionName string,
 	if err != nil {
 		return err
 	}
+	if t.decl.profile >= 0 {
+		return fmt.Errorf("table %q is indirect: repoint its entries with RepointEntry", t.decl.name)
+	}
 	a := t.decl.actionByName(actionName)
 	if a == nil {
 		return fmt.Errorf("table %q: action %q is not one of its actions (%s)", t.decl.name, actionName, t.decl.actionNames())
@@ -177,6 +187,29 @@ func (s *Switch) ModifyEntry(tableName string, h EntryHandle, actionName string,
 		return err
 	}
 	e.call.Store(call)
+	return nil
+}
+
+// RepointEntry makes an entry of an indirect table point at another member
+// or group (exactly one of member and group is non-zero).
+func (s *Switch) RepointEntry(tableName string, h EntryHandle, member MemberHandle, group GroupHandle) error {
+	t, err := s.table(tableName)
+	if err != nil {
+		return err
+	}
+	if t.decl.profile < 0 {
+		return fmt.Errorf("table %q is not indirect: change its entries with ModifyEntry", t.decl.name)
+	}
+	if err := s.checkRef(t.decl, &Entry{Member: member, Group: group}); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, err := t.entry(h)
+	if err != nil {
+		return err
+	}
+	e.member, e.group = member, group
 	return nil
 }
 
@@ -222,6 +255,9 @@ func (s *Switch) FindEntry(tableName string, match []Match, priority int32) (Ent
 	}
 	probe := Entry{Match: match, Priority: priority, Action: t.decl.actions[0].name}
 	probe.Args = make([][]byte, len(t.decl.actions[0].params))
+	if t.decl.profile >= 0 {
+		probe = Entry{Match: match, Priority: priority, Member: 1}
+	}
 	want, _, err := t.decl.encode(s.prog, &probe)
 	if err != nil {
 		return 0, err
@@ -254,9 +290,11 @@ func (s *Switch) Entries(tableName string) ([]StoredEntry, error) {
 	out := make([]StoredEntry, 0, len(handles))
 	for _, h := range handles {
 		e := t.entries[h]
-		call := e.call.Load()
-		out = append(out, StoredEntry{Handle: h, Entry: Entry{Match: cloneMatches(e.match), Priority: e.priority,
-			Action: call.act.name, Args: cloneArgs(call.data)}})
+		en := Entry{Match: cloneMatches(e.match), Priority: e.priority, Member: e.member, Group: e.group}
+		if call := e.call.Load(); call != nil {
+			en.Action, en.Args = call.act.name, cloneArgs(call.data)
+		}
+		out = append(out, StoredEntry{Handle: h, Entry: en})
 	}
 	return out, nil
 }

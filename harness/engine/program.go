@@ -39,8 +39,10 @@ type Program struct {
 	actions    []*action
 	actionByID map[int]*action
 
-	tables      []*tableDecl
-	tableByName map[string]int
+	tables        []*tableDecl
+	tableByName   map[string]int
+	profiles      []*profileDecl
+	profileByName map[string]int
 	ingress     *node
 	egress      *node
 
@@ -171,6 +173,9 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 		p.actionByID[a.id] = a
 	}
 	if err := p.compileParser(j); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: %w", err)
+	}
+	if err := p.compileProfiles(j); err != nil {
 		return nil, fmt.Errorf("bmv2 JSON: %w", err)
 	}
 	if err := p.compileTables(j); err != nil {

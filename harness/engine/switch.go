@@ -24,6 +24,7 @@ type Switch struct {
 	counters  []*counterArray
 	meters    []*meterArray
 	vsets     []*parseVset
+	profiles  []*profile
 
 	cpMu   sync.Mutex // serialises updates of groups and sessions
 	groups atomic.Pointer[map[uint16][]Replica]
@@ -72,6 +73,10 @@ func NewSwitch(prog *Program, cfg Config) *Switch {
 	s.vsets = make([]*parseVset, len(prog.vsets))
 	for i := range s.vsets {
 		s.vsets[i] = &parseVset{set: map[string]bool{}}
+	}
+	s.profiles = make([]*profile, len(prog.profiles))
+	for i, pd := range prog.profiles {
+		s.profiles[i] = newProfile(pd)
 	}
 	s.tables = make([]*table, len(prog.tables))
 	for i, td := range prog.tables {

@@ -50,6 +50,7 @@ type tableDecl struct {
 	nextMiss     *node
 	baseNext     *node
 	lpmOff       int // LPM tables: bits of the key before the LPM field's prefix
+	profile      int // action profile of an indirect table, or -1
 	counter      int // direct counter array, or -1
 	meter        int // direct meter array, or -1
 	entries      []Entry
@@ -68,6 +69,8 @@ type entry struct {
 	mask     []byte // mask over the whole key; nil means all ones
 	plen     int    // LPM: prefix length of the LPM field
 	ranges   []rangeKey
+	member   MemberHandle // indirect tables: the member, or
+	group    GroupHandle  // the group the entry points at
 	priority int32
 	seq      uint64
 	match    []Match
@@ -183,9 +186,11 @@ func (p *Program) compileTables(j *bmv2json.Program) error {
 }
 
 func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
-	td := &tableDecl{name: jt.Name, maxSize: jt.MaxSize, counter: -1, meter: -1}
-	if jt.Type != "simple" {
-		return nil, fmt.Errorf("table %q: table type %q (action profiles and selectors) is not supported", jt.Name, jt.Type)
+	td := &tableDecl{name: jt.Name, maxSize: jt.MaxSize, counter: -1, meter: -1, profile: -1}
+	switch jt.Type {
+	case "simple", "indirect", "indirect_ws":
+	default:
+		return nil, fmt.Errorf("table %q: unsupported table type %q", jt.Name, jt.Type)
 	}
 	nLPM, nScan := 0, 0
 	for ki, k := range jt.Key {
@@ -266,6 +271,11 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 			return nil, fmt.Errorf("table %q: action %q (id %d) is not declared", jt.Name, name, jt.ActionIDs[i])
 		}
 		td.actions = append(td.actions, a)
+	}
+	if jt.Type != "simple" {
+		if err := p.bindProfile(td, jt); err != nil {
+			return nil, err
+		}
 	}
 	if jt.DirectMeters != nil {
 		mi, ok := p.meters[*jt.DirectMeters]
@@ -513,8 +523,18 @@ func (t *table) apply(k *pkt) *node {
 		t.mu.RUnlock()
 	}
 	var call *actionCall
+	if e != nil && td.profile >= 0 {
+		if call = k.sw.profiles[td.profile].resolve(k, e); call == nil {
+			if k.tr != nil {
+				k.tr.printf("Table '%s': hit an empty group: treated as a miss", td.name)
+			}
+			e = nil
+		}
+	}
 	if e != nil {
-		call = e.call.Load()
+		if call == nil {
+			call = e.call.Load()
+		}
 		if td.counter >= 0 {
 			e.ctr.add(k.inLen)
 		}
@@ -558,15 +578,22 @@ func (td *tableDecl) encode(p *Program, en *Entry) (*entry, *actionCall, error) 
 	if len(en.Match) != len(td.keys) {
 		return nil, nil, fmt.Errorf("table %q: %d match values for %d key fields", td.name, len(en.Match), len(td.keys))
 	}
-	a := td.actionByName(en.Action)
-	if a == nil {
-		return nil, nil, fmt.Errorf("table %q: action %q is not one of its actions (%s)", td.name, en.Action, td.actionNames())
+	var call *actionCall
+	if td.profile >= 0 {
+		if en.Action != "" || len(en.Args) > 0 {
+			return nil, nil, fmt.Errorf("table %q is indirect: its entries name a member or group, not action %q", td.name, en.Action)
+		}
+	} else {
+		a := td.actionByName(en.Action)
+		if a == nil {
+			return nil, nil, fmt.Errorf("table %q: action %q is not one of its actions (%s)", td.name, en.Action, td.actionNames())
+		}
+		var err error
+		if call, err = makeCall(a, en.Args); err != nil {
+			return nil, nil, fmt.Errorf("table %q: %w", td.name, err)
+		}
 	}
-	call, err := makeCall(a, en.Args)
-	if err != nil {
-		return nil, nil, fmt.Errorf("table %q: %w", td.name, err)
-	}
-	e := &entry{key: make([]byte, td.keyBytes), priority: en.Priority}
+	e := &entry{key: make([]byte, td.keyBytes), priority: en.Priority, member: en.Member, group: en.Group}
 	full := true
 	mask := make([]byte, td.keyBytes)
 	for i, kf := range td.keys {
@@ -626,7 +653,9 @@ func (td *tableDecl) encode(p *Program, en *Entry) (*entry, *actionCall, error) 
 		e.mask = mask
 	}
 	e.match = cloneMatches(en.Match)
-	e.call.Store(call)
+	if call != nil {
+		e.call.Store(call)
+	}
 	return e, call, nil
 }
 

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+// selectorProgram has an indirect_ws table keyed on h.a whose action writes
+// its parameter into h.b; the selector hashes h.c.
+func selectorProgram(t *testing.T) *Program {
+	t.Helper()
+	doc := miniJSON(`["a",8,false],["b",8,false],["c",8,false]`,
+		assign(fld("h", "b"), `{"type":"runtime_data","value":0}`),
+		map[string]string{"runtime_data": `[{"name":"p","bitwidth":8}]`, "action_data": `["0x00"]`})
+	doc = strings.Replace(doc, `"key":[],
+   "match_type":"exact","type":"simple"`, `"key":[{"match_type":"exact","name":"h.a","target":["h","a"],"mask":null}],
+   "match_type":"exact","type":"indirect_ws","action_profile":"ingress.sel"`, 1)
+	doc = strings.Replace(doc, `"max_size":1,`, `"max_size":16,`, 1)
+	doc = strings.Replace(doc, `"action_profiles":[],"conditionals":[]},`,
+		`"action_profiles":[{"name":"ingress.sel","id":0,"max_size":8,"selector":{"algo":"identity","input":[`+fld("h", "c")+`]}}],"conditionals":[]},`, 1)
+	p, err := Load([]byte(doc))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, doc)
+	}
+	return p
+}
+
+func TestActionSelectorPicksAGroupMemberByHash(t *testing.T) {
+	p := selectorProgram(t)
+	if ti, err := p.Table("t"); err != nil || ti.ActionProfile != "ingress.sel" || !ti.HasSelector {
+		t.Fatalf("table info %+v, %v", ti, err)
+	}
+	sw := NewSwitch(p, Config{})
+	m1, err := sw.AddMember("sel", "act", [][]byte{{0x11}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := sw.AddMember("sel", "ingress.act", [][]byte{{0x22}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := sw.AddGroup("sel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.SetGroupMembers("sel", g, []MemberHandle{m2, m1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.AddEntry("t", Entry{Match: []Match{Exact([]byte{1})}, Group: g}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := sw.AddEntry("t", Entry{Match: []Match{Exact([]byte{2})}, Member: m2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// identity hash of c: even c picks the first member (m1), odd the second
+	for c, want := range map[byte]byte{4: 0x11, 7: 0x22} {
+		got := run(t, sw, 0, []byte{1, 0, c})
+		if len(got) != 1 || got[0].data[1] != want {
+			t.Errorf("c=%d: got %+v, want b=0x%02x", c, got, want)
+		}
+	}
+	if got := run(t, sw, 0, []byte{2, 0, 0}); len(got) != 1 || got[0].data[1] != 0x22 {
+		t.Errorf("member entry: got %+v, want b=0x22", got)
+	}
+	if err := sw.RepointEntry("t", h, m1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, sw, 0, []byte{2, 0, 0}); len(got) != 1 || got[0].data[1] != 0x11 {
+		t.Errorf("after repoint: got %+v, want b=0x11", got)
+	}
+	if err := sw.DeleteMember("sel", m1); err == nil || !strings.Contains(err.Error(), "used by a table entry") {
+		t.Errorf("deleting a member in use: %v", err)
+	}
+	if _, err := sw.AddEntry("t", Entry{Match: []Match{Exact([]byte{3})}, Action: "act", Args: [][]byte{{1}}}); err == nil ||
+		!strings.Contains(err.Error(), "an entry needs exactly one of Member and Group") {
+		t.Errorf("direct action on an indirect table: %v", err)
+	}
+}
