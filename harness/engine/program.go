@@ -43,8 +43,8 @@ type Program struct {
 	tableByName   map[string]int
 	profiles      []*profileDecl
 	profileByName map[string]int
-	ingress     *node
-	egress      *node
+	ingress       *node
+	egress        *node
 
 	deparseOrder []int
 	checksums    []*checksum
