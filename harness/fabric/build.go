@@ -39,6 +39,24 @@ func CheckRoot() error {
 	return nil
 }
 
+// CanBuild reports whether this process can build runs: it must be root and
+// able to create network namespaces, which root in a container without
+// CAP_SYS_ADMIN is not. Tests use it to skip; it tries once and remembers.
+var CanBuild = sync.OnceValue(func() error {
+	if err := CheckRoot(); err != nil {
+		return err
+	}
+	th, err := lockNsThread()
+	if err != nil {
+		return err
+	}
+	defer th.release()
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("create a network namespace: %w", err)
+	}
+	return th.back()
+})
+
 // Up builds topology t as a run: one network namespace per node, one veth
 // pair per link, host addressing, static neighbours and routes, and tbf
 // shaping, all named after the run. On any error, or when ctx is cancelled

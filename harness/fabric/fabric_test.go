@@ -30,26 +30,10 @@ import (
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces (CI runs the tests as root)")
-	}
-	if err := canCreateNamespaces(); err != nil {
-		t.Skipf("root, but cannot create network namespaces here (a container without CAP_SYS_ADMIN?): %v", err)
+	if err := CanBuild(); err != nil {
+		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
 	}
 }
-
-// canCreateNamespaces tries once to create (and drop) a network namespace.
-var canCreateNamespaces = sync.OnceValue(func() error {
-	th, err := lockNsThread()
-	if err != nil {
-		return err
-	}
-	defer th.release()
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		return err
-	}
-	return th.back()
-})
 
 // newRunName returns a run name no other test or helper uses.
 func newRunName(t *testing.T) string {
