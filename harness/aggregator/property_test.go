@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/engine"
@@ -45,8 +46,21 @@ func (l *lockstep) Process(port uint16, frame []byte) ([]gradproto.Output, error
 	return got, nil
 }
 
+// compiled caches the program per build across the package's tests.
+var compiled struct {
+	sync.Mutex
+	progs map[Build]*engine.Program
+}
+
+// compileForEngine compiles the aggregator with build b (once per test
+// binary) and loads it into the engine.
 func compileForEngine(t testing.TB, b Build) *engine.Program {
 	t.Helper()
+	compiled.Lock()
+	defer compiled.Unlock()
+	if p := compiled.progs[b]; p != nil {
+		return p
+	}
 	res, err := Compile(filepath.Join(ProgramDir(t), "aggregator.p4"), b)
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +69,10 @@ func compileForEngine(t testing.TB, b Build) *engine.Program {
 	if err != nil {
 		t.Fatalf("engine cannot load the aggregator: %v", err)
 	}
+	if compiled.progs == nil {
+		compiled.progs = map[Build]*engine.Program{}
+	}
+	compiled.progs[b] = prog
 	return prog
 }
 
