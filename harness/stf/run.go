@@ -314,6 +314,7 @@ type runner struct {
 	groups   map[uint16][]int    // multicast group -> node handles
 	expects  map[int][]*Expect   // per port, in order
 	anyPort  map[int]bool        // ports whose last expect is a bare "expect PORT"
+	ports    map[int]bool        // ports named by packet and expect lines
 	current  Pos                 // the packet command being processed
 	finished bool
 }
@@ -343,6 +344,7 @@ func newRunner(names *nameIndex, prog *engine.Program, opts Options) *runner {
 		groups:  map[uint16][]int{},
 		expects: map[int][]*Expect{},
 		anyPort: map[int]bool{},
+		ports:   map[int]bool{},
 	}
 	r.sw = engine.NewSwitch(prog, engine.Config{Trace: opts.Trace, Now: func() time.Time { return r.clock }})
 	return r
@@ -462,11 +464,13 @@ func (r *runner) apply(c Command) (err error) {
 			}
 		}
 	case *Packet:
+		r.ports[c.Port] = true
 		r.result.Sent++
 		r.current = c.At
 		r.clock = r.clock.Add(time.Microsecond)
 		return rejected(r.sw.Process(uint32(c.Port), c.Data, r.collect))
 	case *Expect:
+		r.ports[c.Port] = true
 		// As in bmv2stf.py, the last expect on a port decides whether
 		// the port is checked at all: a bare "expect PORT" after
 		// patterns turns checking off, a pattern after it back on.
@@ -563,6 +567,16 @@ func (r *runner) compare() {
 	sort.Ints(sorted)
 	for _, port := range sorted {
 		if r.anyPort[port] {
+			continue
+		}
+		if r.opts.Compat && !r.ports[port] {
+			// bmv2stf.py gives simple_switch an interface only for the
+			// ports its packet and expect lines name; packets sent to
+			// any other port vanish.
+			for _, o := range got[port] {
+				r.result.Warnings = append(r.result.Warnings, Failure{Kind: Unexpected, At: o.Cause, Port: port, Got: o,
+					Msg: fmt.Sprintf("a packet went out of port %d, which no packet or expect line names: simple_switch would have no such interface", port)})
+			}
 			continue
 		}
 		want, have := r.expects[port], got[port]

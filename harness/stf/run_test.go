@@ -349,3 +349,30 @@ expect 2 000000000002 00000000000a 0800 01
 		t.Errorf("compat mode went on after an unknown table: %+v", res)
 	}
 }
+
+func TestCompatModeIgnoresPortsTheTestNeverNames(t *testing.T) {
+	// Port 7 appears in no packet or expect line: simple_switch under
+	// bmv2stf.py would have no interface for it.
+	text := l2Entries + `
+add fwd dstAddr:0x000000000007 forward(port:7)
+packet 1 000000000007 00000000000a 0800 01
+`
+	cmds, err := Parse("t.stf", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict, err := Run(l2acl(t), cmds, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(strict.Failures) != 1 || strict.Failures[0].Kind != Unexpected || strict.Failures[0].Port != 7 {
+		t.Errorf("strict mode: %+v, want the packet on port 7 reported", strict.Failures)
+	}
+	compat, err := Run(l2acl(t), cmds, Options{Compat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !compat.Passed() || len(compat.Warnings) != 1 || !strings.Contains(compat.Warnings[0].Msg, "no such interface") {
+		t.Errorf("compat mode: failures %+v, warnings %+v", compat.Failures, compat.Warnings)
+	}
+}
