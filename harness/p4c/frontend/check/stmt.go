@@ -488,6 +488,7 @@ func (c *checker) keyElem(k ast.Expr, t ast.Type, sc *scope) bool {
 
 func (c *checker) tableDecl(t *ast.TableDecl, sc *scope) {
 	var keyTypes []ast.Type
+	var lpm *ast.KeyElement
 	for _, k := range t.Keys {
 		kt := c.expr(k.Expr, nil, sc)
 		keyTypes = append(keyTypes, kt)
@@ -512,6 +513,12 @@ func (c *checker) tableDecl(t *ast.TableDecl, sc *scope) {
 		}
 		k.MatchKind.Decl, k.MatchKind.Type = mk, ast.TMatchKind
 		k.MatchKind.Const = &ast.Value{Kind: ast.ValEnum, Member: mk}
+		if mk.Name == "lpm" {
+			if lpm != nil {
+				c.errorf(k.MatchKind, "table %s: only one key may be matched with lpm (the first is %s)", t.Name, exprText(lpm.Expr))
+			}
+			lpm = k
+		}
 	}
 	if len(t.Actions) == 0 {
 		c.errorf(t, "table %s has no actions property", t.Name)
