@@ -65,9 +65,6 @@ func init() {
 			hosts, switches := st.Count()
 			fmt.Fprintf(c.App.Writer, "run %s up: %d hosts, %d switches, %d links in %v (namespaces %s-*)\n",
 				st.Run, hosts, switches, len(st.Links), time.Since(began).Round(time.Millisecond), st.Run)
-			if n := len(st.Emulation.Pending); n > 0 {
-				fmt.Fprintf(c.App.Writer, "warning: %d links have delay or loss that no qdisc applies (no netem in this kernel); the switch back end must emulate them\n", n)
-			}
 			fmt.Fprintf(c.App.Writer, "next: grid ls %s; grid exec %s NODE -- CMD; grid down %s\n", st.Run, st.Run, st.Run)
 			return nil
 		},
@@ -244,17 +241,21 @@ func listRuns(c *cli.Context) error {
 func listNodes(c *cli.Context, st *fabric.State) error {
 	fmt.Fprintf(c.App.Writer, "run %s (%s), topology %s, interface tag %s\n", st.Run, st.Describe(), st.TopologyName, st.Tag)
 	w := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "NODE\tKIND\tNETNS\tINTERFACE\tPORT\tMAC\tADDRESS\tPEER")
+	fmt.Fprintln(w, "NODE\tKIND\tNETNS\tINTERFACE\tPORT\tMAC\tADDRESS\tRATE\tPEER")
 	for _, n := range st.Nodes {
 		if len(n.Interfaces) == 0 {
-			fmt.Fprintf(w, "%s\t%s\t%s\t\t\t\t\t\n", n.Name, n.Kind, n.Namespace)
+			fmt.Fprintf(w, "%s\t%s\t%s\t\t\t\t\t\t\n", n.Name, n.Kind, n.Namespace)
 		}
 		for i, ifc := range n.Interfaces {
 			name, kind, ns := n.Name, string(n.Kind), n.Namespace
 			if i > 0 {
 				name, kind, ns = "", "", ""
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s:%d\n", name, kind, ns, ifc.Name, ifc.Port, ifc.MAC, ifc.IP, ifc.Peer.Node, ifc.Peer.Port)
+			rate := "-"
+			if ifc.RateBits > 0 {
+				rate = topo.Bandwidth(ifc.RateBits).String()
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s:%d\n", name, kind, ns, ifc.Name, ifc.Port, ifc.MAC, ifc.IP, rate, ifc.Peer.Node, ifc.Peer.Port)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -268,6 +269,9 @@ func listNodes(c *cli.Context, st *fabric.State) error {
 	if !st.Emulation.Netem {
 		fmt.Fprintf(c.App.Writer, "netem: unavailable (%s); %d links need delay/loss emulation by the switch\n",
 			strings.TrimSpace(st.Emulation.NetemError), len(st.Emulation.Pending))
+		for _, l := range st.Emulation.Pending {
+			fmt.Fprintf(c.App.Writer, "  %s:%d - %s:%d  delay %v  loss %g%%\n", l.A.Node, l.A.Port, l.B.Node, l.B.Port, l.Delay, l.Loss)
+		}
 	}
 	return nil
 }
