@@ -157,6 +157,14 @@ func (e *encoder) primitives(ps []bmv2json.Primitive) {
 	e.b = append(e.b, ']')
 }
 
+// nameID opens an object with its "name" and "id" members.
+func (e *encoder) nameID(name string, id int) {
+	e.raw(`{"name":`)
+	e.str(name)
+	e.raw(`,"id":`)
+	e.b = strconv.AppendInt(e.b, int64(id), 10)
+}
+
 // list writes a JSON array of n elements produced by item.
 func (e *encoder) list(n int, item func(i int)) {
 	e.b = append(e.b, '[')
@@ -196,10 +204,7 @@ func (e *encoder) program(p *bmv2json.Program) {
 	e.key("deparsers", false)
 	e.list(len(p.Deparsers), func(i int) {
 		d := &p.Deparsers[i]
-		e.raw(`{"name":`)
-		e.str(d.Name)
-		e.raw(`,"id":`)
-		e.b = strconv.AppendInt(e.b, int64(d.ID), 10)
+		e.nameID(d.Name, d.ID)
 		e.raw(`,"order":`)
 		e.json(d.Order)
 		e.raw(`,"primitives":`)
@@ -215,10 +220,7 @@ func (e *encoder) program(p *bmv2json.Program) {
 	e.key("calculations", false)
 	e.list(len(p.Calculations), func(i int) {
 		c := &p.Calculations[i]
-		e.raw(`{"name":`)
-		e.str(c.Name)
-		e.raw(`,"id":`)
-		e.b = strconv.AppendInt(e.b, int64(c.ID), 10)
+		e.nameID(c.Name, c.ID)
 		e.raw(`,"algo":`)
 		e.str(c.Algo)
 		e.raw(`,"input":`)
@@ -241,10 +243,7 @@ func (e *encoder) program(p *bmv2json.Program) {
 	e.key("actions", false)
 	e.list(len(p.Actions), func(i int) {
 		a := &p.Actions[i]
-		e.raw(`{"name":`)
-		e.str(a.Name)
-		e.raw(`,"id":`)
-		e.b = strconv.AppendInt(e.b, int64(a.ID), 10)
+		e.nameID(a.Name, a.ID)
 		e.raw(`,"runtime_data":`)
 		e.json(a.RuntimeData)
 		e.raw(`,"primitives":`)
@@ -254,10 +253,7 @@ func (e *encoder) program(p *bmv2json.Program) {
 	e.key("pipelines", false)
 	e.list(len(p.Pipelines), func(i int) {
 		pl := &p.Pipelines[i]
-		e.raw(`{"name":`)
-		e.str(pl.Name)
-		e.raw(`,"id":`)
-		e.b = strconv.AppendInt(e.b, int64(pl.ID), 10)
+		e.nameID(pl.Name, pl.ID)
 		e.raw(`,"init_table":`)
 		e.json(pl.InitTable)
 		e.raw(`,"tables":`)
@@ -267,10 +263,7 @@ func (e *encoder) program(p *bmv2json.Program) {
 		e.raw(`,"conditionals":`)
 		e.list(len(pl.Conditionals), func(j int) {
 			c := &pl.Conditionals[j]
-			e.raw(`{"name":`)
-			e.str(c.Name)
-			e.raw(`,"id":`)
-			e.b = strconv.AppendInt(e.b, int64(c.ID), 10)
+			e.nameID(c.Name, c.ID)
 			e.raw(`,"expression":`)
 			e.value(c.Expression)
 			e.raw(`,"true_next":`)
@@ -284,10 +277,7 @@ func (e *encoder) program(p *bmv2json.Program) {
 	e.key("checksums", false)
 	e.list(len(p.Checksums), func(i int) {
 		c := &p.Checksums[i]
-		e.raw(`{"name":`)
-		e.str(c.Name)
-		e.raw(`,"id":`)
-		e.b = strconv.AppendInt(e.b, int64(c.ID), 10)
+		e.nameID(c.Name, c.ID)
 		e.raw(`,"target":`)
 		e.json(c.Target)
 		e.raw(`,"type":`)
@@ -331,19 +321,13 @@ func (e *encoder) fieldLists(fls []bmv2json.FieldList) {
 }
 
 func (e *encoder) parser(p *bmv2json.Parser) {
-	e.raw(`{"name":`)
-	e.str(p.Name)
-	e.raw(`,"id":`)
-	e.b = strconv.AppendInt(e.b, int64(p.ID), 10)
+	e.nameID(p.Name, p.ID)
 	e.raw(`,"init_state":`)
 	e.str(p.InitState)
 	e.raw(`,"parse_states":`)
 	e.list(len(p.ParseStates), func(i int) {
 		s := &p.ParseStates[i]
-		e.raw(`{"name":`)
-		e.str(s.Name)
-		e.raw(`,"id":`)
-		e.b = strconv.AppendInt(e.b, int64(s.ID), 10)
+		e.nameID(s.Name, s.ID)
 		e.raw(`,"parser_ops":`)
 		e.primitives(s.ParserOps)
 		e.raw(`,"transitions":`)

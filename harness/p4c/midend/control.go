@@ -1129,96 +1129,79 @@ func (c *cctx) tableEntries(td *ast.TableDecl, t *Table) error {
 func entryKey(k ast.Expr, ke KeyElem) (bmv2json.MatchKey, error) {
 	w := ke.Width
 	str := func(v *big.Int) *string {
-		if v.Sign() < 0 {
-			v = new(big.Int).And(v, mask(w))
-		}
-		s := hexConst(v, w)
+		s := hexConst(new(big.Int).And(v, mask(w)), w)
 		return &s
 	}
 	mk := bmv2json.MatchKey{MatchType: ke.MatchType}
-	isWild := false
-	switch k.(type) {
-	case *ast.Default, *ast.DontCare:
-		isWild = true
+	if b, ok := k.(*ast.Binary); ok && b.Op == ast.OpRange {
+		lo, ok1 := bigOf(b.X)
+		hi, ok2 := bigOf(b.Y)
+		if ke.MatchType != "range" || !ok1 || !ok2 {
+			return mk, unsupported(k, "range keyset here")
+		}
+		mk.Start, mk.End = str(lo), str(hi)
+		return mk, nil
 	}
+	v, m, err := keyValueMask(k, w)
+	if err != nil {
+		return mk, err
+	}
+	full := m.Cmp(mask(w)) == 0
 	switch ke.MatchType {
 	case "exact":
-		v, ok := bigOf(k)
-		if !ok {
-			return mk, unsupported(k, "exact key that is not a constant")
+		if !full {
+			return mk, unsupported(k, "wildcard or mask on an exact key")
 		}
 		mk.Key = str(v)
 	case "ternary", "optional":
-		if ke.MatchType == "optional" {
-			mk.MatchType = "ternary"
-		}
-		if isWild {
-			mk.Key, mk.Mask = str(big.NewInt(0)), str(big.NewInt(0))
-			break
-		}
-		if b, ok := k.(*ast.Binary); ok && b.Op == ast.OpMask {
-			v, ok1 := bigOf(b.X)
-			m, ok2 := bigOf(b.Y)
-			if !ok1 || !ok2 {
-				return mk, unsupported(k, "mask that is not a constant")
-			}
-			mk.Key, mk.Mask = str(new(big.Int).And(v, m)), str(m)
-			break
-		}
-		v, ok := bigOf(k)
-		if !ok {
-			return mk, unsupported(k, "key that is not a constant")
-		}
-		mk.Key, mk.Mask = str(v), str(mask(w))
+		// bmv2 has no optional entries: a ternary value/mask pair (the
+		// backend makes such keys ternary).
+		mk.MatchType = "ternary"
+		mk.Key, mk.Mask = str(v), str(m)
 	case "lpm":
-		if isWild {
-			mk.Key = str(big.NewInt(0))
-			z := 0
-			mk.PrefixLength = &z
-			break
+		pl := 0
+		for i := w - 1; i >= 0 && m.Bit(i) == 1; i-- {
+			pl++
 		}
-		if b, ok := k.(*ast.Binary); ok && b.Op == ast.OpMask {
-			v, ok1 := bigOf(b.X)
-			m, ok2 := bigOf(b.Y)
-			if !ok1 || !ok2 {
-				return mk, unsupported(k, "mask that is not a constant")
-			}
-			pl := 0
-			for i := w - 1; i >= 0 && m.Bit(i) == 1; i-- {
-				pl++
-			}
-			mk.Key = str(new(big.Int).And(v, m))
-			mk.PrefixLength = &pl
-			break
+		if new(big.Int).Lsh(mask(pl), uint(w-pl)).Cmp(m) != 0 {
+			return mk, unsupported(k, "lpm mask that is not a prefix")
 		}
-		v, ok := bigOf(k)
-		if !ok {
-			return mk, unsupported(k, "key that is not a constant")
-		}
-		mk.Key = str(v)
-		pl := w
-		mk.PrefixLength = &pl
+		mk.Key, mk.PrefixLength = str(v), &pl
 	case "range":
-		if isWild {
+		if !full && m.Sign() != 0 {
+			return mk, unsupported(k, "mask on a range key")
+		}
+		if m.Sign() == 0 {
 			mk.Start, mk.End = str(big.NewInt(0)), str(mask(w))
-			break
+		} else {
+			mk.Start, mk.End = str(v), str(v)
 		}
-		if b, ok := k.(*ast.Binary); ok && b.Op == ast.OpRange {
-			lo, ok1 := bigOf(b.X)
-			hi, ok2 := bigOf(b.Y)
-			if !ok1 || !ok2 {
-				return mk, unsupported(k, "range bound that is not a constant")
-			}
-			mk.Start, mk.End = str(lo), str(hi)
-			break
-		}
-		v, ok := bigOf(k)
-		if !ok {
-			return mk, unsupported(k, "key that is not a constant")
-		}
-		mk.Start, mk.End = str(v), str(v)
 	}
 	return mk, nil
+}
+
+// keyValueMask reads a keyset component: `_`/default is value 0 mask 0,
+// `v &&& m` is (v & m, m), a constant is itself with the full mask.
+func keyValueMask(k ast.Expr, w int) (v, m *big.Int, err error) {
+	switch x := k.(type) {
+	case *ast.Default, *ast.DontCare:
+		return big.NewInt(0), big.NewInt(0), nil
+	case *ast.Binary:
+		if x.Op == ast.OpMask {
+			v, ok1 := bigOf(x.X)
+			m, ok2 := bigOf(x.Y)
+			if !ok1 || !ok2 {
+				return nil, nil, unsupported(k, "mask that is not a constant")
+			}
+			m = new(big.Int).And(m, mask(w))
+			return new(big.Int).And(v, m), m, nil
+		}
+	}
+	c, ok := bigOf(k)
+	if !ok {
+		return nil, nil, unsupported(k, "key that is not a constant")
+	}
+	return c, mask(w), nil
 }
 
 // runOnExit emits the copy-outs of the enclosing inlined controls,

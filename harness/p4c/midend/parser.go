@@ -268,43 +268,30 @@ func rangeParts(lo, hi *big.Int, w int) []keyPart {
 	return out
 }
 
-// keysetParts returns the value/mask alternatives of one keyset component.
+// keysetParts returns the value/mask alternatives of one keyset component
+// and whether they are masked.
 func keysetParts(k ast.Expr, w int) ([]keyPart, bool, error) {
 	full := mask(w)
-	switch x := k.(type) {
-	case *ast.Default, *ast.DontCare:
-		return []keyPart{{v: big.NewInt(0), m: big.NewInt(0)}}, true, nil
-	case *ast.Binary:
-		switch x.Op {
-		case ast.OpRange:
-			lo, ok1 := bigOf(x.X)
-			hi, ok2 := bigOf(x.Y)
-			if !ok1 || !ok2 || lo.Sign() < 0 || hi.Cmp(full) > 0 {
-				return nil, false, unsupported(k, "range keyset whose bounds are not constants within the key width")
-			}
-			if lo.Cmp(hi) > 0 {
-				return nil, false, nil
-			}
-			parts := rangeParts(lo, hi, w)
-			if len(parts) > 64 {
-				return nil, false, unsupported(k, "range keyset needing %d masked transitions", len(parts))
-			}
-			return parts, true, nil
-		case ast.OpMask:
-			cv, ok1 := bigOf(x.X)
-			cm, ok2 := bigOf(x.Y)
-			if !ok1 || !ok2 {
-				return nil, false, unsupported(k, "mask that is not a constant")
-			}
-			m := new(big.Int).And(cm, full)
-			return []keyPart{{v: new(big.Int).And(cv, m), m: m}}, true, nil
+	if x, ok := k.(*ast.Binary); ok && x.Op == ast.OpRange {
+		lo, ok1 := bigOf(x.X)
+		hi, ok2 := bigOf(x.Y)
+		if !ok1 || !ok2 || lo.Sign() < 0 || hi.Cmp(full) > 0 {
+			return nil, false, unsupported(k, "range keyset whose bounds are not constants within the key width")
 		}
+		if lo.Cmp(hi) > 0 {
+			return nil, false, nil
+		}
+		parts := rangeParts(lo, hi, w)
+		if len(parts) > 64 {
+			return nil, false, unsupported(k, "range keyset needing %d masked transitions", len(parts))
+		}
+		return parts, true, nil
 	}
-	cv, ok := bigOf(k)
-	if !ok {
-		return nil, false, unsupported(k, "keyset that is not a constant (value sets are not supported)")
+	v, m, err := keyValueMask(k, w)
+	if err != nil {
+		return nil, false, err
 	}
-	return []keyPart{{v: new(big.Int).And(cv, full), m: full}}, false, nil
+	return []keyPart{{v: new(big.Int).And(v, full), m: m}}, m.Cmp(full) != 0, nil
 }
 
 // selectCase encodes a keyset as bmv2 transition values/masks: each key
@@ -458,34 +445,20 @@ func (l *lowerer) lowerDeparser(d ast.Decl, hdrs val) error {
 		}
 		return nil
 	}
-	var walk func(s ast.Stmt) error
-	walk = func(s ast.Stmt) error {
-		switch x := s.(type) {
-		case *ast.BlockStmt:
-			for _, st := range x.Stmts {
-				if err := walk(st); err != nil {
-					return err
-				}
-			}
-			return nil
-		case *ast.EmptyStmt:
-			return nil
-		case *ast.CallStmt:
-			c := x.Call
-			if c.Kind == ast.CallExternMethod && c.Method.Extern.Name == "packet_out" && c.Method.Name == "emit" {
-				v, err := a.value(c.Args[0].Value)
-				if err != nil {
-					return err
-				}
-				return emit(c, v)
-			}
-		}
-		return unsupported(s, "this statement in the deparser (only packet.emit is supported)")
-	}
 	for _, loc := range cd.Locals {
 		return unsupported(loc, "local declarations in the deparser")
 	}
-	if err := walk(cd.Apply); err != nil {
+	err := callsOnly(cd.Apply, "the deparser (only packet.emit is supported)", func(c *ast.Call) (bool, error) {
+		if c.Kind != ast.CallExternMethod || c.Method.Extern.Name != "packet_out" || c.Method.Name != "emit" {
+			return false, nil
+		}
+		v, err := a.value(c.Args[0].Value)
+		if err != nil {
+			return true, err
+		}
+		return true, emit(c, v)
+	})
+	if err != nil {
 		return err
 	}
 	l.out.Deparser = dp
@@ -506,30 +479,43 @@ func (l *lowerer) lowerChecksumControl(d ast.Decl, verify bool, args []val) erro
 	for _, loc := range cd.Locals {
 		return unsupported(loc, "local declarations in checksum controls")
 	}
-	var walk func(s ast.Stmt) error
-	walk = func(s ast.Stmt) error {
+	return callsOnly(cd.Apply, "a checksum control (only verify_checksum/update_checksum are supported)", func(c *ast.Call) (bool, error) {
+		if c.Kind != ast.CallExternFunction {
+			return false, nil
+		}
+		switch c.ExternFunc.Name {
+		case "verify_checksum", "update_checksum", "verify_checksum_with_payload", "update_checksum_with_payload":
+			return true, l.checksum(c, sc, verify)
+		}
+		return false, nil
+	})
+}
+
+// callsOnly walks a block that may hold only (nested blocks of) calls;
+// visit reports whether it handles a call. Anything else is unsupported
+// "in where".
+func callsOnly(b *ast.BlockStmt, where string, visit func(*ast.Call) (bool, error)) error {
+	for _, s := range b.Stmts {
 		switch x := s.(type) {
 		case *ast.BlockStmt:
-			for _, st := range x.Stmts {
-				if err := walk(st); err != nil {
-					return err
-				}
+			if err := callsOnly(x, where, visit); err != nil {
+				return err
 			}
-			return nil
+			continue
 		case *ast.EmptyStmt:
-			return nil
+			continue
 		case *ast.CallStmt:
-			c := x.Call
-			if c.Kind == ast.CallExternFunction {
-				switch c.ExternFunc.Name {
-				case "verify_checksum", "update_checksum", "verify_checksum_with_payload", "update_checksum_with_payload":
-					return l.checksum(c, sc, verify)
-				}
+			handled, err := visit(x.Call)
+			if err != nil {
+				return err
+			}
+			if handled {
+				continue
 			}
 		}
-		return unsupported(s, "this statement in a checksum control (only verify_checksum/update_checksum are supported)")
+		return unsupported(s, "this statement in %s", where)
 	}
-	return walk(cd.Apply)
+	return nil
 }
 
 func (l *lowerer) checksum(c *ast.Call, sc *scope, verify bool) error {

@@ -7,6 +7,7 @@ package p4info
 import (
 	"fmt"
 	"math/big"
+	"regexp"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/protobuf/encoding/prototext"
@@ -214,6 +215,11 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 	return info, nil
 }
 
+var (
+	fieldSep    = regexp.MustCompile(`(?m)^(\s*[A-Za-z_][A-Za-z0-9_]*):\s+`)
+	messageOpen = regexp.MustCompile(`(?m)^(\s*[A-Za-z_][A-Za-z0-9_]*): \{`)
+)
+
 // MarshalText writes info in protobuf text format with the header comment
 // p4c puts on .p4info.txtpb files.
 func MarshalText(info *p4configv1.P4Info) ([]byte, error) {
@@ -221,6 +227,10 @@ func MarshalText(info *p4configv1.P4Info) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode P4Info text: %w", err)
 	}
+	// prototext varies its spacing from build to build on purpose; settle
+	// on p4c's layout ("name: value", "message {") so files diff cleanly.
+	b = fieldSep.ReplaceAll(b, []byte("$1: "))
+	b = messageOpen.ReplaceAll(b, []byte("$1 {"))
 	return append([]byte("# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"), b...), nil
 }
 
