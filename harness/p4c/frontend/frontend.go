@@ -79,10 +79,17 @@ func LoadSource(file string, src []byte, opts Options) (*ast.Program, error) {
 // Compile runs the whole front end and returns the program with every
 // diagnostic (including warnings). The program is fully checked only when
 // diags.HasErrors() is false.
-func Compile(file string, src []byte, opts Options) (*ast.Program, *diag.List) {
-	diags := &diag.List{Max: opts.MaxErrors}
+func Compile(file string, src []byte, opts Options) (prog *ast.Program, diags *diag.List) {
+	diags = &diag.List{Max: opts.MaxErrors}
+	defer func() {
+		// A bug in the front end must reach the user as a diagnostic,
+		// never crash the program embedding the compiler.
+		if r := recover(); r != nil {
+			diags.Errorf(ast.Pos{File: file, Line: 1, Col: 1}, "internal compiler error: %v", r)
+		}
+	}()
 	toks := Tokens(file, src, opts, diags)
-	prog := parser.Parse(toks, diags)
+	prog = parser.Parse(toks, diags)
 	if diags.HasErrors() {
 		return prog, diags
 	}

@@ -132,9 +132,8 @@ func (c *checker) ident(x *ast.Ident, sc *scope) ast.Type {
 	case *ast.ActionDecl:
 		return &ast.ActionType{Action: y}
 	case *ast.EnumMember:
-		if mk, ok := y.Parent.(*ast.MatchKindDecl); ok {
+		if _, ok := y.Parent.(*ast.MatchKindDecl); ok {
 			info.Const = &ast.Value{Kind: ast.ValEnum, Member: y}
-			_ = mk
 			return ast.TMatchKind
 		}
 	case *ast.StateDecl:

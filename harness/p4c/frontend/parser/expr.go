@@ -85,35 +85,19 @@ func (p *parser) typeRef() ast.TypeExpr {
 // typeAhead reports whether a type followed by an identifier starts at the
 // current token (a declaration `T name`), without consuming anything.
 func (p *parser) typeAhead() bool {
-	return p.memo(memoType, p.typeAheadUncached)
-}
-
-func (p *parser) typeAheadUncached() bool {
-	save, quiet, depth := p.i, p.quiet, p.depth
-	defer func() {
-		p.i, p.quiet, p.depth = save, quiet, depth
-		_ = recover() // a failed speculative parse just means "no"
-	}()
-	p.quiet = true
-	p.typeRef()
-	return p.isName()
+	return p.memo(memoType, func() bool {
+		p.typeRef()
+		return p.isName()
+	})
 }
 
 // typeArgsAhead reports whether `<` types `>` `(` follows (explicit type
 // arguments of a call such as lookahead<bit<8>>()).
 func (p *parser) typeArgsAhead() bool {
-	return p.memo(memoTypeArgs, p.typeArgsAheadUncached)
-}
-
-func (p *parser) typeArgsAheadUncached() bool {
-	save, quiet, depth := p.i, p.quiet, p.depth
-	defer func() {
-		p.i, p.quiet, p.depth = save, quiet, depth
-		_ = recover()
-	}()
-	p.quiet = true
-	p.typeArgs()
-	return p.is("(")
+	return p.memo(memoTypeArgs, func() bool {
+		p.typeArgs()
+		return p.is("(")
+	})
 }
 
 func (p *parser) typeArgs() []ast.TypeExpr {
@@ -476,16 +460,28 @@ func (p *parser) castAhead() bool {
 		}
 	}
 	return p.memo(memoCast, func() bool {
-		save, quiet, depth := p.i, p.quiet, p.depth
-		defer func() {
-			p.i, p.quiet, p.depth = save, quiet, depth
-			_ = recover()
-		}()
-		p.quiet = true
 		p.next()
 		p.typeRef()
 		return p.is(")")
 	})
+}
+
+// speculate runs f quietly and restores the parser position afterwards;
+// a syntax error (bailout) inside f makes the result false, any other
+// panic is a bug and propagates.
+func (p *parser) speculate(f func() bool) (ok bool) {
+	save, quiet, depth := p.i, p.quiet, p.depth
+	defer func() {
+		p.i, p.quiet, p.depth = save, quiet, depth
+		if r := recover(); r != nil {
+			if _, isBail := r.(bailout); !isBail {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	p.quiet = true
+	return f()
 }
 
 // Speculative look-aheads, memoised per token position: nested
@@ -497,12 +493,15 @@ const (
 	memoCast
 )
 
+// memo runs the speculative parse f without reporting errors and without
+// consuming tokens; a syntax error in it means false. Results are cached
+// by kind and token position.
 func (p *parser) memo(kind int, f func() bool) bool {
 	key := p.i*3 + kind
 	if v, ok := p.lookahead[key]; ok {
 		return v
 	}
-	v := f()
+	v := p.speculate(f)
 	if p.lookahead == nil {
 		p.lookahead = map[int]bool{}
 	}
