@@ -31,52 +31,69 @@ var knownFields = map[gopacket.LayerType][]fieldSpan{
 }
 
 // FieldAt names the header field at byte offset off of an Ethernet frame as
-// gopacket decodes it ("IPv4 TTL", "UDP checksum", "payload"), or "" when
-// the frame does not decode that far. P4 programs often carry their own
-// headers, which gopacket reads as payload or as whatever the EtherType
+// gopacket decodes it ("IPv4 TTL", "UDP checksum", "payload byte 3"), or ""
+// when the frame does not decode that far. P4 programs often carry their
+// own headers, which gopacket reads as payload or as whatever the EtherType
 // suggests: the name is a hint, not a verdict.
 func FieldAt(data []byte, off int) string {
+	name, payloadOff := fieldAt(data, off)
+	if name == "payload" {
+		return fmt.Sprintf("payload byte %d", payloadOff)
+	}
+	return name
+}
+
+// fieldAt is FieldAt with the payload kept as one field: it returns
+// "payload" and the offset into the payload.
+func fieldAt(data []byte, off int) (name string, payloadOff int) {
 	pkt := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.NoCopy)
 	start := 0
 	for _, l := range pkt.Layers() {
 		n := len(l.LayerContents())
-		if l.LayerType() == gopacket.LayerTypeDecodeFailure {
-			return ""
-		}
-		if l.LayerType() == gopacket.LayerTypePayload {
-			return fmt.Sprintf("payload byte %d", off-start)
+		switch l.LayerType() {
+		case gopacket.LayerTypeDecodeFailure:
+			return "", 0
+		case gopacket.LayerTypePayload:
+			return "payload", off - start
 		}
 		if off < start+n {
 			rel := off - start
 			for _, f := range knownFields[l.LayerType()] {
 				if rel >= f.from && rel <= f.to {
-					return l.LayerType().String() + " " + f.name
+					return l.LayerType().String() + " " + f.name, 0
 				}
 			}
-			return fmt.Sprintf("%s byte %d", l.LayerType(), rel)
+			return fmt.Sprintf("%s byte %d", l.LayerType(), rel), 0
 		}
 		start += n
 	}
-	return ""
+	return "", 0
 }
 
 // DescribeBytes names the fields the given byte offsets of a frame fall
 // in, merging neighbours of one field: "IPv4 TTL (byte 22), IPv4 header
-// checksum (bytes 24-25)". Offsets must be increasing; at most max fields
-// are named.
+// checksum (bytes 24-25), payload bytes 0-3 (bytes 42-45)". Offsets must be
+// increasing; at most max fields are named.
 func DescribeBytes(data []byte, offsets []int, max int) string {
 	type group struct {
-		name     string
-		from, to int
+		name       string
+		from, to   int // frame offsets
+		payloadOff int // payload offset of from
 	}
 	var groups []group
 	for _, off := range offsets {
-		name := FieldAt(data, off)
+		name, payloadOff := fieldAt(data, off)
 		if n := len(groups); n > 0 && groups[n-1].name == name && groups[n-1].to == off-1 {
 			groups[n-1].to = off
 			continue
 		}
-		groups = append(groups, group{name, off, off})
+		groups = append(groups, group{name, off, off, payloadOff})
+	}
+	span := func(word string, from, to int) string {
+		if to > from {
+			return fmt.Sprintf("%ss %d-%d", word, from, to)
+		}
+		return fmt.Sprintf("%s %d", word, from)
 	}
 	var parts []string
 	for i, g := range groups {
@@ -84,13 +101,13 @@ func DescribeBytes(data []byte, offsets []int, max int) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(groups)-max))
 			break
 		}
-		where := fmt.Sprintf("byte %d", g.from)
-		if g.to > g.from {
-			where = fmt.Sprintf("bytes %d-%d", g.from, g.to)
-		}
-		if g.name == "" {
+		where := span("byte", g.from, g.to)
+		switch g.name {
+		case "":
 			parts = append(parts, where)
-		} else {
+		case "payload":
+			parts = append(parts, fmt.Sprintf("%s (%s)", span("payload byte", g.payloadOff, g.payloadOff+g.to-g.from), where))
+		default:
 			parts = append(parts, fmt.Sprintf("%s (%s)", g.name, where))
 		}
 	}

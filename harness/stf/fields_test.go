@@ -36,8 +36,8 @@ func TestFieldAtNamesHeaderFields(t *testing.T) {
 }
 
 func TestDescribeBytesMergesNeighboursOfOneField(t *testing.T) {
-	got := DescribeBytes(ipv4UDP, []int{22, 24, 25, 40, 41, 42}, 3)
-	want := "IPv4 TTL (byte 22), IPv4 header checksum (bytes 24-25), UDP checksum (bytes 40-41), and 1 more"
+	got := DescribeBytes(ipv4UDP, []int{22, 24, 25, 40, 41, 42, 43, 45}, 4)
+	want := "IPv4 TTL (byte 22), IPv4 header checksum (bytes 24-25), UDP checksum (bytes 40-41), payload bytes 0-1 (bytes 42-43), and 1 more"
 	if got != want {
 		t.Errorf("DescribeBytes = %q\nwant            %q", got, want)
 	}
