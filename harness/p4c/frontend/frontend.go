@@ -39,9 +39,7 @@ func Tokens(file string, src []byte, opts Options, diags *diag.List) []lexer.Tok
 // Parse preprocesses and parses src without checking it. The returned
 // error, when not nil, is a *diag.List; the program holds whatever parsed.
 func Parse(file string, src []byte, opts Options) (*ast.Program, error) {
-	diags := &diag.List{Max: opts.MaxErrors}
-	toks := Tokens(file, src, opts, diags)
-	prog := parser.Parse(toks, diags)
+	prog, diags := run(file, src, opts, false)
 	return prog, diags.Err()
 }
 
@@ -79,7 +77,13 @@ func LoadSource(file string, src []byte, opts Options) (*ast.Program, error) {
 // Compile runs the whole front end and returns the program with every
 // diagnostic (including warnings). The program is fully checked only when
 // diags.HasErrors() is false.
-func Compile(file string, src []byte, opts Options) (prog *ast.Program, diags *diag.List) {
+func Compile(file string, src []byte, opts Options) (*ast.Program, *diag.List) {
+	return run(file, src, opts, true)
+}
+
+// run preprocesses and parses src and, when checking is set and parsing
+// succeeded, checks it.
+func run(file string, src []byte, opts Options, checking bool) (prog *ast.Program, diags *diag.List) {
 	diags = &diag.List{Max: opts.MaxErrors}
 	defer func() {
 		// A bug in the front end must reach the user as a diagnostic,
@@ -90,7 +94,7 @@ func Compile(file string, src []byte, opts Options) (prog *ast.Program, diags *d
 	}()
 	toks := Tokens(file, src, opts, diags)
 	prog = parser.Parse(toks, diags)
-	if diags.HasErrors() {
+	if !checking || diags.HasErrors() {
 		return prog, diags
 	}
 	check.Check(prog, diags, opts.Features)
