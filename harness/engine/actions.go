@@ -111,25 +111,10 @@ func (c *compiler) lvalue(v *bmv2json.Value) (static *field, dyn func(k *pkt) *f
 		fields, headers := c.p.fields, c.p.headers
 		return nil, func(k *pkt) *field { return &fields[headers[hf(k)].fields[off]] }, nil
 	case v.Type == "stack_field":
-		if len(v.Names) != 2 {
-			return nil, nil, c.errorf("stack_field %s is not [stack, field]", v)
+		last, _, off, err := c.stackField(v)
+		if err != nil {
+			return nil, nil, err
 		}
-		si, ok := c.p.stackByName[v.Names[0]]
-		if !ok {
-			return nil, nil, c.errorf("unknown header stack %q", v.Names[0])
-		}
-		st := &c.p.stacks[si]
-		proto := &c.p.headers[st.headers[0]]
-		off := -1
-		for i, fi := range proto.fields {
-			if c.p.fields[fi].name == proto.name+"."+v.Names[1] {
-				off = i
-			}
-		}
-		if off < 0 {
-			return nil, nil, c.errorf("header stack %q has no field %q", v.Names[0], v.Names[1])
-		}
-		last := lastOfStack(st, si)
 		fields, headers := c.p.fields, c.p.headers
 		return nil, func(k *pkt) *field { return &fields[headers[last(k)].fields[off]] }, nil
 	}

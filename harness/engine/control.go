@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // resolveName finds name among names: exactly, or as the unique name that
@@ -362,25 +364,34 @@ func (s *Switch) SetMulticastGroup(group uint16, replicas []Replica) error {
 	if group == 0 {
 		return fmt.Errorf("multicast group 0 means no multicast in v1model")
 	}
-	s.cpMu.Lock()
-	defer s.cpMu.Unlock()
-	m := maps.Clone(*s.groups.Load())
-	m[group] = append([]Replica(nil), replicas...)
-	s.groups.Store(&m)
+	return updateCopy(&s.cpMu, &s.groups, func(m map[uint16][]Replica) error {
+		m[group] = append([]Replica(nil), replicas...)
+		return nil
+	})
+}
+
+// updateCopy applies f to a copy of the map in p and publishes the copy:
+// packets read the maps without locks.
+func updateCopy[K comparable, V any](mu *sync.Mutex, p *atomic.Pointer[map[K]V], f func(map[K]V) error) error {
+	mu.Lock()
+	defer mu.Unlock()
+	m := maps.Clone(*p.Load())
+	if err := f(m); err != nil {
+		return err
+	}
+	p.Store(&m)
 	return nil
 }
 
 // DeleteMulticastGroup removes a multicast group.
 func (s *Switch) DeleteMulticastGroup(group uint16) error {
-	s.cpMu.Lock()
-	defer s.cpMu.Unlock()
-	m := maps.Clone(*s.groups.Load())
-	if _, ok := m[group]; !ok {
-		return fmt.Errorf("no multicast group %d", group)
-	}
-	delete(m, group)
-	s.groups.Store(&m)
-	return nil
+	return updateCopy(&s.cpMu, &s.groups, func(m map[uint16][]Replica) error {
+		if _, ok := m[group]; !ok {
+			return fmt.Errorf("no multicast group %d", group)
+		}
+		delete(m, group)
+		return nil
+	})
 }
 
 // MulticastGroup returns a group's replicas.
@@ -391,25 +402,21 @@ func (s *Switch) MulticastGroup(group uint16) ([]Replica, bool) {
 
 // SetCloneSession creates or replaces a mirroring session.
 func (s *Switch) SetCloneSession(id uint32, cs CloneSession) error {
-	s.cpMu.Lock()
-	defer s.cpMu.Unlock()
-	m := maps.Clone(*s.clones.Load())
-	m[id] = cs
-	s.clones.Store(&m)
-	return nil
+	return updateCopy(&s.cpMu, &s.clones, func(m map[uint32]CloneSession) error {
+		m[id] = cs
+		return nil
+	})
 }
 
 // DeleteCloneSession removes a mirroring session.
 func (s *Switch) DeleteCloneSession(id uint32) error {
-	s.cpMu.Lock()
-	defer s.cpMu.Unlock()
-	m := maps.Clone(*s.clones.Load())
-	if _, ok := m[id]; !ok {
-		return fmt.Errorf("no clone session %d", id)
-	}
-	delete(m, id)
-	s.clones.Store(&m)
-	return nil
+	return updateCopy(&s.cpMu, &s.clones, func(m map[uint32]CloneSession) error {
+		if _, ok := m[id]; !ok {
+			return fmt.Errorf("no clone session %d", id)
+		}
+		delete(m, id)
+		return nil
+	})
 }
 
 func (s *Switch) register(name string) (*registerArray, error) {
@@ -661,17 +668,25 @@ func (s *Switch) SetDirectMeter(tableName string, h EntryHandle, cfg MeterConfig
 	return nil
 }
 
-// AddParseVsetValue adds a value (big-endian, the set's width) to a parser value set.
-func (s *Switch) AddParseVsetValue(name string, value []byte) error {
+// vset resolves a parser value set and normalises a value to its width.
+func (s *Switch) vset(name string, value []byte) (*parseVset, *vsetDecl, []byte, error) {
 	d, err := resolveName("parser value set", name, s.prog.vsets)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	v, err := fit(value, d.bytes, d.bytes*8, "parser value set "+d.name+" value")
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	return s.vsets[d.idx], d, v, nil
+}
+
+// AddParseVsetValue adds a value (big-endian, the set's width) to a parser value set.
+func (s *Switch) AddParseVsetValue(name string, value []byte) error {
+	vs, _, v, err := s.vset(name, value)
+	if err != nil {
 		return err
 	}
-	vs := s.vsets[d.idx]
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	vs.set[string(v)] = true
@@ -680,15 +695,10 @@ func (s *Switch) AddParseVsetValue(name string, value []byte) error {
 
 // DeleteParseVsetValue removes a value from a parser value set.
 func (s *Switch) DeleteParseVsetValue(name string, value []byte) error {
-	d, err := resolveName("parser value set", name, s.prog.vsets)
+	vs, d, v, err := s.vset(name, value)
 	if err != nil {
 		return err
 	}
-	v, err := fit(value, d.bytes, d.bytes*8, "parser value set "+d.name+" value")
-	if err != nil {
-		return err
-	}
-	vs := s.vsets[d.idx]
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	if !vs.set[string(v)] {

@@ -137,11 +137,7 @@ func (c *compiler) fieldRead(fi int) *dataExpr {
 // candidates share the header type of proto.
 func (c *compiler) dynFieldRead(h func(k *pkt) int, proto *header, off int) *dataExpr {
 	pf := &c.p.fields[proto.fields[off]]
-	for _, h := range c.p.headers {
-		if h.typeName == proto.typeName {
-			c.p.markRead(h.fields[off])
-		}
-	}
+	c.markFieldOfType(proto, off)
 	fields := c.p.fields
 	headers := c.p.headers
 	e := &dataExpr{bits: pf.width, neg: pf.signed}
@@ -318,52 +314,69 @@ func (c *compiler) any(v *bmv2json.Value) (anyExpr, error) {
 			return anyExpr{}, c.errorf("runtime_data %s: the action has %d parameters", v, len(c.params))
 		}
 		return anyExpr{kind: kData, d: c.paramRead(c.params[v.Int])}, nil
-	case "header", "regular":
-		hi, ok := c.p.headerByName[v.Str]
-		if !ok {
-			return anyExpr{}, c.errorf("unknown header %q", v.Str)
-		}
-		return anyExpr{kind: kHeader, h: func(*pkt) int { return hi }}, nil
-	case "header_stack", "stack":
-		si, ok := c.p.stackByName[v.Str]
-		if !ok {
-			return anyExpr{}, c.errorf("unknown header stack %q", v.Str)
-		}
-		return anyExpr{kind: kStack, stack: si}, nil
-	case "header_union":
-		ui, ok := c.p.unionByName[v.Str]
-		if !ok {
-			return anyExpr{}, c.errorf("unknown header union %q", v.Str)
-		}
-		return anyExpr{kind: kUnion, u: func(*pkt) int { return ui }}, nil
-	case "header_union_stack", "union_stack":
-		si, ok := c.p.unionStackByName[v.Str]
-		if !ok {
-			return anyExpr{}, c.errorf("unknown header union stack %q", v.Str)
-		}
-		return anyExpr{kind: kUnionStack, stack: si}, nil
+	case "header", "regular", "header_stack", "stack", "header_union", "header_union_stack", "union_stack":
+		return c.namedObject(v)
 	case "stack_field":
-		if len(v.Names) != 2 {
-			return anyExpr{}, c.errorf("stack_field %s is not [stack, field]", v)
+		last, proto, off, err := c.stackField(v)
+		if err != nil {
+			return anyExpr{}, err
 		}
-		si, ok := c.p.stackByName[v.Names[0]]
-		if !ok {
-			return anyExpr{}, c.errorf("unknown header stack %q", v.Names[0])
-		}
-		st := &c.p.stacks[si]
-		proto := &c.p.headers[st.headers[0]]
-		off := -1
-		for i, fi := range proto.fields {
-			if c.p.fields[fi].name == proto.name+"."+v.Names[1] {
-				off = i
-			}
-		}
-		if off < 0 {
-			return anyExpr{}, c.errorf("header stack %q has no field %q", v.Names[0], v.Names[1])
-		}
-		return anyExpr{kind: kData, d: c.dynFieldRead(lastOfStack(st, si), proto, off)}, nil
+		return anyExpr{kind: kData, d: c.dynFieldRead(last, proto, off)}, nil
 	}
 	return anyExpr{}, c.errorf("unsupported expression %s", v)
+}
+
+// stackField resolves a "stack_field" reference [stack, field]: the field
+// of the stack's last valid element (hdr.s.last.f). It returns the element
+// chooser, a representative element and the field's offset in it.
+func (c *compiler) stackField(v *bmv2json.Value) (last func(k *pkt) int, proto *header, off int, err error) {
+	if len(v.Names) != 2 {
+		return nil, nil, 0, c.errorf("stack_field %s is not [stack, field]", v)
+	}
+	si, ok := c.p.stackByName[v.Names[0]]
+	if !ok {
+		return nil, nil, 0, c.errorf("unknown header stack %q", v.Names[0])
+	}
+	st := &c.p.stacks[si]
+	proto = &c.p.headers[st.headers[0]]
+	for i, fi := range proto.fields {
+		if c.p.fields[fi].name == proto.name+"."+v.Names[1] {
+			return lastOfStack(st, si), proto, i, nil
+		}
+	}
+	return nil, nil, 0, c.errorf("header stack %q has no field %q", v.Names[0], v.Names[1])
+}
+
+// namedObject resolves a header, header stack, header union or union stack
+// named by v.
+func (c *compiler) namedObject(v *bmv2json.Value) (anyExpr, error) {
+	var (
+		byName map[string]int
+		kind   exprKind
+		what   string
+	)
+	switch v.Type {
+	case "header", "regular":
+		byName, kind, what = c.p.headerByName, kHeader, "header"
+	case "header_stack", "stack":
+		byName, kind, what = c.p.stackByName, kStack, "header stack"
+	case "header_union":
+		byName, kind, what = c.p.unionByName, kUnion, "header union"
+	default:
+		byName, kind, what = c.p.unionStackByName, kUnionStack, "header union stack"
+	}
+	i, ok := byName[v.Str]
+	if !ok {
+		return anyExpr{}, c.errorf("unknown %s %q", what, v.Str)
+	}
+	self := func(*pkt) int { return i }
+	switch kind {
+	case kHeader:
+		return anyExpr{kind: kind, h: self}, nil
+	case kUnion:
+		return anyExpr{kind: kind, u: self}, nil
+	}
+	return anyExpr{kind: kind, stack: i}, nil
 }
 
 // lastOfStack returns the last valid element of a stack (element 0 when
@@ -505,36 +518,32 @@ func (c *compiler) op(o *bmv2json.Op) (anyExpr, error) {
 		return anyExpr{kind: kBool, b: c.unionValid(a.u)}, nil
 	case "?":
 		return c.ternary(o)
-	case "dereference_header_stack", "dereference_stack":
+	case "dereference_header_stack", "dereference_stack", "dereference_union_stack":
+		union := o.Op == "dereference_union_stack"
 		a, err := c.any(o.Left)
 		if err != nil {
 			return anyExpr{}, err
 		}
-		if a.kind != kStack {
-			return anyExpr{}, c.errorf("%s of a non-stack %s", o.Op, o.Left)
+		if a.kind != map[bool]exprKind{false: kStack, true: kUnionStack}[union] {
+			return anyExpr{}, c.errorf("%s of %s, which is not a stack of that kind", o.Op, o.Left)
 		}
 		idx, err := c.data(o.Right)
 		if err != nil {
 			return anyExpr{}, err
 		}
-		hs := c.p.stacks[a.stack].headers
-		ix := c.index(idx, len(hs))
-		return anyExpr{kind: kHeader, h: func(k *pkt) int { return hs[ix(k)] }}, nil
-	case "dereference_union_stack":
-		a, err := c.any(o.Left)
-		if err != nil {
-			return anyExpr{}, err
+		// the elements: header indices, or union indices for a union stack
+		var items []int
+		if union {
+			items = c.p.unionStacks[a.stack].unions
+		} else {
+			items = c.p.stacks[a.stack].headers
 		}
-		if a.kind != kUnionStack {
-			return anyExpr{}, c.errorf("%s of a non-union-stack %s", o.Op, o.Left)
+		ix := c.index(idx, len(items))
+		pick := func(k *pkt) int { return items[ix(k)] }
+		if union {
+			return anyExpr{kind: kUnion, u: pick}, nil
 		}
-		idx, err := c.data(o.Right)
-		if err != nil {
-			return anyExpr{}, err
-		}
-		us := c.p.unionStacks[a.stack].unions
-		ix := c.index(idx, len(us))
-		return anyExpr{kind: kUnion, u: func(k *pkt) int { return us[ix(k)] }}, nil
+		return anyExpr{kind: kHeader, h: pick}, nil
 	case "access_union_header":
 		a, err := c.any(o.Left)
 		if err != nil {
@@ -1152,4 +1161,14 @@ func leafCompare(op string, l, r *dataExpr) func(k *pkt) bool {
 		return func(k *pkt) bool { return k.f[ls] > k.f[rs] }
 	}
 	return nil
+}
+
+// markFieldOfType marks field off of every header of proto's type as read
+// (the header is chosen at run time).
+func (c *compiler) markFieldOfType(proto *header, off int) {
+	for _, h := range c.p.headers {
+		if h.typeName == proto.typeName {
+			c.p.markRead(h.fields[off])
+		}
+	}
 }

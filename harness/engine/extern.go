@@ -179,13 +179,9 @@ func (s *Switch) newExternState() {
 }
 
 func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error) {
-	name, err := c.named(rv, "register_array")
+	ri, err := c.externIndex(rv, "register_array", "register", c.p.registers)
 	if err != nil {
 		return nil, err
-	}
-	ri, ok := c.p.registers[name]
-	if !ok {
-		return nil, c.errorf("unknown register %q", name)
 	}
 	c.useRegister(ri)
 	dst, dyn, err := c.lvalue(dv)
@@ -222,13 +218,9 @@ func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error
 }
 
 func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), error) {
-	name, err := c.named(rv, "register_array")
+	ri, err := c.externIndex(rv, "register_array", "register", c.p.registers)
 	if err != nil {
 		return nil, err
-	}
-	ri, ok := c.p.registers[name]
-	if !ok {
-		return nil, c.errorf("unknown register %q", name)
 	}
 	c.useRegister(ri)
 	idx, err := c.uintParam(iv)
@@ -275,16 +267,12 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 }
 
 func (c *compiler) count(cv, iv *bmv2json.Value) (func(k *pkt), error) {
-	name, err := c.named(cv, "counter_array")
+	ci, err := c.externIndex(cv, "counter_array", "counter", c.p.counters)
 	if err != nil {
 		return nil, err
 	}
-	ci, ok := c.p.counters[name]
-	if !ok {
-		return nil, c.errorf("unknown counter %q", name)
-	}
 	if c.p.ctrDecls[ci].IsDirect {
-		return nil, c.errorf("count on direct counter %q", name)
+		return nil, c.errorf("count on direct counter %q", cv.Str)
 	}
 	idx, err := c.uintParam(iv)
 	if err != nil {
@@ -302,16 +290,12 @@ func (c *compiler) count(cv, iv *bmv2json.Value) (func(k *pkt), error) {
 }
 
 func (c *compiler) executeMeter(mv, iv, dv *bmv2json.Value) (func(k *pkt), error) {
-	name, err := c.named(mv, "meter_array")
+	mi, err := c.externIndex(mv, "meter_array", "meter", c.p.meters)
 	if err != nil {
 		return nil, err
 	}
-	mi, ok := c.p.meters[name]
-	if !ok {
-		return nil, c.errorf("unknown meter %q", name)
-	}
 	if c.p.mtrDecls[mi].IsDirect {
-		return nil, c.errorf("execute_meter on direct meter %q", name)
+		return nil, c.errorf("execute_meter on direct meter %q", mv.Str)
 	}
 	idx, err := c.uintParam(iv)
 	if err != nil {
@@ -422,4 +406,17 @@ func (p *Program) groupRegisters() {
 		sort.Ints(gs)
 		*u = gs
 	}
+}
+
+// externIndex resolves a parameter naming a register, counter or meter array.
+func (c *compiler) externIndex(v *bmv2json.Value, typ, kind string, byName map[string]int) (int, error) {
+	name, err := c.named(v, typ)
+	if err != nil {
+		return 0, err
+	}
+	i, ok := byName[name]
+	if !ok {
+		return 0, c.errorf("unknown %s %q", kind, name)
+	}
+	return i, nil
 }

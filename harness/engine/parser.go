@@ -206,28 +206,11 @@ func (c *compiler) selectKey(v *bmv2json.Value) (func(k *pkt, dst []byte), int, 
 		n := (f.width + 7) / 8
 		return func(k *pkt, dst []byte) { k.fieldBytes(f, dst) }, n, nil
 	case "stack_field":
-		if len(v.Names) != 2 {
-			return nil, 0, c.errorf("bad stack_field %s", v)
+		last, proto, off, err := c.stackField(v)
+		if err != nil {
+			return nil, 0, err
 		}
-		si, ok := c.p.stackByName[v.Names[0]]
-		if !ok {
-			return nil, 0, c.errorf("unknown header stack %q", v.Names[0])
-		}
-		st := &c.p.stacks[si]
-		proto := &c.p.headers[st.headers[0]]
-		off := -1
-		for i, fi := range proto.fields {
-			if c.p.fields[fi].name == proto.name+"."+v.Names[1] {
-				off = i
-			}
-		}
-		if off < 0 {
-			return nil, 0, c.errorf("header stack %q has no field %q", v.Names[0], v.Names[1])
-		}
-		for _, h := range st.headers {
-			c.p.markRead(c.p.headers[h].fields[off])
-		}
-		last := lastOfStack(st, si)
+		c.markFieldOfType(proto, off)
 		fields, headers := c.p.fields, c.p.headers
 		n := (fields[proto.fields[off]].width + 7) / 8
 		return func(k *pkt, dst []byte) { k.fieldBytes(&fields[headers[last(k)].fields[off]], dst) }, n, nil
