@@ -376,3 +376,40 @@ packet 1 000000000007 00000000000a 0800 01
 		t.Errorf("compat mode: failures %+v, warnings %+v", compat.Failures, compat.Warnings)
 	}
 }
+
+func TestReportShowsMissingPacketsAsRows(t *testing.T) {
+	res := runText(t, l2Entries+"expect 5 000000000005 ****** 0800 $\n")
+	var b strings.Builder
+	res.Report(&b)
+	want := "t.stf:4: expected packet #1 on port 5 never came out\n" +
+		"    0000: 00 00 00 00 00 05 ** ** ** 08 00\n" +
+		"    (ends here: '$')\n"
+	if b.String() != want {
+		t.Errorf("report:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestTraceShowsRegisterAndCounterReads(t *testing.T) {
+	cmds, err := Parse("t.stf", l2Entries+`
+packet 3 000000000002 00000000000a 88b5 01
+expect 2
+register_read last_type 3
+counter_read port_in 3
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace strings.Builder
+	res, err := Run(l2acl(t), cmds, Options{Trace: &trace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Passed() {
+		t.Fatalf("%s", res.Summary())
+	}
+	for _, want := range []string{"ingress.last_type[3] = 0x88b5", "ingress.port_in[3] = 1 packets, 15 bytes"} {
+		if !strings.Contains(trace.String(), want) {
+			t.Errorf("trace lacks %q:\n%s", want, trace.String())
+		}
+	}
+}
