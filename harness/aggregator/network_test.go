@@ -78,12 +78,12 @@ func TestOffPathAggregationAcrossTwoSwitchesSurvivesAnySingleLoss(t *testing.T) 
 	for lose := 0; ; lose++ {
 		var engines [2]*EngineFabric
 		var models [2]*gradproto.Switch
-		net := &gradproto.Network{Plan: plan, PS: gradproto.Attach{Switch: 0, Port: 0}, Workers: at, Links: links}
+		net := &gradproto.Network{Links: links, Jobs: []*gradproto.Job{{Plan: plan, PS: gradproto.Attach{Switch: 0, Port: 0}, Workers: at, Grads: grads}}}
 		for sw, cfg := range cfgs {
 			engines[sw], models[sw] = newPair(t, prog, cfg, gradproto.DefaultUnits)
 			net.Switches = append(net.Switches, &lockstep{eng: engines[sw], model: models[sw]})
 		}
-		rep, err := net.Run(grads, gradproto.RunOptions{Seed: uint64(lose), Lose: lose, MaxRounds: 60})
+		rep, err := net.Run(gradproto.RunOptions{Seed: uint64(lose), Lose: lose, MaxRounds: 60})
 		name := fmt.Sprintf("losing transmission %d (%s)", lose, rep.Lost)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -219,3 +219,41 @@ func TestEngineCompletesJobsWhateverSinglePacketIsLost(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentJobsOnTheEngineMatchTheModel runs two to four jobs at once
+// over one switch with four units, so they collide with each other, with
+// duplicates and one loss, on the compiled program in lockstep with the
+// model.
+func TestConcurrentJobsOnTheEngineMatchTheModel(t *testing.T) {
+	const units = 4
+	prog := compileForEngine(t, Build{Units: units})
+	rng := rand.New(rand.NewPCG(21, 22))
+	for run := 0; run < 40; run++ {
+		hosts := 2 + rng.IntN(16)
+		st, err := gradproto.NewStar(1, hosts, 0, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs := []*gradproto.Job{st.JobOf(&st.Plan, gradproto.RandomGradients(rng, hosts, 1+rng.IntN(3), 32, false))}
+		for job, last := uint16(2), uint16(2+rng.IntN(3)); job <= last; job++ {
+			fanIn := 1 + rng.IntN(hosts)
+			direct := rng.IntN(hosts - fanIn + 1)
+			plan, err := st.AddJob(job, fanIn, direct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, st.JobOf(plan, gradproto.RandomGradients(rng, fanIn+direct, 1+rng.IntN(3), 32, rng.IntN(3) == 0)))
+		}
+		eng, model := newPair(t, prog, st.Config, units)
+		n := &gradproto.Network{Switches: []gradproto.Fabric{&lockstep{eng: eng, model: model}}, Jobs: jobs}
+		opt := gradproto.RunOptions{Seed: rng.Uint64(), Lose: rng.IntN(hosts * 8), Duplicate: 0.05, MaxRounds: 300}
+		rep, err := n.Run(opt)
+		name := fmt.Sprintf("run %d (%d jobs over %d hosts, lost %s)", run, len(jobs), hosts, rep.Lost)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, j := range jobs {
+			compareState(t, name, eng, model, j.Plan.Job, hosts)
+		}
+	}
+}

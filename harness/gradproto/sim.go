@@ -91,13 +91,18 @@ type RunOptions struct {
 	MaxRounds int
 }
 
-// RunReport says how a simulated job went.
+// RunReport says how a simulation went.
 type RunReport struct {
 	Transmissions int
 	Rounds        int
 	Lost          string // what the lost packet was, "" if none
-	Workers       []*Worker
-	PS            *PS
+	Jobs          []*JobReport
+}
+
+// JobReport is one job's endpoints after a run.
+type JobReport struct {
+	Workers []*Worker
+	PS      *PS
 }
 
 // Attach is a switch port of a Network.
@@ -106,30 +111,75 @@ type Attach struct {
 	Port   uint16
 }
 
-// Network is switches, the links between them and where the job's hosts
-// attach: the topology a simulated job runs on.
-type Network struct {
-	Plan     *Plan
-	Switches []Fabric
-	// PS and Workers (member i at Workers[i]) are host attachments.
+// Job is one job on a Network: its plan, where its PS and workers attach
+// (member i at Workers[i]; jobs may share hosts) and each member's
+// fragments (Grads[i]).
+type Job struct {
+	Plan    *Plan
 	PS      Attach
 	Workers []Attach
+	Grads   []map[uint32][]int32
+}
+
+// Network is switches, the links between them and the jobs running over
+// them: what a simulation runs.
+type Network struct {
+	Switches []Fabric
 	// Links joins switch ports; Run follows it both ways.
 	Links map[Attach]Attach
+	Jobs  []*Job
 }
 
-// Network is the star as a one-switch network over fabric.
-func (st *Star) Network(fabric Fabric) *Network {
-	n := &Network{Plan: &st.Plan, Switches: []Fabric{fabric}, PS: Attach{0, StarPSPort}}
-	for i := range st.Plan.Members {
-		n.Workers = append(n.Workers, Attach{0, st.WorkerPort(i)})
+// JobOf is a job of the star (plan is st.Plan or from AddJob) with
+// gradients grads.
+func (st *Star) JobOf(plan *Plan, grads []map[uint32][]int32) *Job {
+	j := &Job{Plan: plan, PS: Attach{0, StarPSPort}, Grads: grads}
+	for i := range plan.Members {
+		j.Workers = append(j.Workers, Attach{0, st.WorkerPort(i)})
 	}
-	return n
+	return j
 }
 
-// Run drives one job over the star through fabric (see Network.Run).
+// Run drives the star's first job through fabric (see Network.Run).
 func (st *Star) Run(fabric Fabric, grads []map[uint32][]int32, opt RunOptions) (*RunReport, error) {
-	return st.Network(fabric).Run(grads, opt)
+	n := &Network{Switches: []Fabric{fabric}, Jobs: []*Job{st.JobOf(&st.Plan, grads)}}
+	return n.Run(opt)
+}
+
+// AddJob runs another job over the star's hosts and returns its plan: the
+// first fanIn hosts aggregate at the switch, the next direct ones at the
+// PS. The switch configuration gains the job's aggregation, result group
+// (number job+1) and result hosts.
+func (st *Star) AddJob(job uint16, fanIn, direct int) (*Plan, error) {
+	hosts := len(st.Plan.Members)
+	if fanIn < 0 || fanIn > MaxFanIn || direct < 0 || fanIn+direct == 0 || fanIn+direct > hosts {
+		return nil, fmt.Errorf("job %d with %d switch and %d direct workers on a star of %d hosts", job, fanIn, direct, hosts)
+	}
+	for _, g := range st.Config.ResultGroups {
+		if g.Job == job {
+			return nil, fmt.Errorf("job %d already runs on the star", job)
+		}
+	}
+	plan := st.Plan
+	plan.Job = job
+	plan.Members = nil
+	group := ResultGroup{Job: job, Group: job + 1}
+	for i := 0; i < fanIn+direct; i++ {
+		m := st.Plan.Members[i]
+		m.Node, m.Slot = st.SwitchNode, uint8(i)
+		if i >= fanIn {
+			m.Node, m.Slot = plan.PSNode, uint8(i-fanIn)
+		}
+		plan.Members = append(plan.Members, m)
+		port := st.WorkerPort(i)
+		group.Ports = append(group.Ports, port)
+		st.Config.ResultHosts = append(st.Config.ResultHosts, ResultHost{Job: job, Port: port, MAC: m.MAC, IP: m.IP})
+	}
+	st.Config.ResultGroups = append(st.Config.ResultGroups, group)
+	if fanIn > 0 {
+		st.Config.Aggregations = append(st.Config.Aggregations, Aggregation{Job: job, Node: st.SwitchNode, FanIn: uint16(fanIn)})
+	}
+	return &plan, st.Config.Validate()
 }
 
 type flight struct {
@@ -137,29 +187,56 @@ type flight struct {
 	frame []byte
 }
 
-// Run drives one job: every worker sends its fragments (grads[i] for member
-// i), frames are delivered in a random interleaving (FIFO per link), the
-// switches forward them, the PS and workers react, and timeouts fire while
-// some worker lacks a result. It fails if the job does not complete or a
-// worker's result differs from the exact sum.
-func (n *Network) Run(grads []map[uint32][]int32, opt RunOptions) (*RunReport, error) {
+// hostKey names an endpoint: job index and member (-1 for the PS).
+type hostKey struct{ job, member int }
+
+// Run drives the jobs: every worker sends its fragments, frames are
+// delivered in a random interleaving (FIFO per link), the switches forward
+// them, the PSes and workers react, and timeouts fire while some worker
+// lacks a result. It fails if a job does not complete or a worker's result
+// differs from the exact sum.
+func (n *Network) Run(opt RunOptions) (*RunReport, error) {
 	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x9e3779b97f4a7c15))
-	ps, err := NewPS(*n.Plan)
-	if err != nil {
-		return nil, err
+	// The report is never nil, so callers can name what was lost even when
+	// the run fails.
+	rep := &RunReport{}
+	if len(n.Jobs) == 0 {
+		return rep, fmt.Errorf("network without jobs")
 	}
-	if len(n.Workers) != len(n.Plan.Members) || len(grads) != len(n.Plan.Members) {
-		return nil, fmt.Errorf("%d members, %d worker attachments, %d gradients", len(n.Plan.Members), len(n.Workers), len(grads))
+	values := n.Jobs[0].Plan.Values
+	jobIndex := map[uint16]int{}
+	hosts := map[Attach]map[int]int{} // attachment -> job index -> member (-1 PS)
+	attach := func(a Attach, job, member int) {
+		if hosts[a] == nil {
+			hosts[a] = map[int]int{}
+		}
+		hosts[a][job] = member
 	}
-	hostAt := map[Attach]int{n.PS: -1}
-	for i, a := range n.Workers {
-		hostAt[a] = i
+	for j, job := range n.Jobs {
+		if _, dup := jobIndex[job.Plan.Job]; dup {
+			return rep, fmt.Errorf("job id %d runs twice", job.Plan.Job)
+		}
+		if job.Plan.Values != values {
+			return rep, fmt.Errorf("job %d has %d values per packet, job %d %d", job.Plan.Job, job.Plan.Values, n.Jobs[0].Plan.Job, values)
+		}
+		if len(job.Workers) != len(job.Plan.Members) || len(job.Grads) != len(job.Plan.Members) {
+			return rep, fmt.Errorf("job %d: %d members, %d worker attachments, %d gradients", job.Plan.Job, len(job.Plan.Members), len(job.Workers), len(job.Grads))
+		}
+		jobIndex[job.Plan.Job] = j
+		ps, err := NewPS(*job.Plan)
+		if err != nil {
+			return rep, fmt.Errorf("job %d: %w", job.Plan.Job, err)
+		}
+		rep.Jobs = append(rep.Jobs, &JobReport{PS: ps})
+		attach(job.PS, j, -1)
+		for i, a := range job.Workers {
+			attach(a, j, i)
+		}
 	}
 	links := map[Attach]Attach{}
 	for a, b := range n.Links {
 		links[a], links[b] = b, a
 	}
-	rep := &RunReport{PS: ps}
 	var queue []flight
 	push := func(fs ...flight) {
 		// Insert at a random position among the frames in flight, but after
@@ -175,15 +252,17 @@ func (n *Network) Run(grads []map[uint32][]int32, opt RunOptions) (*RunReport, e
 		i := lo + rng.IntN(len(queue)-lo+1)
 		queue = append(queue[:i], append(append([]flight(nil), fs...), queue[i:]...)...)
 	}
-	for i := range n.Plan.Members {
-		w := NewWorker(n.Plan, i, grads[i])
-		rep.Workers = append(rep.Workers, w)
-		for _, p := range w.Originals() {
-			f := flight{n.Workers[i], p.Marshal()}
-			if rng.Float64() < opt.Duplicate {
-				push(f, f)
-			} else {
-				push(f)
+	for j, job := range n.Jobs {
+		for i := range job.Plan.Members {
+			w := NewWorker(job.Plan, i, job.Grads[i])
+			rep.Jobs[j].Workers = append(rep.Jobs[j].Workers, w)
+			for _, p := range w.Originals() {
+				f := flight{job.Workers[i], p.Marshal()}
+				if rng.Float64() < opt.Duplicate {
+					push(f, f)
+				} else {
+					push(f)
+				}
 			}
 		}
 	}
@@ -196,10 +275,44 @@ func (n *Network) Run(grads []map[uint32][]int32, opt RunOptions) (*RunReport, e
 		}
 		return false
 	}
-	// Time advances in rounds: a round delivers everything in flight; what
-	// the endpoints send in reply to a control packet goes out next round,
-	// and timeouts fire per fragment after TimeoutRounds.
+	// deliver hands a frame that left the network at a host attachment to
+	// the endpoint it is for and returns what that endpoint sends now.
 	var next []flight
+	deliver := func(from Attach, frame []byte) error {
+		p, err := Parse(frame, values)
+		if err != nil {
+			return fmt.Errorf("frame out of switch %d port %d: %w", from.Switch, from.Port, err)
+		}
+		j, ok := jobIndex[p.Job]
+		member, attached := hosts[from][j]
+		if !ok || !attached {
+			return fmt.Errorf("frame of job %d out of switch %d port %d, where no endpoint of the job is", p.Job, from.Switch, from.Port)
+		}
+		job := n.Jobs[j]
+		if member < 0 {
+			if p.DstIP != job.Plan.PSIP {
+				return fmt.Errorf("frame for %v reached the PS of job %d", p.DstIP, p.Job)
+			}
+			res, err := rep.Jobs[j].PS.Receive(p)
+			if err != nil {
+				return err
+			}
+			if res != nil {
+				push(flight{job.PS, res.Marshal()})
+			}
+			return nil
+		}
+		if p.DstIP != job.Plan.Members[member].IP {
+			return fmt.Errorf("frame for %v out of switch %d port %d, whose host is %v", p.DstIP, from.Switch, from.Port, job.Plan.Members[member].IP)
+		}
+		if re := rep.Jobs[j].Workers[member].Receive(p); re != nil {
+			next = append(next, flight{from, re.Marshal()})
+		}
+		return nil
+	}
+	// Time advances in rounds: a round delivers everything in flight; what
+	// the workers send in reply to a control packet goes out next round,
+	// and timeouts fire per fragment after TimeoutRounds.
 	for round := 1; ; round++ {
 		for len(queue) > 0 {
 			f := queue[0]
@@ -220,42 +333,20 @@ func (n *Network) Run(grads []map[uint32][]int32, opt RunOptions) (*RunReport, e
 				if lost(fmt.Sprintf("frame out of switch %d port %d", from.Switch, from.Port)) {
 					continue
 				}
-				host, ok := hostAt[from]
-				if !ok {
-					return rep, fmt.Errorf("frame out of switch %d port %d, where nothing is attached", from.Switch, from.Port)
-				}
-				p, err := Parse(o.Frame, n.Plan.Values)
-				if err != nil {
-					return rep, fmt.Errorf("frame out of switch %d port %d: %w", from.Switch, from.Port, err)
-				}
-				if host < 0 {
-					if p.DstIP != n.Plan.PSIP {
-						return rep, fmt.Errorf("frame for %v reached the PS", p.DstIP)
-					}
-					res, err := ps.Receive(p)
-					if err != nil {
-						return rep, err
-					}
-					if res != nil {
-						push(flight{n.PS, res.Marshal()})
-					}
-					continue
-				}
-				if p.DstIP != n.Plan.Members[host].IP {
-					return rep, fmt.Errorf("frame for %v out of switch %d port %d, whose host is %v", p.DstIP, from.Switch, from.Port, n.Plan.Members[host].IP)
-				}
-				if re := rep.Workers[host].Receive(p); re != nil {
-					next = append(next, flight{from, re.Marshal()})
+				if err := deliver(from, o.Frame); err != nil {
+					return rep, err
 				}
 			}
 		}
 		pending := false
-		for i, w := range rep.Workers {
-			w.Round = round
-			if !w.Done() {
-				pending = true
-				for _, p := range w.Timeout() {
-					next = append(next, flight{n.Workers[i], p.Marshal()})
+		for j, jr := range rep.Jobs {
+			for i, w := range jr.Workers {
+				w.Round = round
+				if !w.Done() {
+					pending = true
+					for _, p := range w.Timeout() {
+						next = append(next, flight{n.Jobs[j].Workers[i], p.Marshal()})
+					}
 				}
 			}
 		}
@@ -264,17 +355,22 @@ func (n *Network) Run(grads []map[uint32][]int32, opt RunOptions) (*RunReport, e
 		}
 		rep.Rounds = round
 		if round > opt.MaxRounds {
-			return rep, fmt.Errorf("job incomplete after %d rounds", opt.MaxRounds)
+			return rep, fmt.Errorf("jobs incomplete after %d rounds", opt.MaxRounds)
 		}
 		for _, f := range next {
 			push(f)
 		}
 		next = next[:0]
 	}
-	return rep, checkResults(rep, grads, n.Plan.Values)
+	for j, job := range n.Jobs {
+		if err := checkResults(rep.Jobs[j], job.Grads, values); err != nil {
+			return rep, fmt.Errorf("job %d: %w", job.Plan.Job, err)
+		}
+	}
+	return rep, nil
 }
 
-func checkResults(rep *RunReport, grads []map[uint32][]int32, values int) error {
+func checkResults(rep *JobReport, grads []map[uint32][]int32, values int) error {
 	want := ExactSums(grads, values)
 	for i, w := range rep.Workers {
 		for frag, sums := range want {

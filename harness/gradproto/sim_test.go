@@ -98,7 +98,7 @@ func TestResultSaturatesAndFlagsOverflowBeyondInt32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := rep.Workers[0].Results[1]
+	r := rep.Jobs[0].Workers[0].Results[1]
 	if !r.Has(FlagOverflow) || r.Values[0] != math.MaxInt32 {
 		t.Fatalf("result %+v", r.Header)
 	}
@@ -128,5 +128,45 @@ func TestWorkerWindowIsAdditiveIncreaseMultiplicativeDecrease(t *testing.T) {
 	w.Round = TimeoutRounds
 	if rs := w.Timeout(); len(rs) != 1 || rs[0].Frag != 2 || !rs[0].Has(FlagResend) {
 		t.Fatalf("timeout resends %+v", rs)
+	}
+}
+
+// TestConcurrentJobsShareUnitsWithoutInterference runs several jobs at once
+// over one switch with few units, so their fragments collide with each
+// other, with duplicates and one loss, and checks every job's sums.
+func TestConcurrentJobsShareUnitsWithoutInterference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for run := 0; run < 100; run++ {
+		hosts := 2 + rng.IntN(20)
+		st, err := NewStar(1, hosts, 0, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := &Network{Jobs: []*Job{st.JobOf(&st.Plan, RandomGradients(rng, hosts, 1+rng.IntN(3), 32, false))}}
+		jobs := 2 + rng.IntN(3)
+		for job := uint16(2); job <= uint16(jobs); job++ {
+			fanIn := rng.IntN(hosts + 1)
+			direct := rng.IntN(hosts - fanIn + 1)
+			if fanIn+direct == 0 {
+				fanIn = 1
+			}
+			plan, err := st.AddJob(job, fanIn, direct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Jobs = append(n.Jobs, st.JobOf(plan, RandomGradients(rng, fanIn+direct, 1+rng.IntN(3), 32, rng.IntN(3) == 0)))
+		}
+		sw, err := NewSwitch(st.Config, 32, 1+rng.IntN(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Switches = []Fabric{ModelFabric{sw}}
+		opt := RunOptions{Seed: rng.Uint64(), Lose: rng.IntN(hosts * 8), Duplicate: 0.05, MaxRounds: 300}
+		if rep, err := n.Run(opt); err != nil {
+			t.Fatalf("run %d (%d jobs, %d hosts, %d units, lost %s): %v", run, len(n.Jobs), hosts, len(sw.Units()), rep.Lost, err)
+		}
+		if a := activeUnits(sw); a != 0 {
+			t.Fatalf("run %d: %d units left active", run, a)
+		}
 	}
 }
