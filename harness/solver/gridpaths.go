@@ -11,7 +11,7 @@ import (
 )
 
 // searchBudget is how many evaluations grid-paths' local search may spend per start.
-const searchBudget = 200
+const searchBudget = 120
 
 // candidatesPerClass bounds the switches each class of workers may use in
 // grid-paths' LP: the nearest ones and the ones with the most capacity.
@@ -34,6 +34,29 @@ type workerClass struct {
 // paper model's exact solution, placed nearest first, goes through the same
 // local search; the better plan wins.
 func (in *Instance) gridPaths(ctx context.Context, opt Options) (*Plan, error) {
+	r, err := in.gridPathsSearch(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	plan := in.buildPlan(AlgoGRIDPaths, "links", r.best)
+	plan.Seed = ptr(opt.Seed)
+	plan.LPBackend = r.backend
+	plan.RelaxationGbps = ptr(round9(r.lpLambda))
+	plan.Notes = append(plan.Notes, fmt.Sprintf("link-aware LP relaxation over %d worker classes: %.4g Gbps; best plan started from %s", r.classes, r.lpLambda, r.from))
+	return plan, nil
+}
+
+type pathsResult struct {
+	best     *assignment
+	lambda   float64 // evaluated
+	ceiling  float64 // paper-model upper bound
+	lpLambda float64
+	classes  int
+	from     string
+	backend  string
+}
+
+func (in *Instance) gridPathsSearch(ctx context.Context, opt Options) (*pathsResult, error) {
 	dc := distCache{}
 	classes := in.classes(dc)
 	lpLambda, weights, backend, err := in.classLP(ctx, dc, classes, opt.LP)
@@ -68,21 +91,22 @@ func (in *Instance) gridPaths(ctx context.Context, opt Options) (*Plan, error) {
 	}
 	ls := in.newSearch(dc, opt.paths())
 	ls.ceiling = ceiling
-	rounded := ls.improve(a, searchBudget)
-	best, from := rounded, "LP rounding"
-	if seed := in.paperSeed(dc); seed != nil {
-		ls2 := in.newSearch(dc, opt.paths())
-		ls2.ceiling = ceiling
-		s := ls2.improve(seed, searchBudget)
-		if scoreOf(in.evaluate(s)).better(scoreOf(in.evaluate(best))) {
-			best, from = s, "the paper model's exact solution"
+	best, from := ls.improve(a, searchBudget), "LP rounding"
+	bestScore := scoreOf(in.evaluate(best))
+	try := func(name string, a *assignment) {
+		ls := in.newSearch(dc, opt.paths())
+		ls.ceiling = ceiling
+		s := ls.improve(a, searchBudget)
+		if sc := scoreOf(in.evaluate(s)); sc.better(bestScore) {
+			best, from, bestScore = s, name, sc
 		}
 	}
-	plan := in.buildPlan(AlgoGRIDPaths, "links", best)
-	plan.Seed = ptr(opt.Seed)
-	plan.LPBackend = backend
-	plan.Notes = append(plan.Notes, fmt.Sprintf("link-aware LP relaxation over %d worker classes: %.4g Gbps; best plan started from %s", len(classes), lpLambda, from))
-	return plan, nil
+	try("the paper model's exact solution", in.paperSeed(dc))
+	// Greedy packing only needs to look above the best rate found so far.
+	if a := in.packStart(dc, opt.paths(), bestScore.lambda, ceiling); a != nil {
+		try("link-aware greedy packing", a)
+	}
+	return &pathsResult{best: best, lambda: bestScore.lambda, ceiling: ceiling, lpLambda: lpLambda, classes: len(classes), from: from, backend: backend}, nil
 }
 
 // paperSeed is the paper model's exact placement for every job (each job

@@ -2,6 +2,44 @@ package solver
 
 import "slices"
 
+// routeCache memoises k shortest paths. A host with one link has the paths
+// of its switch with itself in front, so hosts behind the same switch share entries.
+type routeCache struct {
+	in    *Instance
+	dc    distCache
+	k     int
+	paths map[[2]int][][]int
+	arcs  map[[2]int][][]int
+}
+
+func (in *Instance) newRouteCache(dc distCache, k int) *routeCache {
+	return &routeCache{in: in, dc: dc, k: k, paths: map[[2]int][][]int{}, arcs: map[[2]int][][]int{}}
+}
+
+// get returns the node paths and their arcs from src to dst.
+func (rc *routeCache) get(src, dst int) ([][]int, [][]int) {
+	key := [2]int{src, dst}
+	if p, ok := rc.paths[key]; ok {
+		return p, rc.arcs[key]
+	}
+	in := rc.in
+	var ps [][]int
+	if !in.sw[src] && len(in.out[src]) == 1 && in.arcs[in.out[src][0]].to != dst {
+		rack, _ := rc.get(in.arcs[in.out[src][0]].to, dst)
+		for _, p := range rack {
+			ps = append(ps, append([]int{src}, p...))
+		}
+	} else {
+		ps = in.kShortest(rc.dc, src, dst, rc.k)
+	}
+	as := make([][]int, len(ps))
+	for i, p := range ps {
+		as[i] = in.pathArcs(p)
+	}
+	rc.paths[key], rc.arcs[key] = ps, as
+	return ps, as
+}
+
 // kShortest returns up to k loop-free paths from src to dst with the fewest
 // hops (Yen's algorithm on hop counts), transiting switches only. The first
 // is shortestPath's; ties among later ones keep port order.

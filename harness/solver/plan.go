@@ -41,6 +41,8 @@ type Plan struct {
 	// BoundGbps is the algorithm's own optimum: R-GRIA's LP relaxation value,
 	// the exact integer optimum of its model, or the LP value grid-paths started from.
 	BoundGbps *float64 `json:"bound_gbps,omitempty"`
+	// RelaxationGbps is the LP relaxation value grid-paths rounded from.
+	RelaxationGbps *float64 `json:"relaxation_gbps,omitempty"`
 	// IntendedLambdaGbps is the slowest rate the algorithm's model promises
 	// (R-GRIA keeps the LP rates after rounding); Violations say what that costs.
 	IntendedLambdaGbps *float64     `json:"intended_lambda_gbps,omitempty"`

@@ -20,12 +20,12 @@ type search struct {
 	onlyReroute bool // Geryon: keep every worker at the PS, change paths only
 	// ceiling is an upper bound on lambda (0: none); reaching it ends the search.
 	ceiling float64
-	paths   map[[2]int][][]int
+	routes  *routeCache
 	evals   int
 }
 
 func (in *Instance) newSearch(dc distCache, k int) *search {
-	return &search{in: in, dc: dc, k: k, paths: map[[2]int][][]int{}}
+	return &search{in: in, dc: dc, k: k, routes: in.newRouteCache(dc, k)}
 }
 
 type score struct {
@@ -61,12 +61,7 @@ func (a score) better(b score) bool {
 }
 
 func (s *search) kPaths(w, node int) [][]int {
-	key := [2]int{w, node}
-	if p, ok := s.paths[key]; ok {
-		return p
-	}
-	p := s.in.kShortest(s.dc, w, node, s.k)
-	s.paths[key] = p
+	p, _ := s.routes.get(w, node)
 	return p
 }
 

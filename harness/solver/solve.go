@@ -40,8 +40,7 @@ type Options struct {
 	// link-aware algorithms consider (default 3).
 	Paths int
 	// MILPLimit is the most binary variables grid-exact gives the link-aware
-	// MILP; larger instances use the paper model's exact method (default
-	// 400 with CBC, 40 with the embedded branch and bound).
+	// MILPs; larger instances use the paper model's exact method (default 400).
 	MILPLimit int
 }
 

@@ -1,0 +1,276 @@
+package solver
+
+import "sort"
+
+// packFirsts is how many of the largest switches packStart tries as the
+// first aggregator when the greedy choice fails; packScored how many
+// switches per opening get their reach computed exactly.
+const (
+	packFirsts = 4
+	packScored = 6
+)
+
+// route is a candidate path with its arcs.
+type route struct {
+	nodes, arcs []int
+}
+
+// packer places workers greedily for packStart.
+type packer struct {
+	in     *Instance
+	dc     distCache
+	routes *routeCache
+	memo   map[[2]int][]route
+}
+
+func (pk *packer) routesOf(w, node int) []route {
+	key := [2]int{w, node}
+	if r, ok := pk.memo[key]; ok {
+		return r
+	}
+	ps, as := pk.routes.get(w, node)
+	out := make([]route, len(ps))
+	for i := range ps {
+		out[i] = route{ps[i], as[i]}
+	}
+	pk.memo[key] = out
+	return out
+}
+
+func fitsIn(room []float64, arcs []int) bool {
+	for _, a := range arcs {
+		if room[a] < 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func takeIn(room []float64, arcs []int) {
+	for _, a := range arcs {
+		room[a]--
+	}
+}
+
+// packAt is a link-aware greedy placement at a common rate lambda: every
+// worker sends exactly lambda, so each link, switch and PS has room for
+// floor(capacity/lambda) flows. Job by job it opens the programmable switch
+// that can take the most of the workers still left (its stream to the PS
+// must fit too; candidates are ranked by a cheap estimate — room on the
+// switch and on its incoming links — and the best few placed exactly on a
+// scratch copy), then places the left workers on the open aggregators
+// nearest first, each over the first of its k shortest paths with room.
+// When no switch can take two workers the rest go straight to the PS.
+// first, when not -1, is opened first for every job. It reports whether
+// every worker found a place.
+func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
+	in, dc := pk.in, pk.dc
+	room := make([]float64, len(in.arcs))
+	for i, a := range in.arcs {
+		room[i] = slotsAt(a.cap, lambda)
+	}
+	scratch := make([]float64, len(room))
+	swRoom := make([]float64, len(in.names))
+	for _, s := range in.progList {
+		swRoom[s] = slotsAt(in.capS[s], lambda)
+	}
+	psRoom := map[int]float64{}
+	for _, jb := range in.jobs {
+		if lambda > jb.maxRate*(1+1e-12) {
+			return nil, false
+		}
+		psRoom[jb.ps] = slotsAt(jb.ingress, lambda)
+	}
+	a := in.newAssignment()
+	for j, jb := range in.jobs {
+		left := map[int]bool{}
+		for w := range jb.workers {
+			left[w] = true
+		}
+		// byDistance lists the left workers nearest to s first.
+		byDistance := func(s int) []int {
+			d := in.dist(dc, s)
+			ws := sortedKeys(left)
+			sort.SliceStable(ws, func(x, y int) bool { return d[jb.workers[ws[x]]] < d[jb.workers[ws[y]]] })
+			return ws
+		}
+		var open []int
+		place := func() {
+			type option struct{ w, s, d int }
+			var opts []option
+			for _, s := range open {
+				d := in.dist(dc, s)
+				for w := range left {
+					opts = append(opts, option{w, s, d[jb.workers[w]]})
+				}
+			}
+			sort.Slice(opts, func(x, y int) bool {
+				if opts[x].d != opts[y].d {
+					return opts[x].d < opts[y].d
+				}
+				if opts[x].w != opts[y].w {
+					return opts[x].w < opts[y].w
+				}
+				return opts[x].s < opts[y].s
+			})
+			for _, o := range opts {
+				if !left[o.w] || swRoom[o.s] < 1 {
+					continue
+				}
+				for _, r := range pk.routesOf(jb.workers[o.w], o.s) {
+					if fitsIn(room, r.arcs) {
+						takeIn(room, r.arcs)
+						swRoom[o.s]--
+						a.shares[j][o.w] = []share{{node: o.s, frac: 1, path: r.nodes}}
+						delete(left, o.w)
+						break
+					}
+				}
+			}
+		}
+		for len(left) > 0 && psRoom[jb.ps] >= 1 {
+			type cand struct {
+				s        int
+				estimate float64
+				stream   route
+			}
+			var cands []cand
+			for _, s := range in.progList {
+				if swRoom[s] < 2 || a.streams[j][s] != nil || len(open) == 0 && first >= 0 && s != first {
+					continue
+				}
+				p := in.shortestPath(dc, s, jb.ps, nil)
+				if p == nil {
+					continue
+				}
+				stream := route{p, in.pathArcs(p)}
+				if !fitsIn(room, stream.arcs) {
+					continue
+				}
+				// Workers reach s over its incoming links, or sit right under it.
+				est := 0.0
+				for _, ai := range in.out[s] {
+					back := in.arcFrom(in.arcs[ai].to, s)
+					if in.sw[in.arcs[ai].to] {
+						est += room[back]
+					}
+				}
+				for w := range left {
+					if in.arcs[in.out[jb.workers[w]][0]].to == s {
+						est++
+					}
+				}
+				cands = append(cands, cand{s, min(est, swRoom[s]), stream})
+			}
+			sort.SliceStable(cands, func(x, y int) bool {
+				if cands[x].estimate != cands[y].estimate {
+					return cands[x].estimate > cands[y].estimate
+				}
+				return in.capS[cands[x].s] > in.capS[cands[y].s]
+			})
+			if len(cands) > packScored {
+				cands = cands[:packScored]
+			}
+			best, bestReach := -1, 1.0
+			var bestStream route
+			for _, c := range cands {
+				copy(scratch, room)
+				takeIn(scratch, c.stream.arcs)
+				reach := 0.0
+				for _, w := range byDistance(c.s) {
+					if reach >= swRoom[c.s] {
+						break
+					}
+					for _, r := range pk.routesOf(jb.workers[w], c.s) {
+						if fitsIn(scratch, r.arcs) {
+							takeIn(scratch, r.arcs)
+							reach++
+							break
+						}
+					}
+				}
+				if reach > bestReach || reach == bestReach && best >= 0 && in.capS[c.s] > in.capS[best] {
+					best, bestReach, bestStream = c.s, reach, c.stream
+				}
+			}
+			if best < 0 {
+				break
+			}
+			takeIn(room, bestStream.arcs)
+			psRoom[jb.ps]--
+			a.streams[j][best] = bestStream.nodes
+			open = append(open, best)
+			place()
+		}
+		// The rest send to the PS directly, one stream each.
+		for _, w := range sortedKeys(left) {
+			placed := false
+			for _, r := range pk.routesOf(jb.workers[w], jb.ps) {
+				if psRoom[jb.ps] >= 1 && fitsIn(room, r.arcs) {
+					takeIn(room, r.arcs)
+					psRoom[jb.ps]--
+					a.shares[j][w] = []share{{node: jb.ps, frac: 1, path: r.nodes}}
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				return nil, false
+			}
+		}
+	}
+	return a, true
+}
+
+// packStart bisects packAt over the candidate rates in (floor, ceiling] and
+// returns the placement at the highest rate it managed, nil if none.
+func (in *Instance) packStart(dc distCache, k int, floor, ceiling float64) *assignment {
+	pk := &packer{in: in, dc: dc, routes: in.newRouteCache(dc, k), memo: map[[2]int][]route{}}
+	firsts := append([]int(nil), in.progList...)
+	sort.SliceStable(firsts, func(x, y int) bool { return in.capS[firsts[x]] > in.capS[firsts[y]] })
+	if len(firsts) > packFirsts {
+		firsts = firsts[:packFirsts]
+	}
+	var best *assignment
+	feasible := func(l float64) (bool, error) {
+		// When the greedy choice of the first aggregator fails, the largest switches get a turn.
+		for _, f := range append([]int{-1}, firsts...) {
+			if a, ok := pk.packAt(l, f); ok {
+				best = a
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	inRange := func(c float64) bool { return c > floor*(1+1e-9) && c <= ceiling*(1+1e-9) }
+	// The PS's ingress is the usual bottleneck: bisect over B/q first, then
+	// over every candidate between the rate found and the next B/q above it.
+	var coarse []float64
+	for _, jb := range in.jobs {
+		for q := 1; q <= in.Workers()+len(in.progList); q++ {
+			if c := jb.ingress / float64(q); inRange(c) {
+				coarse = append(coarse, c)
+			}
+		}
+	}
+	lo, err := maxMinBisect(coarse, feasible)
+	if err != nil {
+		lo = floor
+	}
+	hi := ceiling
+	for _, c := range coarse {
+		if c > lo*(1+1e-9) && c < hi {
+			hi = c
+		}
+	}
+	var fine []float64
+	for _, c := range in.rateCandidates(true) {
+		if c > lo*(1+1e-9) && c < hi*(1-1e-9) && inRange(c) {
+			fine = append(fine, c)
+		}
+	}
+	if len(fine) > 0 {
+		maxMinBisect(fine, feasible) //nolint:errcheck // errNoneFeasible keeps the coarse result
+	}
+	return best
+}
