@@ -24,21 +24,6 @@ func cpName(annos ast.Annotations, local, prefix string) string {
 	return prefix + "." + local
 }
 
-// instance returns the object a top-level (or not yet bound) instance
-// declaration denotes, allocating externs on first use.
-func (l *lowerer) instance(d *ast.InstanceDecl, sc *scope) (val, error) {
-	prefix := ""
-	key := objKey{decl: d, prefix: prefix}
-	if o, ok := l.objs[key]; ok {
-		return o, nil
-	}
-	o, err := l.allocInstance(d, prefix)
-	if err != nil {
-		return nil, err
-	}
-	return o, nil
-}
-
 // allocInstance creates the lowered form of an instance declared in the
 // object named prefix.
 func (l *lowerer) allocInstance(d *ast.InstanceDecl, prefix string) (*objV, error) {

@@ -206,7 +206,16 @@ func (c *cctx) stmt(s ast.Stmt) error {
 	if err := c.hoistApplies(s); err != nil {
 		return err
 	}
+	defer c.dropOverrides()
 	return c.straight(s)
+}
+
+// dropOverrides forgets the temporaries hoisting substituted for
+// sub-expressions: they hold values of this one evaluation.
+func (c *cctx) dropOverrides() {
+	for k := range c.l.override {
+		delete(c.l.override, k)
+	}
 }
 
 // hoistApplies lowers table applications nested in the expressions of a
@@ -484,6 +493,7 @@ func (c *cctx) ifStmt(x *ast.IfStmt) error {
 			c.blockPos = x.Pos
 		}
 		cond, err := c.actx().cond(x.Cond)
+		c.dropOverrides()
 		if err != nil {
 			return err
 		}
@@ -623,6 +633,7 @@ func (c *cctx) valueSwitch(x *ast.SwitchStmt) error {
 	}
 	a := c.actx()
 	v, err := a.data(x.Expr)
+	c.dropOverrides()
 	if err != nil {
 		return err
 	}

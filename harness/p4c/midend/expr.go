@@ -71,7 +71,8 @@ func (a *actx) value(e ast.Expr) (val, error) {
 		}
 		switch d := x.Decl.(type) {
 		case *ast.InstanceDecl:
-			return a.l.instance(d, a.sc)
+			// Not bound in any scope: a top-level instance.
+			return a.l.allocInstance(d, "")
 		case *ast.ControlDecl, *ast.ParserDecl:
 			// Direct application `C.apply(...)` of a control or parser
 			// type: an implicit instance named after the type.
@@ -360,9 +361,6 @@ func (a *actx) snapshot(e ast.Expr) error {
 	if e.Info().Const != nil {
 		return nil
 	}
-	if _, done := a.l.override[e]; done {
-		return nil
-	}
 	v, err := a.value(e)
 	if err != nil {
 		return err
@@ -383,6 +381,9 @@ func (a *actx) binary(x *ast.Binary) (val, error) {
 		if err := a.snapshot(x.X); err != nil {
 			return nil, err
 		}
+		// The snapshot belongs to this evaluation only: the same syntax
+		// lowered again (a function inlined twice) must read afresh.
+		defer delete(a.l.override, x.X)
 	}
 	switch x.Op {
 	case ast.OpAnd, ast.OpOr:

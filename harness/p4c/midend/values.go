@@ -167,8 +167,7 @@ func srcError(n ast.Node, format string, args ...any) error {
 	return &Error{Pos: n.Position(), Msg: fmt.Sprintf(format, args...)}
 }
 
-// unwrap removes the "expression" wrapper p4c puts around primitive
-// parameters, giving the bare node.
+// exprOp builds the expression node {"op", "left", "right"}.
 func exprOp(op string, l, r *bmv2json.Value) *bmv2json.Value { return bmv2json.Expr(op, l, r) }
 
 func d2b(v *bmv2json.Value) *bmv2json.Value {
