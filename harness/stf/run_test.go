@@ -31,11 +31,16 @@ func l2acl(t *testing.T) []byte {
 
 func runText(t *testing.T, text string) *Result {
 	t.Helper()
+	return runWith(t, text, Options{})
+}
+
+func runWith(t *testing.T, text string, opts Options) *Result {
+	t.Helper()
 	cmds, err := Parse("t.stf", text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(l2acl(t), cmds, Options{})
+	res, err := Run(l2acl(t), cmds, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,21 +322,11 @@ check_counter port_in(100) packets == 0
 packet 1 000000000002 00000000000a 0800 01
 expect 2 000000000002 00000000000a 0800 01
 `
-	cmds, err := Parse("t.stf", text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	strict, err := Run(l2acl(t), cmds, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	strict := runText(t, text)
 	if len(strict.Failures) != 1 || strict.Failures[0].Kind != CommandFailed || strict.Failures[0].At.Line != 5 {
 		t.Errorf("strict mode: %+v, want the duplicate entry at line 5 to fail the test", strict.Failures)
 	}
-	compat, err := Run(l2acl(t), cmds, Options{Compat: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	compat := runWith(t, text, Options{Compat: true})
 	if !compat.Passed() || len(compat.Warnings) != 4 {
 		t.Fatalf("compat mode: failures %+v, warnings %+v; want a pass with 4 warnings", compat.Failures, compat.Warnings)
 	}
@@ -341,11 +336,7 @@ expect 2 000000000002 00000000000a 0800 01
 		t.Errorf("report:\n%s", b.String())
 	}
 	// Unknown names stop the test in both modes, as they stop bmv2stf.py.
-	cmds, err = Parse("t.stf", "add nosuch k:1 a()\npacket 1 000000000002 00000000000a 0800 01\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, _ := Run(l2acl(t), cmds, Options{Compat: true}); res.Passed() || res.Sent != 0 {
+	if res := runWith(t, "add nosuch k:1 a()\npacket 1 000000000002 00000000000a 0800 01\n", Options{Compat: true}); res.Passed() || res.Sent != 0 {
 		t.Errorf("compat mode went on after an unknown table: %+v", res)
 	}
 }
@@ -357,21 +348,11 @@ func TestCompatModeIgnoresPortsTheTestNeverNames(t *testing.T) {
 add fwd dstAddr:0x000000000007 forward(port:7)
 packet 1 000000000007 00000000000a 0800 01
 `
-	cmds, err := Parse("t.stf", text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	strict, err := Run(l2acl(t), cmds, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	strict := runText(t, text)
 	if len(strict.Failures) != 1 || strict.Failures[0].Kind != Unexpected || strict.Failures[0].Port != 7 {
 		t.Errorf("strict mode: %+v, want the packet on port 7 reported", strict.Failures)
 	}
-	compat, err := Run(l2acl(t), cmds, Options{Compat: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	compat := runWith(t, text, Options{Compat: true})
 	if !compat.Passed() || len(compat.Warnings) != 1 || !strings.Contains(compat.Warnings[0].Msg, "no such interface") {
 		t.Errorf("compat mode: failures %+v, warnings %+v", compat.Failures, compat.Warnings)
 	}
