@@ -80,7 +80,7 @@ func TestOffPathAggregationAcrossTwoSwitchesSurvivesAnySingleLoss(t *testing.T) 
 		var models [2]*gradproto.Switch
 		net := &gradproto.Network{Links: links, Jobs: []*gradproto.Job{{Plan: plan, PS: gradproto.Attach{Switch: 0, Port: 0}, Workers: at, Grads: grads}}}
 		for sw, cfg := range cfgs {
-			engines[sw], models[sw] = newPair(t, prog, cfg, gradproto.DefaultUnits)
+			engines[sw], models[sw] = newPair(t, prog, cfg, Build{})
 			net.Switches = append(net.Switches, &lockstep{eng: engines[sw], model: models[sw]})
 		}
 		rep, err := net.Run(gradproto.RunOptions{Seed: uint64(lose), Lose: lose, MaxRounds: 60})

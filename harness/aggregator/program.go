@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/p4c"
 )
 
@@ -22,6 +23,22 @@ type Build struct {
 	Units int
 	// Values is N, 32 or 64 values per packet; 0 means 32.
 	Values int
+}
+
+// UnitCount is M, the number of memory units of the build.
+func (b Build) UnitCount() int {
+	if b.Units == 0 {
+		return gradproto.DefaultUnits
+	}
+	return b.Units
+}
+
+// ValueCount is N, the number of values per packet of the build.
+func (b Build) ValueCount() int {
+	if b.Values == 0 {
+		return gradproto.DefaultValues
+	}
+	return b.Values
 }
 
 // Defines returns the preprocessor definitions of the build.

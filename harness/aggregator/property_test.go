@@ -86,28 +86,29 @@ func TestEngineMatchesReferenceModelUnderRandomJobs(t *testing.T) {
 	if testing.Short() {
 		runs = 15
 	}
-	for _, build := range []Build{{Units: 4}, {}} {
-		units := build.Units
-		if units == 0 {
-			units = gradproto.DefaultUnits
-		}
+	for _, build := range []Build{{Units: 4}, {}, {Units: 16, Values: 64}} {
+		units, values := build.UnitCount(), build.ValueCount()
 		prog := compileForEngine(t, build)
 		rng := rand.New(rand.NewPCG(11, uint64(units)))
-		for run := 0; run < runs; run++ {
+		n := runs
+		if values == 64 {
+			n = runs / 3
+		}
+		for run := 0; run < n; run++ {
 			fanIn, direct := 1+rng.IntN(gradproto.MaxFanIn), rng.IntN(3)
 			if run%3 == 0 {
 				fanIn = 1 + rng.IntN(8)
 			}
 			frags := 1 + rng.IntN(4)
 			job := uint16(1 + rng.IntN(2000))
-			st, err := gradproto.NewStar(job, fanIn, direct, 32)
+			st, err := gradproto.NewStar(job, fanIn, direct, values)
 			if err != nil {
 				t.Fatal(err)
 			}
-			eng, model := newPair(t, prog, st.Config, units)
-			grads := gradproto.RandomGradients(rng, fanIn+direct, frags, 32, rng.IntN(4) == 0)
+			eng, model := newPair(t, prog, st.Config, build)
+			grads := gradproto.RandomGradients(rng, fanIn+direct, frags, values, rng.IntN(4) == 0)
 			opt := gradproto.RunOptions{Seed: rng.Uint64(), Lose: rng.IntN((fanIn+direct)*frags*3 + 1), Duplicate: 0.05, MaxRounds: 200}
-			name := fmt.Sprintf("units %d run %d (job %d, fan-in %d, direct %d, %d fragments, lose #%d)", units, run, job, fanIn, direct, frags, opt.Lose)
+			name := fmt.Sprintf("units %d values %d run %d (job %d, fan-in %d, direct %d, %d fragments, lose #%d)", units, values, run, job, fanIn, direct, frags, opt.Lose)
 			rep, err := st.Run(&lockstep{eng: eng, model: model}, grads, opt)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
@@ -119,7 +120,7 @@ func TestEngineMatchesReferenceModelUnderRandomJobs(t *testing.T) {
 
 // newPair configures an engine switch running prog and the reference model
 // alike from cfg.
-func newPair(t *testing.T, prog *engine.Program, cfg gradproto.SwitchConfig, units int) (*EngineFabric, *gradproto.Switch) {
+func newPair(t *testing.T, prog *engine.Program, cfg gradproto.SwitchConfig, b Build) (*EngineFabric, *gradproto.Switch) {
 	t.Helper()
 	setup, err := Entries(cfg)
 	if err != nil {
@@ -129,7 +130,7 @@ func newPair(t *testing.T, prog *engine.Program, cfg gradproto.SwitchConfig, uni
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, err := gradproto.NewSwitch(cfg, 32, units)
+	model, err := gradproto.NewSwitch(cfg, b.ValueCount(), b.UnitCount())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,10 +193,7 @@ func TestEngineCompletesJobsWhateverSinglePacketIsLost(t *testing.T) {
 		{Build{Units: 2}, 4, 0, 3, false}, // two units: collisions and control packets
 		{Build{Units: 3}, 3, 1, 2, true},  // sums overflow int32
 	} {
-		units := tc.build.Units
-		if units == 0 {
-			units = gradproto.DefaultUnits
-		}
+		units := tc.build.UnitCount()
 		prog := compileForEngine(t, tc.build)
 		st, err := gradproto.NewStar(5, tc.fanIn, tc.direct, 32)
 		if err != nil {
@@ -203,7 +201,7 @@ func TestEngineCompletesJobsWhateverSinglePacketIsLost(t *testing.T) {
 		}
 		grads := gradproto.RandomGradients(rand.New(rand.NewPCG(7, 8)), tc.fanIn+tc.direct, tc.frag, 32, tc.big)
 		for lose := 0; ; lose++ {
-			eng, model := newPair(t, prog, st.Config, units)
+			eng, model := newPair(t, prog, st.Config, tc.build)
 			rep, err := st.Run(&lockstep{eng: eng, model: model}, grads, gradproto.RunOptions{Seed: uint64(lose), Lose: lose, MaxRounds: 60})
 			name := fmt.Sprintf("%d units, fan-in %d, losing transmission %d (%s)", units, tc.fanIn, lose, rep.Lost)
 			if err != nil {
@@ -244,7 +242,7 @@ func TestConcurrentJobsOnTheEngineMatchTheModel(t *testing.T) {
 			}
 			jobs = append(jobs, st.JobOf(plan, gradproto.RandomGradients(rng, fanIn+direct, 1+rng.IntN(3), 32, rng.IntN(3) == 0)))
 		}
-		eng, model := newPair(t, prog, st.Config, units)
+		eng, model := newPair(t, prog, st.Config, Build{Units: units})
 		n := &gradproto.Network{Switches: []gradproto.Fabric{&lockstep{eng: eng, model: model}}, Jobs: jobs}
 		opt := gradproto.RunOptions{Seed: rng.Uint64(), Lose: rng.IntN(hosts * 8), Duplicate: 0.05, MaxRounds: 300}
 		rep, err := n.Run(opt)

@@ -34,15 +34,7 @@ type stfBuilder struct {
 
 func newBuilder(t *testing.T, b Build, star *gradproto.Star) *stfBuilder {
 	t.Helper()
-	values := b.Values
-	if values == 0 {
-		values = 32
-	}
-	units := b.Units
-	if units == 0 {
-		units = gradproto.DefaultUnits
-	}
-	sw, err := gradproto.NewSwitch(star.Config, values, units)
+	sw, err := gradproto.NewSwitch(star.Config, b.ValueCount(), b.UnitCount())
 	if err != nil {
 		t.Fatal(err)
 	}
