@@ -151,3 +151,36 @@ func (n *Node) NamespacePath() string { return filepath.Join(NetnsDir, n.Namespa
 // stay in the namespace they were opened in). f must not start goroutines
 // that expect to be in the namespace: only its own thread is.
 func (n *Node) Do(f func() error) error { return doIn(n.NamespacePath(), f) }
+
+// OpenPort opens an AF_PACKET socket on the node's interface for port (a
+// switch's P4 port, a host's interface number): bound to that interface, it
+// receives every frame arriving there, but not those it sends, and sends
+// frames out of it as they are. This is how a switch process attaches to its
+// ports. The caller closes the descriptor; closing a packet socket waits for
+// an RCU grace period, so close many in parallel.
+func (n *Node) OpenPort(port int) (int, error) {
+	ifc := n.Port(port)
+	if ifc == nil {
+		return -1, fmt.Errorf("node %s has no port %d", n.Name, port)
+	}
+	fd := -1
+	// Protocol 0 receives nothing until bound; binding a socket that already
+	// listened would wait for an RCU grace period to unhook it.
+	err := n.Do(func() (err error) {
+		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return -1, fmt.Errorf("open packet socket in %s: %w", n.Namespace, err)
+	}
+	const ethPAll = unix.ETH_P_ALL<<8&0xff00 | unix.ETH_P_ALL>>8 // network byte order
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: ethPAll, Ifindex: ifc.Index}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("bind packet socket to %s in %s: %w", ifc.Name, n.Namespace, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("packet socket on %s: ignore outgoing frames: %w", ifc.Name, err)
+	}
+	return fd, nil
+}

@@ -121,25 +121,13 @@ func inNamespace(t *testing.T, ns string, f func()) {
 	}
 }
 
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
-
-// packetSocket opens an AF_PACKET socket bound to interface ifindex of
-// namespace ns; the test closes it when done (see closeAll).
-func packetSocket(t *testing.T, ns string, ifindex int) int {
+// openPort opens a packet socket on a port of a node (Node.OpenPort) that
+// gives up waiting for a frame after a second; the test closes it.
+func openPort(t *testing.T, n *Node, port int) int {
 	t.Helper()
-	fd := -1
-	var err error
-	// Protocol 0 receives nothing until bind: binding a socket that already
-	// listens would wait for an RCU grace period to unhook it.
-	inNamespace(t, ns, func() {
-		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
-	})
+	fd, err := n.OpenPort(port)
 	if err != nil {
-		t.Fatalf("packet socket in %s: %v", ns, err)
-	}
-	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifindex}); err != nil {
-		unix.Close(fd)
-		t.Fatalf("bind packet socket to ifindex %d in %s: %v", ifindex, ns, err)
+		t.Fatal(err)
 	}
 	tv := unix.NsecToTimeval(int64(time.Second))
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
@@ -160,20 +148,15 @@ func closeAll(fds []int) {
 	wg.Wait()
 }
 
-// receive returns the next frame arriving at the packet socket (frames the
-// socket's interface sends itself are skipped), or an error on timeout.
+// receive returns the next frame at the packet socket, or an error on
+// timeout. Ports ignore the frames they send, so a frame seen here arrived.
 func receive(fd int, flags int) ([]byte, error) {
 	buf := make([]byte, 9216)
-	for {
-		n, from, err := unix.Recvfrom(fd, buf, flags)
-		if err != nil {
-			return nil, err
-		}
-		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
-			continue
-		}
-		return buf[:n], nil
+	n, _, err := unix.Recvfrom(fd, buf, flags)
+	if err != nil {
+		return nil, err
 	}
+	return buf[:n], nil
 }
 
 func mustMAC(t *testing.T, s string) net.HardwareAddr {
@@ -204,7 +187,7 @@ func TestFatTreeK4CarriesAFrameAcrossEveryLinkBothWaysAndLeavesNothing(t *testin
 			t.Fatalf("namespace %s missing from %s", n.Namespace, NetnsDir)
 		}
 		for _, ifc := range n.Interfaces {
-			fd := packetSocket(t, n.Namespace, ifc.Index)
+			fd := openPort(t, &n, ifc.Port)
 			fds = append(fds, fd)
 			ends[topo.Endpoint{Node: n.Name, Port: ifc.Port}] = end{fd, mustMAC(t, ifc.MAC)}
 		}
@@ -264,8 +247,11 @@ func TestHostSendsThroughItsGatewayWithoutARPAndWithCorrectChecksums(t *testing.
 	h1, h2, e1 := st.Node("h1"), st.Node("h2"), st.Node("e1")
 	eth0 := h1.Port(0)
 	port := e1.Port(eth0.Peer.Port)
-	capture := packetSocket(t, e1.Namespace, port.Index)
+	capture := openPort(t, e1, port.Port)
 	defer unix.Close(capture)
+	// A port socket on h1 itself must not see what h1's own stack sends.
+	own := openPort(t, h1, 0)
+	defer unix.Close(own)
 
 	// The kernel must have left checksumming to software.
 	inNamespace(t, h1.Namespace, func() {
@@ -298,6 +284,9 @@ func TestHostSendsThroughItsGatewayWithoutARPAndWithCorrectChecksums(t *testing.
 	frame, err := receive(capture, 0)
 	if err != nil {
 		t.Fatalf("nothing reached e1 from h1: %v", err)
+	}
+	if got, err := receive(own, unix.MSG_DONTWAIT); err == nil {
+		t.Errorf("h1's port socket saw the frame h1 sent: %x", got)
 	}
 	if got := net.HardwareAddr(frame[0:6]).String(); got != eth0.GatewayMAC || got != port.MAC {
 		t.Errorf("destination MAC %s, want the gateway's %s (e1 port %d's MAC %s)", got, eth0.GatewayMAC, port.Port, port.MAC)
@@ -681,9 +670,9 @@ func TestMultihomedHostSendsThroughTheInterfaceItsSocketIsBoundTo(t *testing.T) 
 	needRoot(t)
 	st := upYAML(t, multihomedTopology)
 	ps, s1, s2 := st.Node("ps"), st.Node("s1"), st.Node("s2")
-	at1 := packetSocket(t, s1.Namespace, s1.Port(1).Index)
+	at1 := openPort(t, s1, 1)
 	defer unix.Close(at1)
-	at2 := packetSocket(t, s2.Namespace, s2.Port(1).Index)
+	at2 := openPort(t, s2, 1)
 	defer unix.Close(at2)
 	dst := &unix.SockaddrInet4{Port: 9999, Addr: netipAddr(t, st.Node("w1").Port(0).IP)}
 	send := func(bind *unix.SockaddrInet4) {
