@@ -35,7 +35,7 @@ func miniJSON(fields, prims string, extra map[string]string) string {
 		"header_stacks": "[]", "calculations": "[]", "field_lists": "[]", "extra_headers": "", "extra_types": "",
 		"deparse": `"h"`, "parser_ops": `{"op":"extract","parameters":[{"type":"regular","value":"h"}]}`,
 		"transitions": `{"type":"default","value":null,"mask":null,"next_state":null}`, "transition_key": "[]",
-		"states": "", "egress": `"init_table":null,"tables":[],"conditionals":[]`, "runtime_data": "[]", "action_data": "[]"}
+		"states": "", "egress": `"init_table":null,"tables":[],"conditionals":[]`, "runtime_data": "[]", "action_data": "[]", "extra_actions": ""}
 	for k, v := range extra {
 		top[k] = v
 	}
@@ -52,7 +52,7 @@ func miniJSON(fields, prims string, extra map[string]string) string {
    {"name":"start","id":0,"parser_ops":[%s],"transitions":[%s],"transition_key":%s}%s]}],
  "parse_vsets":[],"deparsers":[{"name":"deparser","id":0,"order":[%s],"primitives":[]}],
  "meter_arrays":%s,"counter_arrays":%s,"register_arrays":%s,"calculations":%s,"learn_lists":[],
- "actions":[{"name":"ingress.act","id":0,"runtime_data":%s,"primitives":[%s]}],
+ "actions":[{"name":"ingress.act","id":0,"runtime_data":%s,"primitives":[%s]}%s],
  "pipelines":[{"name":"ingress","id":0,"init_table":"ingress.t","tables":[{"name":"ingress.t","id":0,"key":[],
    "match_type":"exact","type":"simple","max_size":1,"with_counters":false,"support_timeout":false,"direct_meters":null,
    "action_ids":[0],"actions":["ingress.act"],"base_default_next":null,"next_tables":{"ingress.act":null},
@@ -63,7 +63,7 @@ func miniJSON(fields, prims string, extra map[string]string) string {
 		stdMeta, fields, top["extra_types"], top["extra_headers"], top["header_stacks"], top["field_lists"],
 		top["parser_ops"], top["transitions"], top["transition_key"], top["states"], top["deparse"],
 		top["meter_arrays"], top["counter_arrays"], top["register_arrays"], top["calculations"],
-		top["runtime_data"], prims, top["action_data"], top["egress"])
+		top["runtime_data"], prims, top["extra_actions"], top["action_data"], top["egress"])
 	return doc
 }
 
@@ -396,5 +396,74 @@ func TestDigestDeliversTheLearnListAtTheEndOfIngress(t *testing.T) {
 	}
 	if d := p.Digests(); len(d) != 1 || d[0].Fields[1].Bitwidth != 16 {
 		t.Errorf("Digests() = %+v", d)
+	}
+}
+
+// passProgram runs, in ingress, an action that records the instance type
+// in h.a and, on the first pass, sets meta.m and calls op (resubmit or
+// recirculate) with field list 1 = [meta.m]; on the next pass it copies
+// the preserved meta.m into h.b.
+func passProgram(t *testing.T, op string) *Program {
+	t.Helper()
+	return miniProgram(t, `["a",8,false],["b",8,false]`,
+		assign(fld("h", "a"), fld("standard_metadata", "instance_type"))+`,`+
+			`{"op":"_jump_if_zero","parameters":[`+fld("standard_metadata", "instance_type")+`,{"type":"hexstr","value":"0x4"}]},`+
+			assign(fld("h", "b"), fld("meta", "m"))+`,`+
+			`{"op":"_jump","parameters":[{"type":"hexstr","value":"0x6"}]},`+
+			assign(fld("meta", "m"), hexv("0x2a"))+`,`+
+			`{"op":"`+op+`","parameters":[{"type":"hexstr","value":"0x1"}]}`,
+		map[string]string{
+			"extra_types":   `,{"name":"meta_t","id":3,"fields":[["m",8,false]]}`,
+			"extra_headers": `,{"name":"meta","id":3,"header_type":"meta_t","metadata":true,"pi_omit":true}`,
+			"field_lists":   `[{"id":1,"name":"keep","elements":[` + fld("meta", "m") + `]}]`,
+		})
+}
+
+func TestResubmitAndRecirculatePreserveTheirFieldList(t *testing.T) {
+	for op, inst := range map[string]InstanceType{"resubmit": InstanceResubmit, "recirculate": InstanceRecirculated} {
+		out := run(t, NewSwitch(passProgram(t, op), Config{}), 3, []byte{0, 0, 0xee})
+		// ingress sees the new instance type; like simple_switch, the packet
+		// leaves ingress as a normal one (instance_type 0 in egress)
+		if len(out) != 1 || out[0].inst != InstanceNormal || !bytes.Equal(out[0].data, []byte{byte(inst), 0x2a, 0xee}) {
+			t.Errorf("%s: got %+v, want one packet with ingress instance type %d and the preserved 0x2a", op, out, inst)
+		}
+	}
+}
+
+func TestEndlessRecirculationStopsAtThePassLimit(t *testing.T) {
+	// recirculate on every pass: the packet is dropped after MaxPasses
+	p := miniProgram(t, `["a",8,false]`, `{"op":"recirculate","parameters":[{"type":"hexstr","value":"0x1"}]}`,
+		map[string]string{"field_lists": `[{"id":1,"name":"none","elements":[]}]`})
+	var b strings.Builder
+	out := run(t, NewSwitch(p, Config{MaxPasses: 3, Trace: &b}), 0, []byte{1})
+	if len(out) != 0 || !strings.Contains(b.String(), "recirculated more than 3 times") {
+		t.Errorf("got %+v; trace:\n%s", out, b.String())
+	}
+}
+
+func TestEgressCloneCopiesThePacketAfterEgress(t *testing.T) {
+	egressTable := `"init_table":"egress.e","tables":[{"name":"egress.e","id":1,"key":[],
+   "match_type":"exact","type":"simple","max_size":1,"with_counters":false,"support_timeout":false,"direct_meters":null,
+   "action_ids":[1],"actions":["egress.clone"],"base_default_next":null,"next_tables":{"egress.clone":null},
+   "default_entry":{"action_id":1,"action_const":false,"action_data":[],"action_entry_const":false}}],"conditionals":[]`
+	cloneAct := `,{"name":"egress.clone","id":1,"runtime_data":[],"primitives":[` +
+		assign(fld("h", "a"), op("&", op("+", fld("h", "a"), fld("standard_metadata", "instance_type")), hexv("0xff"))) + `,` +
+		`{"op":"_jump_if_zero","parameters":[` + op("==", fld("standard_metadata", "instance_type"), hexv("0x0")) + `,{"type":"hexstr","value":"0x3"}]},` +
+		`{"op":"clone_egress_pkt_to_egress","parameters":[{"type":"hexstr","value":"0x4"},{"type":"hexstr","value":"0x0"}]}]}`
+	p := miniProgram(t, `["a",8,false]`, assign(fld("standard_metadata", "egress_spec"), hexv("0x0001")),
+		map[string]string{"egress": egressTable, "extra_actions": cloneAct})
+	sw := NewSwitch(p, Config{})
+	if err := sw.SetCloneSession(4, CloneSession{Port: 9}); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, sw, 0, []byte{10})
+	got := map[uint32]captured{}
+	for _, o := range out {
+		got[o.port] = o
+	}
+	// the original leaves port 1 with a = 10 + 0; the clone re-enters
+	// egress as instance 2 and adds 2 to the egress-modified a (10)
+	if len(out) != 2 || got[1].data[0] != 10 || got[9].inst != InstanceEgressClone || got[9].data[0] != 12 {
+		t.Errorf("got %+v, want the original on port 1 (a=10) and an egress clone on port 9 (a=12)", out)
 	}
 }
