@@ -10,8 +10,10 @@
 //
 // A run's state (StateDir/RUN/state.json) is written before anything is built
 // and lists every namespace and interface: the switch back end reads its ports
-// there (Node.Interfaces, Port = P4 port) and components that start processes
-// in a run record them (Start, RecordProcess) so Down and Clean stop them.
+// there (Node.Interfaces, Port = P4 port) and attaches to them (Node.OpenPort,
+// Node.Do, or a bmv2 process started with Start and -i PORT@NAME). Components
+// that start processes in a run record them (Start, RecordProcess) so Down and
+// Clean stop them.
 // Down removes one run by unmounting its namespaces, which makes the kernel
 // delete their interfaces in one batch; Clean removes everything left by
 // crashed or interrupted runs.
