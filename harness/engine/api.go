@@ -76,6 +76,10 @@ type Digest struct {
 
 // Output is a packet leaving the switch. Data is owned by the switch and
 // valid only during the callback that receives it: copy it to keep it.
+// Instance is the packet's instance_type in egress, as simple_switch sets
+// it: 0 for unicast packets (resubmitted and recirculated packets re-enter
+// ingress as 6 and 4 but leave it as normal ones), 5 for multicast
+// replicas, 1 and 2 for ingress and egress clones.
 type Output struct {
 	Port     uint32
 	Data     []byte

@@ -681,6 +681,22 @@ func (s *Switch) vset(name string, value []byte) (*parseVset, *vsetDecl, []byte,
 	return s.vsets[d.idx], d, v, nil
 }
 
+// ReadDirectMeter returns the direct meter configuration of an entry
+// (false if it was never configured).
+func (s *Switch) ReadDirectMeter(tableName string, h EntryHandle) (MeterConfig, bool, error) {
+	t, e, err := s.directEntry(tableName, h)
+	if err != nil {
+		return MeterConfig{}, false, err
+	}
+	if t.decl.meter < 0 {
+		return MeterConfig{}, false, fmt.Errorf("table %q has no direct meter", t.decl.name)
+	}
+	m := s.meters[t.decl.meter]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return e.meter.cfg, e.meter.configured, nil
+}
+
 // AddParseVsetValue adds a value (big-endian, the set's width) to a parser value set.
 func (s *Switch) AddParseVsetValue(name string, value []byte) error {
 	vs, _, v, err := s.vset(name, value)

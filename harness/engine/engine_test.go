@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func loadFile(t testing.TB, path string) *Program {
@@ -231,5 +232,48 @@ func TestRealP4cProgramsLoadOrNameWhatIsUnsupported(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+func TestDirectCountersAndMetersFollowTheirEntry(t *testing.T) {
+	data, err := os.ReadFile("testdata/ipv4_lpm.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(data), `"with_counters": false`, `"with_counters": true`, 1)
+	doc = strings.Replace(doc, `"direct_meters": null`, `"direct_meters": "ingress.dm"`, 1)
+	doc = strings.Replace(doc, `"counter_arrays": []`, `"counter_arrays": [{"name":"ingress.dc","id":0,"size":1024,"is_direct":true,"binding":"ingress.ipv4_lpm"}]`, 1)
+	doc = strings.Replace(doc, `"meter_arrays": []`, `"meter_arrays": [{"name":"ingress.dm","id":0,"is_direct":true,"size":1024,"rate_count":2,"type":"packets","binding":"ingress.ipv4_lpm","result_target":["ipv4","diffserv"]}]`, 1)
+	p, err := Load([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ti, _ := p.Table("ipv4_lpm"); !ti.HasCounters || !ti.HasMeters {
+		t.Fatalf("table info %+v", ti)
+	}
+	now := time.Unix(0, 0)
+	sw := NewSwitch(p, Config{Now: func() time.Time { return now }})
+	h, err := sw.AddEntry("ipv4_lpm", Entry{Match: []Match{LPM([]byte{10, 0, 0, 0}, 8)}, Action: "forward", Args: [][]byte{{1}, {2, 0, 0, 0, 0, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.SetDirectMeter("ipv4_lpm", h, MeterConfig{CIR: 1, CBurst: 1, PIR: 1, PBurst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var marks []byte
+	for range 2 {
+		out := run(t, sw, 0, ipv4Frame([4]byte{10, 1, 1, 1}, 64, 6))
+		marks = append(marks, out[0].data[15])
+	}
+	run(t, sw, 0, ipv4Frame([4]byte{11, 1, 1, 1}, 64, 6)) // a miss counts nothing
+	c, err := sw.ReadDirectCounter("ipv4_lpm", h)
+	if err != nil || c.Packets != 2 || c.Bytes != 2*40 {
+		t.Errorf("direct counter %+v (%v), want 2 packets of 40 bytes", c, err)
+	}
+	if !bytes.Equal(marks, []byte{ColorGreen, ColorRed}) {
+		t.Errorf("colours written into diffserv: %v, want green then red", marks)
+	}
+	if cfg, ok, err := sw.ReadDirectMeter("ipv4_lpm", h); err != nil || !ok || cfg.PIR != 1 {
+		t.Errorf("ReadDirectMeter = %+v, %t, %v", cfg, ok, err)
 	}
 }
