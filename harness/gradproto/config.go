@@ -87,9 +87,23 @@ const MaxPort = 510
 // Validate checks the configuration against the program's limits: it names
 // the offending entry.
 func (c *SwitchConfig) Validate() error {
+	// Each table key may appear once: a second entry would be rejected by
+	// the switch, so name both here.
+	keys := map[string]int{}
+	unique := func(list string, i int, key string) error {
+		k := list + " " + key
+		if j, dup := keys[k]; dup {
+			return fmt.Errorf("%s[%d]: %s already in %s[%d]", list, i, key, list, j)
+		}
+		keys[k] = i
+		return nil
+	}
 	for i, p := range c.Ports {
 		if p.Port > MaxPort {
 			return fmt.Errorf("ports[%d]: port %d above %d", i, p.Port, MaxPort)
+		}
+		if err := unique("ports", i, fmt.Sprintf("port %d", p.Port)); err != nil {
+			return err
 		}
 	}
 	for i, r := range c.Routes {
@@ -99,20 +113,24 @@ func (c *SwitchConfig) Validate() error {
 		if r.Port > MaxPort {
 			return fmt.Errorf("routes[%d]: port %d above %d", i, r.Port, MaxPort)
 		}
+		if err := unique("routes", i, "prefix "+r.Prefix.Masked().String()); err != nil {
+			return err
+		}
 	}
-	seen := map[[2]uint16]bool{}
 	for i, a := range c.Aggregations {
 		if a.FanIn == 0 || a.FanIn > MaxFanIn {
 			return fmt.Errorf("aggregations[%d]: fan-in %d of job %d at node %d outside 1..%d", i, a.FanIn, a.Job, a.Node, MaxFanIn)
 		}
-		if seen[[2]uint16{a.Job, a.Node}] {
-			return fmt.Errorf("aggregations[%d]: job %d node %d listed twice", i, a.Job, a.Node)
+		if err := unique("aggregations", i, fmt.Sprintf("job %d node %d", a.Job, a.Node)); err != nil {
+			return err
 		}
-		seen[[2]uint16{a.Job, a.Node}] = true
 	}
 	for i, g := range c.GradRoutes {
 		if g.Port > MaxPort {
 			return fmt.Errorf("grad_routes[%d]: port %d above %d", i, g.Port, MaxPort)
+		}
+		if err := unique("grad_routes", i, fmt.Sprintf("job %d node %d", g.Job, g.Node)); err != nil {
+			return err
 		}
 	}
 	for i, g := range c.ResultGroups {
@@ -124,10 +142,19 @@ func (c *SwitchConfig) Validate() error {
 				return fmt.Errorf("result_groups[%d]: port %d above %d", i, p, MaxPort)
 			}
 		}
+		if err := unique("result_groups", i, fmt.Sprintf("job %d", g.Job)); err != nil {
+			return err
+		}
+		if err := unique("result_groups", i, fmt.Sprintf("group %d", g.Group)); err != nil {
+			return err
+		}
 	}
 	for i, h := range c.ResultHosts {
 		if !h.IP.Is4() {
 			return fmt.Errorf("result_hosts[%d]: %v is not an IPv4 address", i, h.IP)
+		}
+		if err := unique("result_hosts", i, fmt.Sprintf("job %d port %d", h.Job, h.Port)); err != nil {
+			return err
 		}
 	}
 	if c.Capacity != nil && (c.Capacity.PacketsPerSecond <= 0 || c.Capacity.Burst == 0) {
