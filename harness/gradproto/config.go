@@ -162,3 +162,12 @@ func (c *SwitchConfig) Validate() error {
 	}
 	return nil
 }
+
+// CapacityFor converts a switch's processing capacity C_s, a rate of
+// gradient traffic in bits per second as the GRID model states it, into the
+// meter's fragments per second for packets of values values (whole frames
+// on the wire), with a burst of burst fragments.
+func CapacityFor(bitsPerSecond float64, values int, burst uint32) Capacity {
+	frameBits := float64(8 * (FrameOverhead + HeaderLen + 4*values))
+	return Capacity{PacketsPerSecond: bitsPerSecond / frameBits, Burst: burst}
+}

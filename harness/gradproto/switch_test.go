@@ -206,3 +206,11 @@ func TestModelMulticastsResultsToEveryWorkerWithItsAddress(t *testing.T) {
 		}
 	}
 }
+
+func TestCapacityForConvertsARateIntoFragmentsPerSecond(t *testing.T) {
+	// 190-byte frames: 1.52 Mbit/s is 1000 fragments per second.
+	c := CapacityFor(1.52e6, 32, 16)
+	if math.Abs(c.PacketsPerSecond-1000) > 1e-9 || c.Burst != 16 {
+		t.Fatalf("capacity %+v", c)
+	}
+}
