@@ -341,7 +341,7 @@ const (
 	ValString
 	ValError // Member is the *EnumMember of the error
 	ValEnum  // Member is the *EnumMember; for serializable enums Int holds its value too
-	ValTuple // Elems
+	ValTuple // Elems: a tuple, or a struct/header value with its fields in declaration order
 )
 
 // Value is a compile-time constant value.

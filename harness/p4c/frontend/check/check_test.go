@@ -85,6 +85,7 @@ func constOf(t *testing.T, prog *ast.Program, name string) *ast.ExprInfo {
 func TestConstantFoldingWrapsToTheType(t *testing.T) {
 	decls := `
 const bit<8> wrapsLiteral = 300;
+const M structConst = {c = 3, b = 2, a = 1};
 const bit<8> sum = 8w5 + 3;
 const int<16> neg = 16s-3;
 const bit<16> negAsBits = (bit<16>)16s-3;
@@ -109,6 +110,7 @@ const int fromIntDivision = 7 / 2 + 7 % 2;
 		"concat": "165", "slice": "10", "shiftedOut": "0", "satAdd": "255", "satSub": "-128",
 		"wrapAdd": "4", "wrapSub": "254", "signExtendShift": "-32", "fromInt": "2097168",
 		"cmp": "true", "complement": "240", "fromBool": "1", "fromIntDivision": "4",
+		"structConst": "{1, 2, 3}",
 	}
 	for name, w := range want {
 		info := constOf(t, prog, name)

@@ -968,6 +968,16 @@ func (c *checker) structInit(x *ast.StructInit, hint ast.Type, sc *scope) ast.Ty
 	if !good {
 		return nil
 	}
+	// The constant value lists the fields in declaration order.
+	byName := map[string]ast.Expr{}
+	for _, f := range x.Fields {
+		byName[f.Name] = f.Value
+	}
+	ordered := make([]ast.Expr, len(h.Fields))
+	for i, fd := range h.Fields {
+		ordered[i] = byName[fd.Name]
+	}
+	x.Const = tupleConst(ordered)
 	return h
 }
 
