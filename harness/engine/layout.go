@@ -223,7 +223,7 @@ func (p *Program) lookupField(hdr, name string) (int, error) {
 type stdFields struct {
 	ingressPort, egressSpec, egressPort, instanceType, packetLength int
 	mcastGrp, egressRid, checksumError, parserError, priority       int
-	ingressTS, egressTS                                             int
+	ingressTS, egressTS, enqTS                                      int
 }
 
 func (p *Program) resolveStdFields(j *bmv2json.Program) error {
@@ -255,6 +255,12 @@ func (p *Program) resolveStdFields(j *bmv2json.Program) error {
 	s.priority = find("priority")
 	s.ingressTS = find("ingress_global_timestamp")
 	s.egressTS = find("egress_global_timestamp")
+	s.enqTS = find("enq_timestamp")
+	if t, ok := aliases["queueing_metadata.enq_timestamp"]; ok && len(t) == 2 {
+		if fi, err := p.lookupField(t[0], t[1]); err == nil {
+			s.enqTS = fi
+		}
+	}
 	for name, fi := range map[string]int{"ingress_port": s.ingressPort, "egress_spec": s.egressSpec,
 		"egress_port": s.egressPort, "instance_type": s.instanceType, "packet_length": s.packetLength} {
 		if fi < 0 {

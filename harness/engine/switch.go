@@ -17,6 +17,7 @@ type Switch struct {
 	dropPort  uint32
 	maxPasses int
 	now       func() time.Time
+	start     time.Time // timestamps count microseconds from here, as bmv2's do
 
 	tables    []*table
 	registers []*registerArray
@@ -69,6 +70,7 @@ func NewSwitch(prog *Program, cfg Config) *Switch {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.start = s.now()
 	s.newExternState()
 	s.vsets = make([]*parseVset, len(prog.vsets))
 	for i := range s.vsets {
@@ -149,7 +151,7 @@ func (s *Switch) startIngress(k *pkt, port uint32, inst InstanceType) {
 	k.setU(p.std.packetLength, uint64(len(k.buf)))
 	k.setU(p.std.instanceType, uint64(inst))
 	if p.reads(p.std.ingressTS) {
-		k.setU(p.std.ingressTS, uint64(s.now().UnixMicro()))
+		k.setU(p.std.ingressTS, s.micros())
 	}
 	if s.cfg.Trace != nil {
 		k.tr = &k.trv
@@ -283,7 +285,13 @@ func (s *Switch) multicast(w *worker, k *pkt, mgid uint16, inst InstanceType, pa
 	}
 }
 
+// micros is the time since the switch started, in microseconds.
+func (s *Switch) micros() uint64 { return uint64(s.now().Sub(s.start).Microseconds()) }
+
 func (s *Switch) enqueue(w *worker, k *pkt, port uint32, passes int) {
+	if s.prog.reads(s.prog.std.enqTS) {
+		k.setU(s.prog.std.enqTS, s.micros())
+	}
 	if k.tr != nil {
 		k.tr.printf("Egress port is %d", port)
 	}
@@ -297,7 +305,7 @@ func (s *Switch) egress(w *worker, j job, emit func(Output)) {
 		return
 	}
 	if p.reads(p.std.egressTS) {
-		k.setU(p.std.egressTS, uint64(s.now().UnixMicro()))
+		k.setU(p.std.egressTS, s.micros())
 	}
 	k.setU(p.std.egressPort, uint64(j.port))
 	k.setU(p.std.egressSpec, uint64(s.dropPort+1))
