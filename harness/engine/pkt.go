@@ -42,7 +42,7 @@ type pkt struct {
 	// drops the packet and traces the reason.
 	failed string
 	key    []byte // table key being built
-	key2   []byte // masked key for LPM probing
+	key2   []byte // masked select key, for parser value sets with a mask
 	hbuf   []byte // calculation input
 	out    []byte // deparsed output
 

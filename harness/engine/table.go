@@ -475,7 +475,7 @@ func (td *tableDecl) buildKey(k *pkt, dst []byte) {
 }
 
 // lookup finds the matching entry, or nil. The caller holds t.mu.RLock.
-func (t *table) lookup(key, scratch []byte) *entry {
+func (t *table) lookup(key []byte) *entry {
 	switch t.decl.kind {
 	case kindExact:
 		return t.exact[string(key)]
@@ -519,7 +519,7 @@ func (t *table) apply(k *pkt) *node {
 	if td.keyBytes > 0 { // a keyless table always misses (AddEntry refuses entries)
 		td.buildKey(k, key)
 		t.mu.RLock()
-		e = t.lookup(key, k.key2)
+		e = t.lookup(key)
 		t.mu.RUnlock()
 	}
 	var call *actionCall
