@@ -289,6 +289,13 @@ type NamedExpr struct {
 	Value Expr
 }
 
+// InvalidHeader is `{#}`, an invalid header or header union value
+// (P4 1.2.2). The checker currently reports it unsupported.
+type InvalidHeader struct {
+	Pos
+	ExprInfo
+}
+
 // Default is the `default` keyset.
 type Default struct {
 	Pos

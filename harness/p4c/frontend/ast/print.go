@@ -157,6 +157,8 @@ func writeExpr(b *strings.Builder, e Expr) {
 			writeExpr(b, x.Fields[i].Value)
 		})
 		b.WriteByte('}')
+	case *InvalidHeader:
+		b.WriteString("{#}")
 	case *Default:
 		b.WriteString("default")
 	case *DontCare:

@@ -161,6 +161,7 @@ func TestTypeRuleViolationsAreErrors(t *testing.T) {
 		{"bit<8> f(int n) { return (bit<8>)-n; }", "apply { m.c = f(1); }", "unsupported: n: parameters of type int"},
 		{"int g() { return 3; }", "apply { m.c = (bit<8>)g(); }", "unsupported: g(): an integer of unknown width that is not a compile-time constant"},
 		{"", "apply { m.c = {8w1, 2}[1]; }", ""},
+		{"", "apply { h.eth = {#}; }", "unsupported: the invalid header expression {#}"},
 		{"control D2(packet_out pkt, in H h, in M m) { apply { pkt.emit(m); } }", "apply {}", "emit: m has type struct M, but only headers"},
 		{"bit<8> f(in bit<8> x) { if (x > 1) { return x; } }", "apply {}", "missing return statement"},
 		{"", "apply { random(m.c, 0, 255); hash(m.b, HashAlgorithm.crc16, 16w0, {h.eth.dst, m.c}, 16w1024); }", ""},

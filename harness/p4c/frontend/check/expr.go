@@ -70,6 +70,9 @@ func (c *checker) expr(e ast.Expr, hint ast.Type, sc *scope) ast.Type {
 	case *ast.TypeArgExpr:
 		c.unsupportedf(x, "a type used as an expression")
 		return nil
+	case *ast.InvalidHeader:
+		c.unsupportedf(x, "the invalid header expression {#} (use setInvalid())")
+		return nil
 	case *ast.SelectExpr:
 		c.errorf(x, "select is only allowed in a transition")
 		return nil

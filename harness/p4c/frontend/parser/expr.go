@@ -558,6 +558,11 @@ func (p *parser) primary() ast.Expr {
 // braceExpr parses `{a, b}` (list) or `{f = a, g = b}` (struct initializer).
 func (p *parser) braceExpr() ast.Expr {
 	open := p.expect("{")
+	if p.is("#") && p.isAt(1, "}") {
+		p.next()
+		p.next()
+		return &ast.InvalidHeader{Pos: open.Pos}
+	}
 	if p.isName() && p.isAt(1, "=") {
 		si := &ast.StructInit{Pos: open.Pos}
 		for !p.is("}") {
