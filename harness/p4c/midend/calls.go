@@ -159,8 +159,9 @@ func (a *actx) call(c *ast.Call, isStmt bool) (val, error) {
 // with P4's copy-in/copy-out semantics for scalars: in/directionless
 // arguments are evaluated into temporaries before the body runs, out/inout
 // are copied back afterwards. Headers and structs are passed by reference
-// (their fields keep the caller's storage), out headers start invalid,
-// unless copyAggregates asks for copies of them too (actions, functions).
+// out/inout (their fields keep the caller's storage; out headers start
+// invalid) unless copyAggregates asks for copies (actions, functions); in
+// aggregates are always copied.
 // It returns the copy-out, to run (into the given context) after the body
 // and on every exit path.
 func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggregates bool) (func(*actx) error, error) {
@@ -207,7 +208,9 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 				sc.m[p] = t
 			} else if isScalar {
 				sc.m[p] = &scalarV{ref: sv.ref, t: pt}
-			} else if _, isObj := v.(*objV); !isObj && (copyAggregates || isLiteral(v)) {
+			} else if isData(v) {
+				// An in aggregate is a snapshot: the callee must not see
+				// writes made through other paths while it runs.
 				t, err := a.l.alloc(p, pt, p.Name, p.Name)
 				if err != nil {
 					return nil, err
@@ -287,11 +290,11 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 	}, nil
 }
 
-// isLiteral reports whether v is a computed aggregate (list or struct
-// expression) rather than storage.
-func isLiteral(v val) bool {
+// isData reports whether v is a header, stack or struct value (as
+// opposed to an extern, control or packet object).
+func isData(v val) bool {
 	switch v.(type) {
-	case *tupleV:
+	case *headerV, *stackV, *structV, *tupleV:
 		return true
 	}
 	return false
@@ -537,7 +540,7 @@ func (l *lowerer) fieldListFields(idx int64) []*bmv2json.Value {
 				continue
 			}
 			for _, arg := range an.Args {
-				if c := arg.Info().Const; c != nil && c.Int != nil && c.Int.Int64() == idx {
+				if v, ok := exprInt(arg); ok && v.Int64() == idx {
 					if s, ok := fv.(*scalarV); ok {
 						out = append(out, s.ref)
 					}

@@ -215,15 +215,25 @@ func isFieldRef(v *bmv2json.Value) bool {
 // AnnotationInt returns the integer argument of an annotation such as
 // @priority(3) or @id(5) (annotation bodies are not type-checked).
 func AnnotationInt(an *ast.Annotation) (*big.Int, bool) {
-	if an == nil || len(an.Args) != 1 {
+	if an == nil {
 		return nil, false
 	}
-	if c := an.Args[0].Info().Const; c != nil && c.Int != nil {
-		return c.Int, true
-	}
-	if lit, ok := an.Args[0].(*ast.IntLit); ok && lit.Value != nil {
-		return lit.Value, true
+	if len(an.Args) == 1 {
+		if v, ok := exprInt(an.Args[0]); ok {
+			return v, true
+		}
 	}
 	v, ok := new(big.Int).SetString(strings.TrimSpace(an.Raw), 0)
 	return v, ok
+}
+
+// exprInt is the value of an integer literal or constant in an annotation.
+func exprInt(e ast.Expr) (*big.Int, bool) {
+	if c := e.Info().Const; c != nil && c.Int != nil {
+		return c.Int, true
+	}
+	if lit, ok := e.(*ast.IntLit); ok && lit.Value != nil {
+		return lit.Value, true
+	}
+	return nil, false
 }
