@@ -90,3 +90,19 @@ func TestConformanceRunsSelectedPrograms(t *testing.T) {
 		t.Errorf("unknown --json mode: exit %d, want 1", code)
 	}
 }
+
+func TestP4testRunsSeveralFilesAndCountsThem(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.stf")
+	if err := os.WriteFile(bad, []byte("packet 0 0800\nexpect 9 00\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := exitCode(t, "p4test", examples+"basic_ipv4.p4", examples+"basic_ipv4.stf", bad, examples+"basic_ipv4.stf")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"basic_ipv4.stf PASS", "FAIL bad.stf: 1 failure(s)", "2 of 3 tests pass"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
