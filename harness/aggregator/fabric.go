@@ -14,8 +14,8 @@ type EngineFabric struct {
 	Switch *engine.Switch
 }
 
-// NewEngineFabric loads program JSON into a fresh engine switch and
-// installs setup.
+// NewEngineFabric creates an engine switch running prog (the compiled
+// aggregator) and installs setup.
 func NewEngineFabric(prog *engine.Program, cfg engine.Config, setup *Setup) (*EngineFabric, error) {
 	sw := engine.NewSwitch(prog, cfg)
 	if err := setup.Install(sw); err != nil {

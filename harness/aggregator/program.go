@@ -8,8 +8,6 @@ package aggregator
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/grid-ina/grid/harness/gradproto"
@@ -64,22 +62,4 @@ func Compile(path string, b Build) (*p4c.Result, error) {
 		return nil, fmt.Errorf("compile %s: %w", path, err)
 	}
 	return res, nil
-}
-
-// RepoRoot finds the directory holding go.mod above the working directory.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
