@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"math/bits"
 	"net/netip"
 	"sort"
 	"time"
@@ -420,9 +419,6 @@ func (s *Switch) control(f []byte) []byte {
 	n := copy(f[offVals:], rest)
 	return f[:offVals+n]
 }
-
-// Popcount is the number of workers in a bitmap.
-func Popcount(b uint64) int { return bits.OnesCount64(b) }
 
 // CollidingFragment returns the smallest fragment id above frag of job
 // otherJob that maps to the same memory unit as (job, frag): tests use it to
