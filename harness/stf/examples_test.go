@@ -9,16 +9,6 @@ import (
 	"github.com/grid-ina/grid/harness/p4c"
 )
 
-// compilerGaps lists examples whose test fails because of a known bug of
-// the embedded compiler, with the bug. Such a test is skipped while it
-// fails and fails once it passes, so the entry gets removed. (The
-// recirculate_loop expectations pass on the engine once the field list is
-// filled in by hand the way real p4c fills it.)
-var compilerGaps = map[string]string{
-	"recirculate_loop": "the compiler ignores @field_list(0), so recirculate_preserving_field_list(0) preserves " +
-		"nothing (real p4c puts the annotated metadata field in the field list)",
-}
-
 // TestExamplesPassTheirSTF compiles every p4/examples/NAME.p4 with the
 // embedded compiler and runs NAME.stf on the engine. The expected packets
 // were derived by hand, independently of the compiler and the engine.
@@ -43,13 +33,7 @@ func TestExamplesPassTheirSTF(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gap, known := compilerGaps[name]
-			switch {
-			case known && result.Passed():
-				t.Fatalf("%s passes now: remove it from compilerGaps", name)
-			case known:
-				t.Skipf("known compiler bug: %s (%s)", gap, result.Summary())
-			case !result.Passed():
+			if !result.Passed() {
 				var b strings.Builder
 				result.Report(&b)
 				t.Fatalf("%s\n%s", result.Summary(), b.String())
