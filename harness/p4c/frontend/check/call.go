@@ -550,16 +550,29 @@ func (c *checker) matchArgs(at ast.Node, callee string, params []*ast.Param, arg
 			good = false
 		}
 	}
+	// An integer literal met a type variable before a later argument bound
+	// it (f<T>(in T a, in T b) called as f(300, x8)): give it that type now.
+	for i, a := range args {
+		if good && isIntLit(a.Value.Info().Type) && containsTypeVar(out[i].Type.Resolved()) {
+			if bt := ast.Bits(subst(out[i].Type.Resolved(), b), false); bt != nil {
+				c.convertInt(a.Value, bt)
+			}
+		}
+	}
 	return out, good
 }
 
 func (c *checker) argument(callee string, p *ast.Param, a *ast.Arg, b map[*ast.TypeParam]ast.Type, sc *scope) bool {
-	pt := subst(p.Type.Resolved(), b)
+	orig := p.Type.Resolved()
+	pt := subst(orig, b)
 	if pt == nil {
 		c.expr(a.Value, nil, sc)
 		return false
 	}
-	generic := containsTypeVar(pt) || isBlockPrototype(pt)
+	// Still generic: unbound type variables, a parser/control prototype,
+	// or a type variable bound so far only by an integer literal (a later
+	// argument may give it a width).
+	generic := containsTypeVar(pt) || isBlockPrototype(pt) || containsTypeVar(orig) && isIntLit(pt)
 	var hint ast.Type
 	if !generic {
 		hint = pt
@@ -586,7 +599,7 @@ func (c *checker) argument(callee string, p *ast.Param, a *ast.Arg, b map[*ast.T
 			return false
 		}
 		if generic {
-			if !unify(pt, at, b) {
+			if !unify(orig, at, b) {
 				c.errorf(a, "%s: argument %s has type %s, which does not match parameter %s of type %s", callee, exprText(a.Value), at, p.Name, subst(pt, b))
 				return false
 			}
@@ -599,7 +612,7 @@ func (c *checker) argument(callee string, p *ast.Param, a *ast.Arg, b map[*ast.T
 		return true
 	}
 	if generic {
-		if !unify(pt, at, b) {
+		if !unify(orig, at, b) {
 			c.errorf(a, "%s: argument %s has type %s, which does not match parameter %s of type %s", callee, exprText(a.Value), at, p.Name, subst(pt, b))
 			return false
 		}

@@ -439,3 +439,12 @@ func TestRecursionIsRejected(t *testing.T) {
 		}
 	}
 }
+
+func TestLiteralsTakeTheTypeBoundByALaterArgument(t *testing.T) {
+	decls := "extern void pick<T>(in T a, in T b);"
+	prog := mustCompile(t, decls, "apply { pick(300, m.c); }")
+	call := prog.Lookup("I").(*ast.ControlDecl).Apply.Stmts[0].(*ast.CallStmt).Call
+	if a := call.Args[0].Value.Info(); a.Type.String() != "bit<8>" || a.Const.Int.Int64() != 44 {
+		t.Errorf("300 passed for T = bit<8> became %v %v, want bit<8> 44", a.Type, a.Const)
+	}
+}

@@ -376,8 +376,6 @@ func (c *checker) index(x *ast.Index, sc *scope) ast.Type {
 			c.errorf(x.Index, "index %s is out of bounds of %s (size %d)", cv.Int, exprText(x.X), st.Size)
 			return nil
 		}
-	} else if _, isInt := it.(*ast.IntLitType); !isInt {
-		c.assignable(x.Index, it, "")
 	}
 	x.LValue = x.X.Info().LValue
 	return st.Elem
