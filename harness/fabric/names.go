@@ -61,19 +61,22 @@ func DefaultRunName(t *topo.Topology) string {
 // NamespaceName is the network namespace of node in run, as listed by `ip netns list`.
 func NamespaceName(run, node string) string { return run + "-" + node }
 
-// Interface names carry the run's tag so every link of a run is recognisable in
-// any namespace (and in the root namespace, should one ever stray there), yet
-// stay within Linux's 15 characters: tag (4) + kind letter + node id + port.
-// Hosts: TAGh<id>e<port> ("g3kzh17e0"); switch ports: TAGs<id>p<port>
-// ("g3kzs5p2", P4 port 2 of the switch with id 5).
+// Host interfaces are named as the topology file names them (eth0, eth1, ...),
+// as in Mininet and p4lang/tutorials: they are born inside the host's own
+// namespace, where no other run's names can clash. Switch ports carry the run's
+// tag so every port of a run is recognisable in any namespace (and in the root
+// namespace, should one ever stray there), yet stay within Linux's 15
+// characters: TAGs<id>p<port> ("g3kzs5p2", P4 port 2 of the switch with id 5);
+// bmv2 attaches to them as -i 2@g3kzs5p2.
 const (
 	tagLen    = 4
 	maxIfname = 15
 )
 
-// ifnameRE matches every interface name the fabric creates; clean uses it to
-// find strays in the root namespace.
-var ifnameRE = regexp.MustCompile(`^g[0-9a-z]{3}[hs][0-9]+[ep][0-9]+$`)
+// ifnameRE matches every switch port name the fabric creates; clean uses it to
+// find strays in the root namespace. Host ends never stray there: each veth is
+// created in one request with both ends inside their namespaces.
+var ifnameRE = regexp.MustCompile(`^g[0-9a-z]{3}s[0-9]+p[0-9]+$`)
 
 // runTag is the interface-name prefix of a run: "g" and three base-36 digits of
 // a hash of the run name. attempt > 0 picks another tag when two live runs'
@@ -94,7 +97,7 @@ func ifaceName(tag string, kind topo.Kind, nodeID, port int) (string, error) {
 	if kind == topo.KindSwitch {
 		name = fmt.Sprintf("%ss%dp%d", tag, nodeID, port)
 	} else {
-		name = fmt.Sprintf("%sh%de%d", tag, nodeID, port)
+		name = fmt.Sprintf("eth%d", port)
 	}
 	if len(name) > maxIfname {
 		return "", fmt.Errorf("interface name %q for node id %d port %d exceeds Linux's %d characters", name, nodeID, port, maxIfname)

@@ -74,18 +74,16 @@ func TestInterfaceNamesFitLinuxLimitAndMatchThePattern(t *testing.T) {
 		t.Fatalf("switch port name = %q, %v", name, err)
 	}
 	name, err = ifaceName("g0ab", topo.KindHost, 500, 3)
-	if err != nil || name != "g0abh500e3" {
+	if err != nil || name != "eth3" {
 		t.Fatalf("host interface name = %q, %v", name, err)
 	}
-	for _, n := range []string{"g0abs80p510", "g0abh500e3"} {
-		if !ifnameRE.MatchString(n) {
-			t.Errorf("%q does not match the pattern clean uses", n)
-		}
+	if !ifnameRE.MatchString("g0abs80p510") {
+		t.Errorf("%q does not match the pattern clean uses", "g0abs80p510")
 	}
 	if _, err := ifaceName("g0ab", topo.KindSwitch, 12345678, 510); err == nil {
 		t.Fatal("a 17-character name was accepted")
 	}
-	for _, foreign := range []string{"eth0", "veth1234", "docker0", "gabcs1", "g0abx1p1"} {
+	for _, foreign := range []string{"eth0", "veth1234", "docker0", "gabcs1", "g0abx1p1", "g0abh500e3"} {
 		if ifnameRE.MatchString(foreign) {
 			t.Errorf("clean would take %q for a grid interface", foreign)
 		}
