@@ -18,6 +18,27 @@
 //		Match:  []engine.Match{engine.LPM(dstIP, 24)},
 //		Action: "ingress.forward", Args: [][]byte{port, mac}})
 //	err = sw.Process(1, frame, func(o engine.Output) { ... o.Port, o.Data ... })
+//
+// Control-plane names may be fully qualified ("ingress.ipv4_lpm") or any
+// unique suffix after a dot ("ipv4_lpm"), as in p4c's STF tests.
+//
+// # Where the engine differs from simple_switch
+//
+//   - assert/assume failures abort bmv2; the engine drops the packet and
+//     traces why. A header stack index out of range aborts bmv2 too; the
+//     engine uses the last element.
+//   - There are no queues: enq_qdepth, deq_qdepth and deq_timedelta stay 0,
+//     priority queues are not modelled, and packets leave in the order of
+//     processing (per port, the order bmv2 would produce).
+//   - Signed fields hold their two's complement bits; bmv2 keeps a value
+//     assigned to a signed field unwrapped while it lies in (max, 2^w), which
+//     p4c never does (it wraps with two_comp_mod first).
+//   - crc16_custom and crc32_custom keep bmv2's default parameters (there is
+//     no control to change them); generic extern instances, extern_func and
+//     "local" expressions are load errors.
+//   - Meters are RFC 2698 two-rate three-colour markers configured in units
+//     per second; an action selector picks member hash % n among the group's
+//     members in handle order.
 package engine
 
 import (
