@@ -63,8 +63,17 @@ func (d *Diagnostic) Format() string {
 			caret.WriteByte(' ')
 		}
 	}
+	// Underline the whole word (name or number) at the column, as p4c
+	// underlines the offending node.
 	caret.WriteByte('^')
+	for i := d.Pos.Col; i < len(d.Line) && isWordByte(d.Line[i]) && isWordByte(d.Line[d.Pos.Col-1]); i++ {
+		caret.WriteByte('^')
+	}
 	return s + "\n" + d.Line + "\n" + caret.String()
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // Sources maps file names to their contents so diagnostics can show the

@@ -1,6 +1,7 @@
 package diag
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
@@ -15,6 +16,18 @@ func TestFormatShowsSourceLineAndCaret(t *testing.T) {
 	}
 	if !l.HasErrors() || l.OnlyUnsupported() {
 		t.Error("an error diagnostic must count as error, not unsupported")
+	}
+}
+
+func TestCaretUnderlinesTheWordAtTheColumn(t *testing.T) {
+	d := &Diagnostic{Pos: ast.Pos{File: "a.p4", Line: 1, Col: 5}, Msg: "m", Line: "x = nhop_port + 1;"}
+	want := "a.p4:1:5: error: m\nx = nhop_port + 1;\n    ^^^^^^^^^"
+	if got := d.Format(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	d.Pos.Col = 15 // the operator: a single caret
+	if got := d.Format(); !strings.HasSuffix(got, "\n              ^") {
+		t.Errorf("operator underlined wrongly:\n%s", got)
 	}
 }
 
