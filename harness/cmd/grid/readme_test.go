@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grid-ina/grid/harness/fabric"
+)
+
+// readmeCommand is one "$ grid ..." line of a console block in README.md with
+// the output lines that follow it.
+type readmeCommand struct {
+	line     int
+	root     bool
+	args     []string
+	expected []string
+}
+
+// readmeCommands extracts the commands of every ```console block.
+func readmeCommands(t *testing.T, path string) []readmeCommand {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cmds []readmeCommand
+	inBlock := false
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "```console"):
+			inBlock = true
+		case strings.HasPrefix(line, "```"):
+			inBlock = false
+		case inBlock && strings.HasPrefix(line, "$ "):
+			fields := strings.Fields(strings.TrimPrefix(line, "$ "))
+			c := readmeCommand{line: n}
+			if fields[0] == "sudo" {
+				c.root, fields = true, fields[1:]
+			}
+			if fields[0] != "grid" {
+				t.Fatalf("README.md:%d: console blocks run grid commands only, not %q", n, fields[0])
+			}
+			c.args = fields[1:]
+			cmds = append(cmds, c)
+		case inBlock && strings.TrimSpace(line) != "":
+			if len(cmds) == 0 {
+				t.Fatalf("README.md:%d: output before any command", n)
+			}
+			cmds[len(cmds)-1].expected = append(cmds[len(cmds)-1].expected, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cmds
+}
+
+// normalize folds runs of white space, so expected table rows need not match
+// the column padding.
+func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func TestREADMEExamplesRunAndPrintWhatTheySay(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := readmeCommands(t, filepath.Join(root, "README.md"))
+	if len(cmds) < 8 {
+		t.Fatalf("found only %d README commands; the parser lost some", len(cmds))
+	}
+	bin := buildGrid(t)
+	isRoot := os.Geteuid() == 0
+	for _, c := range cmds {
+		if c.root && !isRoot {
+			t.Logf("README.md:%d: skipped, needs root: grid %s", c.line, strings.Join(c.args, " "))
+			continue
+		}
+		for i, a := range c.args {
+			if a == "--name" && i+1 < len(c.args) && c.args[0] == "up" {
+				run := c.args[i+1]
+				t.Cleanup(func() {
+					if _, err := fabric.LoadState(run); err == nil {
+						fabric.Down(run)
+					}
+				})
+			}
+		}
+		cmd := exec.Command(bin, c.args...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("README.md:%d: grid %s: %v\n%s", c.line, strings.Join(c.args, " "), err, out)
+		}
+		got := normalize(string(out))
+		for _, want := range c.expected {
+			if !strings.Contains(got, normalize(want)) {
+				t.Errorf("README.md:%d: grid %s printed\n%s\nwhich lacks %q", c.line, strings.Join(c.args, " "), out, want)
+			}
+		}
+	}
+}
