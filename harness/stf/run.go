@@ -223,7 +223,7 @@ type Session struct{ r *runner }
 func NewSession(programJSON []byte, opts Options) (s *Session, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("engine crashed loading the program: %v\n%s", p, firstFrames(debug.Stack(), 12))
+			err = fmt.Errorf("engine crashed loading the program: %v\n%s", p, firstFrames(debug.Stack(), 20))
 		}
 	}()
 	prog, err := bmv2json.Parse(programJSON)
@@ -435,7 +435,7 @@ func rejected(err error) error {
 func (r *runner) apply(c Command) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &crashError{value: p, stack: firstFrames(debug.Stack(), 12)}
+			err = &crashError{value: p, stack: firstFrames(debug.Stack(), 20)}
 		}
 	}()
 	switch c := c.(type) {
