@@ -76,6 +76,13 @@ func TestREADMEExamplesRunAndPrintWhatTheySay(t *testing.T) {
 		t.Fatalf("found only %d README commands; the parser lost some", len(cmds))
 	}
 	bin := buildGrid(t)
+	// The examples write their outputs as /tmp/grid-readme-*.
+	t.Cleanup(func() {
+		leftovers, _ := filepath.Glob(filepath.Join(os.TempDir(), "grid-readme-*"))
+		for _, p := range leftovers {
+			os.RemoveAll(p)
+		}
+	})
 	isRoot := os.Geteuid() == 0
 	for _, c := range cmds {
 		if c.root && !isRoot {
