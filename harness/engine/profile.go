@@ -87,14 +87,15 @@ func newProfile(pd *profileDecl) *profile {
 	return &profile{decl: pd, members: map[MemberHandle]*actionCall{}, groups: map[GroupHandle][]MemberHandle{}}
 }
 
-// resolve returns the action to run for an entry of an indirect table.
-func (pr *profile) resolve(k *pkt, e *entry) *actionCall {
+// resolve returns the action to run for an entry of an indirect table
+// pointing at member or group.
+func (pr *profile) resolve(k *pkt, member MemberHandle, group GroupHandle) *actionCall {
 	pr.mu.RLock()
 	defer pr.mu.RUnlock()
-	if e.group == 0 {
-		return pr.members[e.member]
+	if group == 0 {
+		return pr.members[member]
 	}
-	ms := pr.groups[e.group]
+	ms := pr.groups[group]
 	if len(ms) == 0 {
 		return nil
 	}

@@ -516,15 +516,19 @@ func (t *table) apply(k *pkt) *node {
 	td := t.decl
 	key := k.key[:td.keyBytes]
 	var e *entry
+	var member MemberHandle
+	var group GroupHandle
 	if td.keyBytes > 0 { // a keyless table always misses (AddEntry refuses entries)
 		td.buildKey(k, key)
 		t.mu.RLock()
-		e = t.lookup(key)
+		if e = t.lookup(key); e != nil {
+			member, group = e.member, e.group // RepointEntry changes them under t.mu
+		}
 		t.mu.RUnlock()
 	}
 	var call *actionCall
 	if e != nil && td.profile >= 0 {
-		if call = k.sw.profiles[td.profile].resolve(k, e); call == nil {
+		if call = k.sw.profiles[td.profile].resolve(k, member, group); call == nil {
 			if k.tr != nil {
 				k.tr.printf("Table '%s': hit an empty group: treated as a miss", td.name)
 			}
