@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 
@@ -370,6 +371,15 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 		return
 	})
 	pre("meter", w, g)
+	we, ge := want.GetTypeInfo().GetSerializableEnums(), got.GetTypeInfo().GetSerializableEnums()
+	if len(we) != len(ge) {
+		add("%d serializable enums in type_info, want %d", len(ge), len(we))
+	}
+	for name, spec := range we {
+		if !proto.Equal(spec, ge[name]) {
+			add("serializable enum %s is %v, want %v", name, ge[name], spec)
+		}
+	}
 	sort.Strings(diffs)
 	return strings.Join(diffs, "\n")
 }

@@ -871,6 +871,9 @@ func (c *cctx) tableKeys(a *actx, td *ast.TableDecl, t *Table) error {
 			ke.Opaque = true
 		case *ast.EnumDecl:
 			ke.Opaque = x.Underlying == nil
+			if x.Underlying != nil {
+				ke.Enum = x.Name
+			}
 		}
 		if !isFieldRef(s.ref) {
 			tmp := c.l.tempScalar(s.t)
@@ -931,7 +934,11 @@ func (c *cctx) tableAction(a *actx, ref *ast.ActionRef) (*Action, int, error) {
 			return nil, 0, unsupported(p, "action data of type %v", p.Type.Resolved())
 		}
 		sc.m[p] = &scalarV{ref: bmv2json.Param(len(act.Params)), t: p.Type.Resolved()}
-		act.Params = append(act.Params, Param{Name: p.Name, Width: st.width, Annos: p.Annos})
+		prm := Param{Name: p.Name, Width: st.width, Annos: p.Annos}
+		if ed, ok := p.Type.Resolved().(*ast.EnumDecl); ok && ed.Underlying != nil {
+			prm.Enum = ed.Name
+		}
+		act.Params = append(act.Params, prm)
 	}
 	var exits []int
 	ax := &actx{l: c.l, sc: sc, prims: &act.Prims, inAction: true, exits: &exits}

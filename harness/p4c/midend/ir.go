@@ -13,6 +13,8 @@
 package midend
 
 import (
+	"math/big"
+
 	"github.com/grid-ina/grid/harness/bmv2json"
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
 )
@@ -40,6 +42,8 @@ type Program struct {
 	// CalledActions are actions invoked directly from apply blocks (inlined
 	// in bmv2); p4c still lists them in P4Info.
 	CalledActions []*Action
+	// SerEnums are the serializable enums, for P4Info's type_info.
+	SerEnums []*SerEnum
 	// ControllerHeaders are the @controller_header headers, for P4Info.
 	ControllerHeaders []*ControllerHeader
 }
@@ -116,6 +120,8 @@ type Param struct {
 	Name  string
 	Width int
 	Annos ast.Annotations
+	// Enum names the serializable enum type of the parameter, if any.
+	Enum string
 }
 
 // Action is a bmv2 action. Synthesized actions (straight-line code of apply
@@ -150,6 +156,8 @@ type KeyElem struct {
 	Width     int
 	// Opaque keys (error, plain enums) have no P4Runtime bitwidth.
 	Opaque bool
+	// Enum names the serializable enum type of the key, if any.
+	Enum string
 	Annos  ast.Annotations
 }
 
@@ -248,6 +256,19 @@ type Checksum struct {
 	Calculation string
 	Verify      bool
 	IfCond      *bmv2json.Value
+}
+
+// SerEnum is a serializable enum `enum bit<Width> Name { ... }`.
+type SerEnum struct {
+	Name    string
+	Width   int
+	Members []SerEnumMember
+}
+
+// SerEnumMember is one member of a serializable enum.
+type SerEnumMember struct {
+	Name  string
+	Value *big.Int
 }
 
 // ControllerHeader is a @controller_header header type, for P4Info's

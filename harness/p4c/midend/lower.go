@@ -402,12 +402,16 @@ func (l *lowerer) numberEnums() {
 		}
 		if ed.Underlying != nil {
 			e := bmv2json.Enum{Name: ed.Name}
+			st, _ := scalarType(ed)
+			se := &SerEnum{Name: ed.Name, Width: st.width}
 			for _, m := range ed.Members {
 				if c := m.Value.Info().Const; c != nil && c.Int != nil {
 					e.Entries = append(e.Entries, bmv2json.NamedValue{Name: m.Name, Value: int(c.Int.Int64())})
+					se.Members = append(se.Members, SerEnumMember{Name: m.Name, Value: c.Int})
 				}
 			}
 			l.out.Enums = append(l.out.Enums, e)
+			l.out.SerEnums = append(l.out.SerEnums, se)
 		}
 	}
 }

@@ -205,6 +205,35 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 			Size: int32(r.Size),
 		})
 	}
+	info.TypeInfo = &p4configv1.P4TypeInfo{}
+	// Like p4c, describe the serializable enums the control plane sees:
+	// types of match fields and action parameters.
+	usedEnums := map[string]bool{}
+	for _, t := range tables {
+		for _, k := range t.Keys {
+			usedEnums[k.Enum] = true
+		}
+	}
+	for _, a := range actions {
+		for _, prm := range a.Params {
+			usedEnums[prm.Enum] = true
+		}
+	}
+	for _, se := range p.SerEnums {
+		if !usedEnums[se.Name] {
+			continue
+		}
+		if info.TypeInfo.SerializableEnums == nil {
+			info.TypeInfo.SerializableEnums = map[string]*p4configv1.P4SerializableEnumTypeSpec{}
+		}
+		spec := &p4configv1.P4SerializableEnumTypeSpec{UnderlyingType: &p4configv1.P4BitTypeSpec{Bitwidth: int32(se.Width)}}
+		for _, m := range se.Members {
+			// The value is big-endian, padded to the underlying width.
+			v := new(big.Int).And(m.Value, new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(se.Width)), big.NewInt(1)))
+			spec.Members = append(spec.Members, &p4configv1.P4SerializableEnumTypeSpec_Member{Name: m.Name, Value: v.FillBytes(make([]byte, (se.Width+7)/8))})
+		}
+		info.TypeInfo.SerializableEnums[se.Name] = spec
+	}
 	for _, ch := range p.ControllerHeaders {
 		cm := &p4configv1.ControllerPacketMetadata{Preamble: pre(p4configv1.P4Ids_CONTROLLER_HEADER, ch.Name)}
 		for i, f := range ch.Fields {
