@@ -302,10 +302,10 @@ func TestMulticastAndCloneSessionsReplicate(t *testing.T) {
 	if err := sw.SetMulticastGroup(5, []Replica{{Port: 1, Rid: 10}, {Port: 2, Rid: 20}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sw.SetCloneSession(9, CloneSession{Port: 7}); err != nil {
+	if err := sw.SetCloneSession(9, CloneSession{Port: 7, Truncate: 1}); err != nil {
 		t.Fatal(err)
 	}
-	out := run(t, sw, 0, []byte{0x33})
+	out := run(t, sw, 0, []byte{0x33, 0x44})
 	got := map[uint32]InstanceType{}
 	for _, o := range out {
 		got[o.port] = o.inst
@@ -313,6 +313,11 @@ func TestMulticastAndCloneSessionsReplicate(t *testing.T) {
 	want := map[uint32]InstanceType{7: InstanceIngressClone, 1: InstanceReplication, 2: InstanceReplication}
 	if fmt.Sprint(got) != fmt.Sprint(want) || len(out) != 3 {
 		t.Errorf("outputs %+v, want clone on 7 and replicas on 1 and 2", out)
+	}
+	for _, o := range out {
+		if want := map[bool]int{true: 1, false: 2}[o.port == 7]; len(o.data) != want {
+			t.Errorf("port %d: %d bytes, want %d (the clone session truncates to 1)", o.port, len(o.data), want)
+		}
 	}
 }
 

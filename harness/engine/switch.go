@@ -37,10 +37,13 @@ type Switch struct {
 }
 
 // CloneSession is a mirroring session: clones go to Port, or, when Group is
-// non-zero, are replicated to that multicast group.
+// non-zero, are replicated to that multicast group. A non-zero Truncate
+// cuts each clone to that many bytes on output (P4Runtime's
+// packet_length_bytes).
 type CloneSession struct {
-	Port  uint32
-	Group uint16
+	Port     uint32
+	Group    uint16
+	Truncate int
 }
 
 // worker is the per-goroutine state of one Process call: reusable packet
@@ -256,6 +259,9 @@ func (s *Switch) drop(w *worker, k *pkt, why string) {
 }
 
 func (s *Switch) sendClone(w *worker, c *pkt, cs CloneSession, passes int) {
+	if cs.Truncate > 0 && (c.truncLen == 0 || cs.Truncate < c.truncLen) {
+		c.truncLen = cs.Truncate
+	}
 	if cs.Group != 0 {
 		s.multicast(w, c, cs.Group, c.instance, passes)
 		w.put(c)
