@@ -1046,9 +1046,13 @@ func (c *compiler) store(f *field, e *dataExpr) func(k *pkt) {
 	slot, m := f.slot, mask64(f.width)
 	if src := e.fld; src != nil && !src.isValid && src.words == f.words && (!src.signed || src.width >= f.width) {
 		ss, n := src.slot, f.words
+		if n == 1 {
+			return func(k *pkt) { k.f[slot] = k.f[ss] & m }
+		}
+		top := mask64(f.width - 64*(n-1))
 		return func(k *pkt) {
 			copy(k.f[slot:slot+n], k.f[ss:ss+n])
-			k.f[slot+n-1] &= mask64(f.width - 64*(n-1))
+			k.f[slot+n-1] &= top
 		}
 	}
 	if e.fast != nil && f.words == 1 {
