@@ -177,7 +177,7 @@ func (p *lineParser) qualifiedName(what string) (string, error) {
 	}
 }
 
-// word reads a run of characters that can belong to a number.
+// numberWord reads a run of characters that can belong to a number.
 func (p *lineParser) numberWord() string {
 	p.skipSpace()
 	start := p.off

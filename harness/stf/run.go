@@ -885,6 +885,22 @@ func (r *runner) traceRead(c *Direct) error {
 			return err
 		}
 		r.tracef("    %s[%s] = %d packets, %d bytes", arr.Name, c.Args[0].Text, v.Packets, v.Bytes)
+	case "meter_get_rates":
+		arr, err := lookup("meter", c.Object, r.names.json.MeterArrays, func(a bmv2json.MeterArray) string { return a.Name })
+		if err != nil {
+			return err
+		}
+		cfg, configured, err := r.sw.ReadMeter(arr.Name, int(c.Args[0].Value.Int64()))
+		if err != nil {
+			return err
+		}
+		if !configured {
+			r.tracef("    %s[%s] is not configured: every packet is green", arr.Name, c.Args[0].Text)
+			return nil
+		}
+		r.tracef("    %s[%s]: committed %d/s burst %d, peak %d/s burst %d", arr.Name, c.Args[0].Text, cfg.CIR, cfg.CBurst, cfg.PIR, cfg.PBurst)
+	case "mirroring_get":
+		r.tracef("    (the engine does not report mirror sessions back)")
 	}
 	return nil
 }

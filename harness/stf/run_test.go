@@ -12,7 +12,7 @@ import (
 // testdata/l2acl.json is a hand-written bmv2 JSON program, the equivalent of:
 //
 //	ingress {
-//	    counter port_in(8); register<bit<16>> last_type(8);
+//	    counter port_in(8); register<bit<16>> last_type(8); meter rate(4) (unused);
 //	    apply {
 //	        port_in.count(ingress_port); last_type.write(ingress_port, hdr.ethernet.etherType);
 //	        fwd.apply();  // exact hdr.ethernet.dstAddr: forward(bit<9> port) | drop (default);
@@ -376,6 +376,9 @@ packet 3 000000000002 00000000000a 88b5 01
 expect 2
 register_read last_type 3
 counter_read port_in 3
+meter_set_rates rate 2 0.000001:2 0.000003:4
+meter_get_rates rate 1
+meter_get_rates rate 2
 `)
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +391,7 @@ counter_read port_in 3
 	if !res.Passed() {
 		t.Fatalf("%s", res.Summary())
 	}
-	for _, want := range []string{"ingress.last_type[3] = 0x88b5", "ingress.port_in[3] = 1 packets, 15 bytes"} {
+	for _, want := range []string{"ingress.last_type[3] = 0x88b5", "ingress.port_in[3] = 1 packets, 15 bytes", "ingress.rate[1] is not configured", "ingress.rate[2]: committed 1/s burst 2, peak 3/s burst 4"} {
 		if !strings.Contains(trace.String(), want) {
 			t.Errorf("trace lacks %q:\n%s", want, trace.String())
 		}
