@@ -41,7 +41,7 @@ func init() {
 			&cli.IntFlag{Name: "workers", Usage: "goroutines building in parallel", DefaultText: "2 per CPU"},
 		},
 		Action: func(c *cli.Context) error {
-			args, err := trailingFlags(c)
+			args, err := positionalArgs(c)
 			if err != nil {
 				return cli.Exit("grid up: "+err.Error(), 2)
 			}
@@ -171,37 +171,6 @@ func init() {
 			return fabric.Exec(args[0], args[1], args[2:])
 		},
 	})
-}
-
-// trailingFlags applies the flags given after the positional arguments
-// ("grid up FILE --name RUN"), which urfave/cli v2 leaves among the
-// arguments, and returns the positional ones. Every flag it meets must take
-// a value.
-func trailingFlags(c *cli.Context) ([]string, error) {
-	args := c.Args().Slice()
-	var pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return append(pos, args[i+1:]...), nil
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !hasValue {
-			if i+1 == len(args) {
-				return nil, fmt.Errorf("flag %s needs a value", a)
-			}
-			i++
-			value = args[i]
-		}
-		if err := c.Set(name, value); err != nil {
-			return nil, fmt.Errorf("flag %s: %w", a, err)
-		}
-	}
-	return pos, nil
 }
 
 func listRuns(c *cli.Context) error {

@@ -5,10 +5,13 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -46,4 +49,48 @@ func main() {
 		fmt.Fprintf(os.Stderr, "grid: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// positionalArgs returns a command's positional arguments and applies the
+// flags written after them ("grid up FILE --name RUN"), which urfave/cli v2
+// leaves among the arguments because it stops parsing flags at the first
+// positional one. Everything after "--" is positional and kept verbatim.
+func positionalArgs(c *cli.Context) ([]string, error) {
+	rest := c.Args().Slice()
+	var verbatim []string
+	for i, a := range rest {
+		if a == "--" {
+			rest, verbatim = rest[:i], rest[i+1:]
+			break
+		}
+	}
+	var positional []string
+	for len(rest) > 0 {
+		if !strings.HasPrefix(rest[0], "-") || rest[0] == "-" {
+			positional = append(positional, rest[0])
+			rest = rest[1:]
+			continue
+		}
+		set := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
+		set.SetOutput(io.Discard)
+		for _, f := range c.Command.Flags {
+			if err := f.Apply(set); err != nil {
+				return nil, err
+			}
+		}
+		if err := set.Parse(rest); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Command.Name, err)
+		}
+		var setErr error
+		set.Visit(func(f *flag.Flag) {
+			if err := c.Set(f.Name, f.Value.String()); err != nil && setErr == nil {
+				setErr = fmt.Errorf("%s: flag -%s: %w", c.Command.Name, f.Name, err)
+			}
+		})
+		if setErr != nil {
+			return nil, setErr
+		}
+		rest = set.Args()
+	}
+	return append(positional, verbatim...), nil
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -118,7 +116,7 @@ func writeGenerated(c *cli.Context, generate func() (*topo.Topology, error)) err
 }
 
 func showTopology(c *cli.Context) error {
-	args, err := argsWithLateFlags(c)
+	args, err := positionalArgs(c)
 	if err != nil {
 		return err
 	}
@@ -147,42 +145,6 @@ func showTopology(c *cli.Context) error {
 		}
 	}
 	return nil
-}
-
-// argsWithLateFlags returns the positional arguments and applies the flags
-// that follow them: urfave/cli v2 stops reading flags at the first argument,
-// and "grid topo show FILE --svg out.svg" is the natural order.
-func argsWithLateFlags(c *cli.Context) ([]string, error) {
-	rest := c.Args().Slice()
-	var positional []string
-	for len(rest) > 0 {
-		if !strings.HasPrefix(rest[0], "-") || rest[0] == "-" {
-			positional = append(positional, rest[0])
-			rest = rest[1:]
-			continue
-		}
-		set := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
-		set.SetOutput(io.Discard)
-		for _, f := range c.Command.Flags {
-			if err := f.Apply(set); err != nil {
-				return nil, err
-			}
-		}
-		if err := set.Parse(rest); err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Command.Name, err)
-		}
-		var setErr error
-		set.Visit(func(f *flag.Flag) {
-			if err := c.Set(f.Name, f.Value.String()); err != nil && setErr == nil {
-				setErr = err
-			}
-		})
-		if setErr != nil {
-			return nil, setErr
-		}
-		rest = set.Args()
-	}
-	return positional, nil
 }
 
 func printAddresses(w io.Writer, t *topo.Topology) error {
