@@ -30,6 +30,12 @@ func BenchmarkLoadBasicIPv4(b *testing.B) {
 	benchmarkLoad(b, "testdata/basic_ipv4.p4")
 }
 
+// BenchmarkLoadAggregator loads the GRID aggregator (p4/aggregator), the
+// program the testbed's switches run.
+func BenchmarkLoadAggregator(b *testing.B) {
+	benchmarkLoad(b, "../../../p4/aggregator/aggregator.p4")
+}
+
 func BenchmarkLoadLargestCorpusProgram(b *testing.B) {
 	benchmarkLoad(b, filepath.Join(corpusDir(b), "v1model-special-ops-bmv2.p4"))
 }

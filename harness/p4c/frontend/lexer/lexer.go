@@ -75,10 +75,33 @@ var puncts = []string{
 	"(", ")", "{", "}", "[", "]", ",", ";", ":", ".", "?", "@", "#",
 }
 
+// punctsByFirst lists, for each first byte, the punctuation starting with
+// it, longest first.
+var punctsByFirst = func() [256][]string {
+	var t [256][]string
+	for _, p := range puncts {
+		t[p[0]] = append(t[p[0]], p)
+	}
+	return t
+}()
+
+// matchPunct returns the longest punctuation at the start of b, or "".
+func matchPunct(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	for _, p := range punctsByFirst[b[0]] {
+		if len(b) >= len(p) && string(b[:len(p)]) == p {
+			return p
+		}
+	}
+	return ""
+}
+
 // Lex returns the tokens of src (ending with an EOF token) and the lexical
 // errors found. file is recorded in every position.
 func Lex(file string, src []byte) ([]Token, []Error) {
-	l := &lexer{file: file, src: src, line: 1, col: 1, bol: true}
+	l := &lexer{file: file, src: src, line: 1, col: 1, bol: true, toks: make([]Token, 0, len(src)/4+1)}
 	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
 		l.i = 3 // a UTF-8 byte order mark is not part of the program
 	}
@@ -182,16 +205,13 @@ func (l *lexer) run() {
 			l.str()
 		default:
 			p := l.pos()
-			for _, s := range puncts {
-				if strings.HasPrefix(string(l.src[l.i:min(l.i+3, len(l.src))]), s) {
-					l.advance(len(s))
-					l.emit(Token{Kind: Punct, Text: s, Pos: p})
-					goto next
-				}
+			if s := matchPunct(l.src[l.i:]); s != "" {
+				l.advance(len(s))
+				l.emit(Token{Kind: Punct, Text: s, Pos: p})
+				continue
 			}
 			l.errorf(p, "unexpected character %q", c)
 			l.advance(1)
-		next:
 		}
 	}
 	l.bol = true
