@@ -35,6 +35,8 @@ type dataExpr struct {
 	cval *big.Int
 	// fld is set when the expression is a plain field read (for copies).
 	fld *field
+	// param is set when the expression reads an action parameter.
+	param *paramInfo
 }
 
 type exprKind uint8
@@ -392,7 +394,7 @@ func lastOfStack(st *stack, si int) func(k *pkt) int {
 }
 
 func (c *compiler) paramRead(pi paramInfo) *dataExpr {
-	e := &dataExpr{bits: pi.width}
+	e := &dataExpr{bits: pi.width, param: &pi}
 	slot := pi.slot
 	if pi.words == 1 && pi.width <= fastBits {
 		e.fast = func(k *pkt) int64 { return int64(k.args[slot]) }
@@ -1055,9 +1057,18 @@ func (c *compiler) store(f *field, e *dataExpr) func(k *pkt) {
 			k.f[slot+n-1] &= top
 		}
 	}
-	if e.fast != nil && f.words == 1 {
-		fe := e.fast
-		return func(k *pkt) { k.f[slot] = uint64(fe(k)) & m }
+	if f.words == 1 {
+		switch {
+		case e.cval != nil:
+			v := truncBig(e.cval) & m
+			return func(k *pkt) { k.f[slot] = v }
+		case e.param != nil && e.param.words == 1:
+			ps := e.param.slot
+			return func(k *pkt) { k.f[slot] = k.args[ps] & m }
+		case e.fast != nil:
+			fe := e.fast
+			return func(k *pkt) { k.f[slot] = uint64(fe(k)) & m }
+		}
 	}
 	s := c.slowOf(e)
 	return func(k *pkt) { k.setBig(f, s(k)) }
