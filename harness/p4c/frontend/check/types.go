@@ -46,7 +46,7 @@ func (c *checker) resolve(te ast.TypeExpr, sc *scope, allowInfer bool) ast.Type 
 				return nil
 			}
 			t = &ast.VarbitType{MaxWidth: w}
-		case w < 1 && !x.Signed || w < 1 || w > maxWidth:
+		case w < 1 || w > maxWidth:
 			name := "bit"
 			if x.Signed {
 				name = "int"
