@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
@@ -47,6 +48,8 @@ var hashAlgorithms = map[string]func([]byte) uint64{
 	// engine offers no such control).
 	"crc16_custom": func(b []byte) uint64 { return uint64(crc16ARC(b)) },
 	"crc32_custom": func(b []byte) uint64 { return uint64(crc32.ChecksumIEEE(b)) },
+	// v1model's HashAlgorithm.random: a fresh random number per use.
+	"random": func([]byte) uint64 { return rand.Uint64() },
 }
 
 var crc16Table = func() (t [256]uint16) {
