@@ -359,7 +359,7 @@ func unifyBlock(x, y *ast.ObjectType, b map[*ast.TypeParam]ast.Type) bool {
 		return false
 	}
 	for i := range xp {
-		if xp[i].Dir != yp[i].Dir || !unify(substArgs(xp[i].Type.Resolved(), x, b), yp[i].Type.Resolved(), b) {
+		if xp[i].Dir != yp[i].Dir || !unify(substArgs(xp[i].Type.Resolved(), b), yp[i].Type.Resolved(), b) {
 			return false
 		}
 	}
@@ -381,7 +381,7 @@ func bindArgs(tps []*ast.TypeParam, args []ast.Type, b map[*ast.TypeParam]ast.Ty
 // substArgs returns t with the prototype's type parameters replaced by
 // their bindings, following chains through the enclosing package's
 // type variables (Parser<H, M> inside V1Switch<H, M>).
-func substArgs(t ast.Type, _ *ast.ObjectType, b map[*ast.TypeParam]ast.Type) ast.Type {
+func substArgs(t ast.Type, b map[*ast.TypeParam]ast.Type) ast.Type {
 	for i := 0; i < 4; i++ {
 		tv, ok := t.(*ast.TypeVar)
 		if !ok {
