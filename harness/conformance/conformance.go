@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/stf"
 )
 
@@ -390,22 +391,9 @@ func (r *Report) Write(w io.Writer, verbose bool) {
 // DefaultDir is <repo>/../shared/p4c-conformance, the repository being the
 // directory holding go.mod at or above the working directory.
 func DefaultDir() (string, error) {
-	dir, err := os.Getwd()
+	corpus, err := repo.Shared("p4c-conformance", "programs")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("no conformance corpus: %w", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			corpus := filepath.Join(dir, "..", "shared", "p4c-conformance")
-			if _, err := os.Stat(filepath.Join(corpus, "programs")); err != nil {
-				return "", fmt.Errorf("no corpus at %s", corpus)
-			}
-			return corpus, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the grid repository (no go.mod at or above the working directory)")
-		}
-		dir = parent
-	}
+	return filepath.Dir(corpus), nil
 }

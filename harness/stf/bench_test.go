@@ -5,13 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/p4c"
 )
 
 // BenchmarkParseConformanceSuite parses all STF files of the conformance
 // corpus once per iteration.
 func BenchmarkParseConformanceSuite(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join(repoRoot(b), "..", "shared", "p4c-conformance", "programs", "*.stf"))
+	files, _ := filepath.Glob(filepath.Join(repo.RootOrFail(b), "..", "shared", "p4c-conformance", "programs", "*.stf"))
 	if len(files) == 0 {
 		b.Skip("conformance corpus absent (../shared)")
 	}
@@ -39,7 +40,7 @@ func BenchmarkParseConformanceSuite(b *testing.B) {
 // BenchmarkRunBasicIPv4 runs the basic_ipv4 example's STF test (load, 3
 // entries, 8 packets, comparison) on a fresh switch per iteration.
 func BenchmarkRunBasicIPv4(b *testing.B) {
-	dir := filepath.Join(repoRoot(b), "p4", "examples")
+	dir := filepath.Join(repo.RootOrFail(b), "p4", "examples")
 	res, err := p4c.Compile(filepath.Join(dir, "basic_ipv4.p4"), p4c.Options{})
 	if err != nil {
 		b.Fatal(err)

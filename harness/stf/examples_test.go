@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/p4c"
 )
 
@@ -13,7 +14,7 @@ import (
 // embedded compiler and runs NAME.stf on the engine. The expected packets
 // were derived by hand, independently of the compiler and the engine.
 func TestExamplesPassTheirSTF(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "p4", "examples")
+	dir := filepath.Join(repo.RootOrFail(t), "p4", "examples")
 	programs, _ := filepath.Glob(filepath.Join(dir, "*.p4"))
 	if len(programs) < 10 {
 		t.Fatalf("found %d example programs in %s, want at least 10", len(programs), dir)
@@ -48,7 +49,7 @@ func TestExamplesPassTheirSTF(t *testing.T) {
 // TestExamplesHaveTheirSTF keeps the corpus in pairs: a test for every
 // program and a program for every test.
 func TestExamplesHaveTheirSTF(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "p4", "examples")
+	dir := filepath.Join(repo.RootOrFail(t), "p4", "examples")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

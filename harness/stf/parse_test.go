@@ -3,10 +3,11 @@ package stf
 import (
 	"errors"
 	"math/big"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grid-ina/grid/harness/internal/repo"
 )
 
 func mustParse(t *testing.T, text string) []Command {
@@ -190,7 +191,7 @@ meter_set_rates m 1 0.5:10`
 // TestParseAcceptsEveryConformanceTest parses the STF files of p4c's test
 // suite that ../shared carries: the parser must know every command they use.
 func TestParseAcceptsEveryConformanceTest(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "..", "shared", "p4c-conformance", "programs")
+	dir := filepath.Join(repo.RootOrFail(t), "..", "shared", "p4c-conformance", "programs")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.stf"))
 	if len(files) == 0 {
 		t.Skipf("no STF files in %s (../shared absent)", dir)
@@ -204,24 +205,5 @@ func TestParseAcceptsEveryConformanceTest(t *testing.T) {
 		if len(cmds) == 0 {
 			t.Errorf("%s: no commands", f)
 		}
-	}
-}
-
-// repoRoot finds the directory holding go.mod above the test's directory.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
 	}
 }
