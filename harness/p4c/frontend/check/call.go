@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
@@ -157,7 +158,32 @@ func (c *checker) externFunctionCall(x *ast.Call, f *ast.Ident, ds []ast.Decl, s
 		return nil
 	}
 	x.ArgParams, x.TypeBindings = ps, b
+	if d.Name == "static_assert" {
+		return c.staticAssert(x)
+	}
 	return subst(d.Return.Resolved(), b)
+}
+
+// staticAssert evaluates core.p4's static_assert(check[, message]) at
+// compile time: a false check is an error, a true one folds to true.
+func (c *checker) staticAssert(x *ast.Call) ast.Type {
+	cv := x.Args[0].Value.Info().Const
+	if cv == nil || cv.Kind != ast.ValBool {
+		c.errorAtExpr(x.Args[0].Value, "static_assert: the condition must be a compile-time constant")
+		return nil
+	}
+	if !cv.Bool {
+		msg := "static assertion failed"
+		if len(x.Args) > 1 {
+			if m := x.Args[1].Value.Info().Const; m != nil && m.Kind == ast.ValString {
+				msg += ": " + m.Str
+			}
+		}
+		c.errorf(x, "%s", msg)
+		return nil
+	}
+	x.Const = boolValue(true)
+	return ast.TBool
 }
 
 // explicitTypeArgs binds explicitly written type arguments f<T1, T2>(...).
@@ -308,6 +334,9 @@ func (c *checker) builtinCall(x *ast.Call, f *ast.Member, recv ast.Type, sc *sco
 			}
 			return ast.TVoid
 		}
+		if sizeMethods[name] && noArgs() {
+			return c.sizeQuery(x, r, name)
+		}
 		c.unsupportedf(x, "%s.%s()", exprText(f.X), name)
 		return nil
 	case *ast.StackType:
@@ -365,6 +394,52 @@ func (c *checker) builtinCall(x *ast.Call, f *ast.Member, recv ast.Type, sc *sco
 	}
 	c.errorf(x, "%s: no method %s on %s", exprText(f), name, recv)
 	return nil
+}
+
+// sizeQuery folds h.minSizeInBits() and its relatives to a constant of
+// type int: varbit fields count 0 bits for the minimum and their maximum
+// width for the maximum; bytes round up.
+func (c *checker) sizeQuery(x *ast.Call, s *ast.StructDecl, name string) ast.Type {
+	min, max, ok := structSize(s)
+	if !ok {
+		c.unsupportedf(x, "%s() of %s (only headers and structs of fixed-width fields)", name, s)
+		return nil
+	}
+	v := min
+	if strings.HasPrefix(name, "max") {
+		v = max
+	}
+	if strings.HasSuffix(name, "Bytes") {
+		v = (v + 7) / 8
+	}
+	x.Const = intValue(big.NewInt(int64(v)))
+	return ast.TInt
+}
+
+// structSize returns the minimum and maximum serialized width of s.
+func structSize(s *ast.StructDecl) (min, max int, ok bool) {
+	if s.Kind == ast.KindHeaderUnion {
+		return 0, 0, false
+	}
+	for _, f := range s.Fields {
+		switch t := f.Type.Resolved().(type) {
+		case *ast.VarbitType:
+			max += t.MaxWidth
+		case *ast.StructDecl:
+			a, b, fine := structSize(t)
+			if !fine {
+				return 0, 0, false
+			}
+			min, max = min+a, max+b
+		default:
+			w, fixed := ast.BitWidth(t)
+			if !fixed {
+				return 0, 0, false
+			}
+			min, max = min+w, max+w
+		}
+	}
+	return min, max, true
 }
 
 func (c *checker) constructorCall(x *ast.Call, f *ast.Ident, d ast.Decl, sc *scope) ast.Type {

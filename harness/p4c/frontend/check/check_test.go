@@ -162,6 +162,9 @@ func TestTypeRuleViolationsAreErrors(t *testing.T) {
 		{"int g() { return 3; }", "apply { m.c = (bit<8>)g(); }", "unsupported: g(): an integer of unknown width that is not a compile-time constant"},
 		{"", "apply { m.c = {8w1, 2}[1]; }", ""},
 		{"", "apply { h.eth = {#}; }", "unsupported: the invalid header expression {#}"},
+		{"const bool ok = static_assert(8w1 < 8w2, \"order\");", "apply {}", ""},
+		{"const bool bad = static_assert(8w2 < 8w1, \"order\");", "apply {}", "static assertion failed: order"},
+		{"", "apply { static_assert(m.c == 1); }", "static_assert: the condition must be a compile-time constant"},
 		{"control D2(packet_out pkt, in H h, in M m) { apply { pkt.emit(m); } }", "apply {}", "emit: m has type struct M, but only headers"},
 		{"bit<8> f(in bit<8> x) { if (x > 1) { return x; } }", "apply {}", "missing return statement"},
 		{"", "apply { random(m.c, 0, 255); hash(m.b, HashAlgorithm.crc16, 16w0, {h.eth.dst, m.c}, 16w1024); }", ""},
@@ -446,5 +449,20 @@ func TestLiteralsTakeTheTypeBoundByALaterArgument(t *testing.T) {
 	call := prog.Lookup("I").(*ast.ControlDecl).Apply.Stmts[0].(*ast.CallStmt).Call
 	if a := call.Args[0].Value.Info(); a.Type.String() != "bit<8>" || a.Const.Int.Int64() != 44 {
 		t.Errorf("300 passed for T = bit<8> became %v %v, want bit<8> 44", a.Type, a.Const)
+	}
+}
+
+func TestHeaderSizeQueriesFoldToConstants(t *testing.T) {
+	prog := mustCompile(t, "", `apply {
+        m.a = h.eth.minSizeInBits();
+        m.b = (bit<16>)h.labels[0].maxSizeInBytes();
+        m.c = (bit<8>)m.minSizeInBytes();
+    }`)
+	stmts := prog.Lookup("I").(*ast.ControlDecl).Apply.Stmts
+	want := []string{"112", "4", "7"}
+	for i, w := range want {
+		if got := stmts[i].(*ast.AssignStmt).RHS.Info().Const; got == nil || got.String() != w {
+			t.Errorf("statement %d folded to %v, want %s", i, got, w)
+		}
 	}
 }

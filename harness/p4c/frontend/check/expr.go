@@ -178,6 +178,9 @@ func (c *checker) typeNameOf(x ast.Expr, sc *scope) ast.Decl {
 
 var headerMethods = map[string]bool{"isValid": true, "setValid": true, "setInvalid": true}
 
+// sizeMethods are the compile-time size queries of headers and structs.
+var sizeMethods = map[string]bool{"minSizeInBits": true, "minSizeInBytes": true, "maxSizeInBits": true, "maxSizeInBytes": true}
+
 func (c *checker) member(x *ast.Member, sc *scope) ast.Type {
 	info := &x.ExprInfo
 	if d := c.typeNameOf(x.X, sc); d != nil {
@@ -222,7 +225,7 @@ func (c *checker) member(x *ast.Member, sc *scope) ast.Type {
 			info.LValue = lv
 			return f.Type.Resolved()
 		}
-		if y.Kind != ast.KindStruct && (headerMethods[x.Name] || x.Name == "minSizeInBits" || x.Name == "minSizeInBytes") {
+		if y.Kind != ast.KindStruct && headerMethods[x.Name] || sizeMethods[x.Name] {
 			x.Kind = ast.MemberBuiltinMethod
 			return &builtinMethodType{}
 		}
