@@ -8,11 +8,20 @@
 // inout arguments must be writable l-values; `in` parameters, action data
 // and constants are read-only.
 //
-// Constructs outside the embedded compiler's subset that the checker cannot
-// give a meaning to are reported as "unsupported: ...": header unions,
-// varbit fields, parser value sets, generic functions and structs,
-// abstract extern methods, `this`, and the table/method helpers the bmv2
-// back end of p4c does not implement either.
+// It also rejects what P4 forbids and back ends could not lower safely:
+// recursion among functions, actions, parsers and controls; applying
+// tables outside a control's apply block; extracting non-headers; more
+// than one lpm key per table. Compile-time queries are folded
+// (h.minSizeInBits() and relatives, static_assert, stack size), and
+// compound assignments are expanded (x += e to x = x + e, evaluating a
+// call in the target once via a temporary).
+//
+// Constructs outside the embedded compiler's subset are reported as
+// "unsupported: ...": header unions, varbit fields and for loops unless
+// Features enables them, parser value sets, generic functions, parsers,
+// controls and structs, abstract extern methods and initializer blocks,
+// `this`, the invalid-header expression {#}, integers of unknown width
+// that are not compile-time constants.
 package check
 
 import (
