@@ -49,6 +49,9 @@ func (l *lowerer) lowerPipeline(d ast.Decl, name string, args []val) error {
 	for i, p := range cd.Params {
 		sc.m[p] = args[i]
 	}
+	if err := l.prescanApplies(cd.Apply, sc.prefix); err != nil {
+		return err
+	}
 	var rets []slot
 	c := &cctx{l: l, pipe: pipe, sc: sc, rets: &rets}
 	c.dangling = []slot{func(n *string) { pipe.Init = n }}
@@ -61,6 +64,9 @@ func (l *lowerer) lowerPipeline(d ast.Decl, name string, args []val) error {
 	c.flush()
 	if c.err != nil {
 		return c.err
+	}
+	if err := pipe.checkAcyclic(); err != nil {
+		return err
 	}
 	if name == "ingress" {
 		l.out.Ingress = pipe
@@ -197,8 +203,14 @@ func (c *cctx) stmt(s ast.Stmt) error {
 	case *ast.CallStmt:
 		switch x.Call.Kind {
 		case ast.CallTableApply:
-			_, err := c.applyTable(x.Call, false)
-			return err
+			t, succ, err := c.applyTable(x.Call, false)
+			if err != nil {
+				return err
+			}
+			for _, u := range t.Actions {
+				c.dangling = append(c.dangling, succ(u.Action.Name))
+			}
+			return nil
 		case ast.CallControlApply:
 			return c.applyControl(x.Call)
 		}
@@ -292,7 +304,7 @@ func (c *cctx) hoistExpr(e ast.Expr) error {
 				return unsupported(x, ".%s on this expression", x.Name)
 			}
 			tmp := c.l.tempScalar(ast.TBool)
-			t, err := c.applyTable(call, true)
+			_, succ, err := c.applyTable(call, true)
 			if err != nil {
 				return err
 			}
@@ -300,12 +312,12 @@ func (c *cctx) hoistExpr(e ast.Expr) error {
 			if x.Kind == ast.MemberTableMiss {
 				hitVal, missVal = 0, 1
 			}
-			c.dangling = []slot{func(n *string) { t.Next["__HIT__"] = n }}
+			c.dangling = []slot{succ("__HIT__")}
 			c.blockPos = x.Pos
 			c.block = append(c.block, prim("assign", tmp.ref, hexInt(hitVal, 1)))
 			c.flush()
 			after := c.dangling
-			c.dangling = []slot{func(n *string) { t.Next["__MISS__"] = n }}
+			c.dangling = []slot{succ("__MISS__")}
 			c.blockPos = x.Pos
 			c.block = append(c.block, prim("assign", tmp.ref, hexInt(missVal, 1)))
 			c.flush()
@@ -475,7 +487,7 @@ func (c *cctx) ifStmt(x *ast.IfStmt) error {
 	var trueSlot, falseSlot slot
 	if call, hit, ok := hitMissCond(x.Cond); ok {
 		c.flush()
-		t, err := c.applyTable(call, true)
+		_, succ, err := c.applyTable(call, true)
 		if err != nil {
 			return err
 		}
@@ -483,8 +495,7 @@ func (c *cctx) ifStmt(x *ast.IfStmt) error {
 		if !hit {
 			hk, mk = mk, hk
 		}
-		trueSlot = func(n *string) { t.Next[hk] = n }
-		falseSlot = func(n *string) { t.Next[mk] = n }
+		trueSlot, falseSlot = succ(hk), succ(mk)
 	} else {
 		if err := c.hoistApplies(x.Cond); err != nil {
 			return err
@@ -551,7 +562,7 @@ func (c *cctx) switchStmt(x *ast.SwitchStmt) error {
 		return unsupported(x, "switch on this expression")
 	}
 	c.flush()
-	t, err := c.applyTable(call, false)
+	t, succ, err := c.applyTable(call, false)
 	if err != nil {
 		return err
 	}
@@ -590,7 +601,7 @@ func (c *cctx) switchStmt(x *ast.SwitchStmt) error {
 		}
 		handled[an] = true
 		name := an
-		pending = append(pending, func(n *string) { t.Next[name] = n })
+		pending = append(pending, succ(name))
 		if cs.Body == nil {
 			continue // falls through to the next case's body
 		}
@@ -605,8 +616,7 @@ func (c *cctx) switchStmt(x *ast.SwitchStmt) error {
 	var rest []slot
 	for _, u := range t.Actions {
 		if !handled[u.Action.Name] {
-			name := u.Action.Name
-			rest = append(rest, func(n *string) { t.Next[name] = n })
+			rest = append(rest, succ(u.Action.Name))
 		}
 	}
 	if hasDefault {
@@ -709,6 +719,9 @@ func (c *cctx) applyControl(call *ast.Call) error {
 	if err := c.l.bindCtorParams(o, cd.CtorParams, sc); err != nil {
 		return err
 	}
+	if err := c.l.prescanApplies(cd.Apply, sc.prefix); err != nil {
+		return err
+	}
 	done, err := a.bindParams(call, cd.Params, sc, false)
 	if err != nil {
 		return err
@@ -781,13 +794,86 @@ func typeText(t ast.TypeExpr) string {
 	return "?"
 }
 
-// applyTable lowers `t.apply()` and links it into the graph. With hitMiss
-// the table's successors are __HIT__/__MISS__, else one per action.
-func (c *cctx) applyTable(call *ast.Call, hitMiss bool) (*Table, error) {
+// multiApply is a table applied at several places of one control body.
+// bmv2 has one node per table, so every site records its number in a
+// scalar before the table, and the table's successors are chains of
+// conditionals on that number leading to each site's continuation (the
+// sites are mutually exclusive; two on one path would be a loop, which
+// checkAcyclic rejects).
+type multiApply struct {
+	sites   int
+	hitMiss bool // the sites use .hit/.miss (else the action run)
+	next    int  // sites lowered so far
+	siteVar *scalarV
+	// chains maps a next_tables key to the slot of each site.
+	chains map[string][]slot
+	// keyPrep recomputes key temporaries before each site.
+	keyPrep []bmv2json.Primitive
+}
+
+// prescanApplies finds the tables applied more than once in body and
+// records them for the control instance whose prefix is given.
+func (l *lowerer) prescanApplies(body *ast.BlockStmt, prefix string) error {
+	count := map[*ast.TableDecl]int{}
+	hm := map[*ast.Call]bool{}
+	var calls []*ast.Call
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.Call:
+			if x.Kind == ast.CallTableApply {
+				count[x.Table]++
+				calls = append(calls, x)
+			}
+		case *ast.Member:
+			if x.Kind == ast.MemberTableHit || x.Kind == ast.MemberTableMiss {
+				if c, ok := x.X.(*ast.Call); ok {
+					hm[c] = true
+				}
+			}
+		}
+		return true
+	})
+	for _, c := range calls {
+		if count[c.Table] < 2 {
+			continue
+		}
+		key := tableKey{decl: c.Table, prefix: prefix}
+		m := l.multi[key]
+		if m == nil {
+			m = &multiApply{sites: count[c.Table], hitMiss: hm[c]}
+			l.multi[key] = m
+		}
+		if m.hitMiss != hm[c] {
+			return unsupported(c, "table %s applied both for .hit/.miss and for its action", c.Table.Name)
+		}
+	}
+	return nil
+}
+
+// applyTable lowers `t.apply()` and links it into the graph. It returns
+// the table and, for this application, the slot each successor key (an
+// action name, or "__HIT__"/"__MISS__" when hitMiss) is linked from.
+func (c *cctx) applyTable(call *ast.Call, hitMiss bool) (*Table, func(key string) slot, error) {
 	td := call.Table
 	key := tableKey{decl: td, prefix: c.sc.prefix}
-	if _, dup := c.l.tables[key]; dup {
-		return nil, unsupported(call, "applying table %s more than once", td.Name)
+	m := c.l.multi[key]
+	if m != nil && m.hitMiss != hitMiss {
+		return nil, nil, unsupported(call, "table %s applied both for .hit/.miss and for its action", td.Name)
+	}
+	if t, dup := c.l.tables[key]; dup {
+		if m == nil || m.next >= m.sites {
+			return nil, nil, unsupported(call, "applying table %s more than once here", td.Name)
+		}
+		site := m.next
+		m.next++
+		if len(c.block) == 0 {
+			c.blockPos = call.Pos
+		}
+		c.block = append(c.block, m.keyPrep...)
+		c.block = append(c.block, prim("assign", m.siteVar.ref, hexInt(int64(site), 8)))
+		c.flush()
+		c.link(t.Name)
+		return t, func(k string) slot { return m.chains[k][site] }, nil
 	}
 	t := &Table{Name: cpName(td.Annos, td.Name, c.sc.prefix), Pos: td.Pos, Annos: td.Annos, Next: map[string]*string{}}
 	c.l.tables[key] = t
@@ -796,29 +882,102 @@ func (c *cctx) applyTable(call *ast.Call, hitMiss bool) (*Table, error) {
 		c.blockPos = call.Pos
 	}
 	a := c.actx()
+	before := len(c.block)
 	if err := c.tableKeys(a, td, t); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := c.tableActions(a, td, t); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := c.tableProps(td, t); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	keys := []string{"__HIT__", "__MISS__"}
+	if !hitMiss {
+		keys = nil
+		for _, u := range t.Actions {
+			keys = append(keys, u.Action.Name)
+		}
+	}
+	for _, k := range keys {
+		t.Next[k] = nil
+	}
+	if m != nil {
+		m.keyPrep = append([]bmv2json.Primitive(nil), c.block[before:]...)
+		m.siteVar = c.l.tempScalar(&ast.BitsType{Width: 8})
+		c.block = append(c.block, prim("assign", m.siteVar.ref, hexInt(0, 8)))
+		m.next = 1
 	}
 	c.flush()
 	c.pipe.Tables = append(c.pipe.Tables, t)
 	c.link(t.Name)
-	if hitMiss {
-		t.Next["__HIT__"] = nil
-		t.Next["__MISS__"] = nil
-	} else {
-		for _, u := range t.Actions {
-			name := u.Action.Name
-			t.Next[name] = nil
-			c.dangling = append(c.dangling, func(n *string) { t.Next[name] = n })
+	if m == nil {
+		return t, func(k string) slot { return func(n *string) { t.Next[k] = n } }, nil
+	}
+	m.chains = map[string][]slot{}
+	for _, k := range keys {
+		k := k
+		m.chains[k] = c.dispatch(call, m, func(n *string) { t.Next[k] = n })
+	}
+	return t, func(k string) slot { return m.chains[k][0] }, nil
+}
+
+// dispatch builds the chain of conditionals `site == i` hanging off entry
+// and returns the slot of each site's continuation.
+func (c *cctx) dispatch(n ast.Node, m *multiApply, entry slot) []slot {
+	slots := make([]slot, m.sites)
+	prev := entry
+	for i := 0; i < m.sites-1; i++ {
+		cn := &Cond{Name: c.l.nodeName(), Pos: n.Position(), Expr: exprOp("==", m.siteVar.ref, hexInt(int64(i), 8))}
+		c.pipe.Conds = append(c.pipe.Conds, cn)
+		name := cn.Name
+		prev(&name)
+		slots[i] = func(x *string) { cn.True = x }
+		prev = func(x *string) { cn.False = x }
+	}
+	slots[m.sites-1] = prev
+	return slots
+}
+
+// checkAcyclic rejects a pipeline graph with a cycle (a table applied
+// twice on one path).
+func (p *Pipeline) checkAcyclic() error {
+	succ := map[string][]*string{}
+	pos := map[string]ast.Pos{}
+	for _, t := range p.Tables {
+		pos[t.Name] = t.Pos
+		for _, n := range t.Next {
+			succ[t.Name] = append(succ[t.Name], n)
 		}
 	}
-	return t, nil
+	for _, cn := range p.Conds {
+		pos[cn.Name] = cn.Pos
+		succ[cn.Name] = append(succ[cn.Name], cn.True, cn.False)
+	}
+	state := map[string]int{} // 1 on the stack, 2 done
+	var visit func(n string) error
+	visit = func(n string) error {
+		switch state[n] {
+		case 1:
+			return &Error{Pos: pos[n], Unsupported: true, Msg: fmt.Sprintf("%s is reached again after itself (a table applied twice on one path)", n)}
+		case 2:
+			return nil
+		}
+		state[n] = 1
+		for _, s := range succ[n] {
+			if s != nil {
+				if err := visit(*s); err != nil {
+					return err
+				}
+			}
+		}
+		state[n] = 2
+		return nil
+	}
+	if p.Init != nil {
+		return visit(*p.Init)
+	}
+	return nil
 }
 
 var matchKinds = map[string]bool{"exact": true, "lpm": true, "ternary": true, "range": true, "optional": true}

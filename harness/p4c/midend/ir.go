@@ -157,8 +157,8 @@ type KeyElem struct {
 	// Opaque keys (error, plain enums) have no P4Runtime bitwidth.
 	Opaque bool
 	// Enum names the serializable enum type of the key, if any.
-	Enum string
-	Annos  ast.Annotations
+	Enum  string
+	Annos ast.Annotations
 }
 
 // ActionUse is an action listed in a table with its P4Info scope.

@@ -49,6 +49,8 @@ type lowerer struct {
 	// tables lowered, to reject a table applied twice with different
 	// continuations.
 	tables map[tableKey]*Table
+	// multi are the tables applied at several places.
+	multi map[tableKey]*multiApply
 	// objs are the extern instances by declaration and scope prefix.
 	objs      map[objKey]*objV
 	enumVals  map[*ast.EnumMember]int
@@ -97,6 +99,7 @@ func Lower(prog *ast.Program, source string) (_ *Program, err error) {
 		headerT:     map[*ast.StructDecl]*HeaderType{},
 		actions:     map[actionKey]*Action{},
 		tables:      map[tableKey]*Table{},
+		multi:       map[tableKey]*multiApply{},
 		objs:        map[objKey]*objV{},
 		enumVals:    map[*ast.EnumMember]int{},
 		errorVals:   map[*ast.EnumMember]int{},

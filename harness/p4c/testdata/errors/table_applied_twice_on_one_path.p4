@@ -1,4 +1,4 @@
-// error: unsupported: applying table t more than once
+// error: unsupported: ig.t is reached again after itself (a table applied twice on one path)
 #include <core.p4>
 #include <v1model.p4>
 
