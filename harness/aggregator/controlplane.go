@@ -38,7 +38,7 @@ const (
 
 // StatIndex is the job_stats cell of a job's event.
 func StatIndex(job uint16, ev gradproto.Event) int {
-	return int(job%gradproto.StatsJobs)*8 + int(ev)
+	return int(job%gradproto.StatsJobs)*gradproto.StatsStride + int(ev)
 }
 
 // Field is a key or parameter value with its width in bits.
@@ -117,7 +117,7 @@ func Entries(cfg gradproto.SwitchConfig) (*Setup, error) {
 	for _, a := range cfg.Aggregations {
 		s.Entries = append(s.Entries, TableEntry{Table: TableAggConfig,
 			Keys:   []Field{exact("hdr.grid.job", uint64(a.Job), 16), exact("hdr.grid.node", uint64(a.Node), 16)},
-			Action: ActionAggregate, Params: []Field{exact("fanin", uint64(a.FanIn), 16)}})
+			Action: ActionAggregate, Params: []Field{exact("fanin", uint64(a.FanIn), 16), exact("reclaim", a.ReclaimMicros, 48)}})
 	}
 	for _, g := range cfg.GradRoutes {
 		s.Entries = append(s.Entries, TableEntry{Table: TableGradRoute,

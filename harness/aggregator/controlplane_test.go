@@ -61,8 +61,8 @@ func TestP4InfoHasEveryObjectTheControlPlaneNames(t *testing.T) {
 	}
 	for _, x := range info.Counters {
 		names[x.Preamble.Name] = true
-		if x.Preamble.Name == CounterJobStat && x.Size != gradproto.StatsJobs*int64(gradproto.NumEvents) {
-			t.Errorf("job_stats has %d cells, want %d", x.Size, gradproto.StatsJobs*int64(gradproto.NumEvents))
+		if x.Preamble.Name == CounterJobStat && x.Size != gradproto.StatsJobs*gradproto.StatsStride {
+			t.Errorf("job_stats has %d cells, want %d", x.Size, gradproto.StatsJobs*gradproto.StatsStride)
 		}
 	}
 	for _, x := range info.DirectCounters {

@@ -39,8 +39,9 @@ func newBuilder(t *testing.T, b Build, star *gradproto.Star) *stfBuilder {
 		t.Fatal(err)
 	}
 	sb := &stfBuilder{t: t, build: b, star: star, sw: sw, clock: time.Unix(0, 0)}
-	// The STF runner's clock advances 1 µs per packet; so does the model's.
-	sw.Now = func() time.Time { return sb.clock }
+	// The STF runner's clock starts with the switch and advances 1 µs per
+	// packet; so does the model's.
+	sw.Now, sw.Start = func() time.Time { return sb.clock }, sb.clock
 	setup, err := Entries(star.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func (b *stfBuilder) checkStats(job uint16) {
 	if st == nil {
 		b.t.Fatalf("model counted nothing for job %d", job)
 	}
-	b.note("Per-job statistics of job %d (received, absorbed, emitted, collision, duplicate, overflow, capacity, passed)", job)
+	b.note("Per-job statistics of job %d (received, absorbed, emitted, collision, duplicate, overflow, capacity, passed, reclaimed)", job)
 	for ev := gradproto.Event(0); ev < gradproto.NumEvents; ev++ {
 		b.lines = append(b.lines, fmt.Sprintf("check_counter %s(%d) packets == %d", CounterJobStat, StatIndex(job, ev), st[ev]))
 	}
@@ -329,6 +330,29 @@ var stfCases = []stfCase{
 			}))
 			b.send(st.WorkerPort(2), b.frag(&st.Plan, 2, 2, 0, neg))
 			b.checkUnit(1, 2, gradproto.UnitDone)
+			b.checkStats(1)
+			return b
+		}},
+	{"reclaim_idle_unit", `Fragment 1 of job 1 takes a unit and its other workers never come (say,
+		a late duplicate after the fragment finished). The plan's reclaim time is 5 µs (the STF clock
+		advances 1 µs per packet): worker 1's fragment that maps to the same unit collides at first,
+		but once the unit has been idle for 5 µs it takes the unit over (event reclaimed).`,
+		func(t *testing.T) *stfBuilder {
+			st := mustStar(t, 1, 3, 0, 32)
+			st.Config.Aggregations[0].ReclaimMicros = 5
+			b := newBuilder(t, Build{}, st)
+			other := gradproto.CollidingFragment(1, 1, 1, gradproto.DefaultUnits)
+			b.note("t = 1 µs: fragment 1 takes the unit")
+			b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, 1, 0, val(0)))
+			b.note("t = 2 µs: idle 1 µs, collision")
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, other, 0, val(1)))
+			b.note("t = 3..5 µs: the PS's results for other fragments pass by")
+			for f := uint32(100); f < 103; f++ {
+				b.send(gradproto.StarPSPort, b.result(&st.Plan, f, val(9)))
+			}
+			b.note("t = 6 µs: idle 5 µs, worker 1 takes the unit over")
+			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, other, 0, val(1)))
+			b.checkUnit(1, other, gradproto.UnitActive)
 			b.checkStats(1)
 			return b
 		}},

@@ -48,9 +48,15 @@ type Route struct {
 }
 
 // Aggregation makes the switch aggregate job Job's fragments addressed to
-// node Node, FanIn workers per fragment.
+// node Node, FanIn workers per fragment. A fragment of the job that finds
+// its unit held by another fragment that has taken no contribution for
+// ReclaimMicros µs takes the unit over instead of colliding (0: never). Set
+// it well above the workers' retransmission timeout: a unit idle that long
+// has no worker waiting on it, since waiting workers resend and a resend
+// flushes the unit.
 type Aggregation struct {
 	Job, Node, FanIn uint16
+	ReclaimMicros    uint64
 }
 
 // GradRoute forwards fragments of job Job for aggregation node Node out
@@ -83,6 +89,9 @@ type Capacity struct {
 
 // MaxPort is the largest v1model port number (bit<9>, 511 is the drop port).
 const MaxPort = 510
+
+// MaxMicros is the largest 48-bit timestamp.
+const MaxMicros = 1<<48 - 1
 
 // Validate checks the configuration against the program's limits: it names
 // the offending entry.
@@ -120,6 +129,9 @@ func (c *SwitchConfig) Validate() error {
 	for i, a := range c.Aggregations {
 		if a.FanIn == 0 || a.FanIn > MaxFanIn {
 			return fmt.Errorf("aggregations[%d]: fan-in %d of job %d at node %d outside 1..%d", i, a.FanIn, a.Job, a.Node, MaxFanIn)
+		}
+		if a.ReclaimMicros > MaxMicros {
+			return fmt.Errorf("aggregations[%d]: reclaim time %d µs does not fit the 48-bit timestamp", i, a.ReclaimMicros)
 		}
 		if err := unique("aggregations", i, fmt.Sprintf("job %d node %d", a.Job, a.Node)); err != nil {
 			return err

@@ -20,7 +20,7 @@ const (
 )
 
 // Event is an index into the per-job statistics counter job_stats
-// (index = (job mod Jobs) * 8 + event).
+// (index = (job mod StatsJobs) * StatsStride + event).
 type Event int
 
 const (
@@ -32,10 +32,11 @@ const (
 	EvOverflow               // int32 overflow: partial sent early
 	EvCapacity               // over the capacity meter: control packet
 	EvPassed                 // passed to the PS unaggregated
+	EvReclaimed              // took over a unit another fragment left idle
 	NumEvents
 )
 
-var eventNames = [...]string{"received", "absorbed", "emitted", "collision", "duplicate", "overflow", "capacity", "passed"}
+var eventNames = [...]string{"received", "absorbed", "emitted", "collision", "duplicate", "overflow", "capacity", "passed", "reclaimed"}
 
 func (e Event) String() string {
 	if e >= 0 && int(e) < len(eventNames) {
@@ -47,7 +48,8 @@ func (e Event) String() string {
 // Program parameters that are compile-time constants of aggregator.p4.
 const (
 	DefaultUnits = 16384 // GRID_UNITS
-	StatsJobs    = 1024  // GRID_JOBS: job_stats has StatsJobs*8 cells
+	StatsJobs    = 1024  // GRID_JOBS: job_stats has StatsJobs*StatsStride cells
+	StatsStride  = 16    // job_stats cells per job (NumEvents used)
 	NumPorts     = 512   // port_rx / port_tx size
 )
 
@@ -60,6 +62,9 @@ type Unit struct {
 	Summed uint64 // workers whose values are in Values
 	Count  uint16 // workers counted (sum of their packets' count fields)
 	NSum   uint16 // workers summed
+	// Time is when the unit last took a contribution, in µs of the
+	// switch's clock (register unit_time, 48 bits).
+	Time   uint64
 	Values []uint32
 }
 
@@ -81,7 +86,7 @@ type Switch struct {
 	units  []Unit
 
 	lpm      []Route // longest prefix first
-	agg      map[[2]uint16]uint16
+	agg      map[[2]uint16]Aggregation
 	grad     map[[2]uint16]GradRoute
 	mcast    map[uint16]uint16 // job -> group
 	groups   map[uint16][]uint16
@@ -90,8 +95,11 @@ type Switch struct {
 
 	tokens   float64
 	lastFill time.Time
-	// Now is the meter's clock; tests fix it to make the meter deterministic.
-	Now func() time.Time
+	// Now is the switch's clock (meter, timestamps); Start is its zero, as
+	// bmv2's ingress_global_timestamp counts µs since the switch started.
+	// Tests set both to make time deterministic.
+	Now   func() time.Time
+	Start time.Time
 
 	// Stats counts events per job (the job_stats counter, packets).
 	Stats map[uint16]*[NumEvents]uint64
@@ -112,8 +120,8 @@ func NewSwitch(cfg SwitchConfig, values, units int) (*Switch, error) {
 		return nil, fmt.Errorf("memory units %d: must be positive", units)
 	}
 	s := &Switch{
-		cfg: cfg, values: values, units: make([]Unit, units),
-		agg: map[[2]uint16]uint16{}, grad: map[[2]uint16]GradRoute{}, mcast: map[uint16]uint16{},
+		cfg: cfg, values: values, units: make([]Unit, units), Start: time.Now(),
+		agg: map[[2]uint16]Aggregation{}, grad: map[[2]uint16]GradRoute{}, mcast: map[uint16]uint16{},
 		groups: map[uint16][]uint16{}, hosts: map[[2]uint16]ResultHost{}, portMACs: map[uint16]MAC{},
 		Now: time.Now, Stats: map[uint16]*[NumEvents]uint64{},
 	}
@@ -123,7 +131,7 @@ func NewSwitch(cfg SwitchConfig, values, units int) (*Switch, error) {
 	s.lpm = append([]Route(nil), cfg.Routes...)
 	sort.SliceStable(s.lpm, func(i, j int) bool { return s.lpm[i].Prefix.Bits() > s.lpm[j].Prefix.Bits() })
 	for _, a := range cfg.Aggregations {
-		s.agg[[2]uint16{a.Job, a.Node}] = a.FanIn
+		s.agg[[2]uint16{a.Job, a.Node}] = a
 	}
 	for _, g := range cfg.GradRoutes {
 		s.grad[[2]uint16{g.Job, g.Node}] = g
@@ -187,6 +195,14 @@ func (s *Switch) meterGreen() bool {
 	return true
 }
 
+// timeMask keeps the 48 bits of a v1model timestamp.
+const timeMask = 1<<48 - 1
+
+// micros is ingress_global_timestamp: µs since Start, 48 bits.
+func (s *Switch) micros() uint64 {
+	return uint64(s.Now().Sub(s.Start).Microseconds()) & timeMask
+}
+
 // frame offsets
 const (
 	offIP    = EthernetLen
@@ -233,9 +249,9 @@ func (s *Switch) Process(inPort uint16, frame []byte) []Output {
 				f[offIP+8]--
 			}
 		case h.Flags&(FlagAggregated|FlagCongestion) == 0:
-			fanin, agg := s.agg[[2]uint16{h.Job, h.Node}]
+			a, agg := s.agg[[2]uint16{h.Job, h.Node}]
 			if agg && valsValid {
-				rt, f = s.aggregate(f, h, fanin)
+				rt, f = s.aggregate(f, h, a)
 			} else if g, ok := s.grad[[2]uint16{h.Job, h.Node}]; ok {
 				copy(f[0:6], g.NextHop[:])
 				port, rt = g.Port, routeDone
@@ -293,13 +309,15 @@ func (s *Switch) egress(port uint16, f []byte, gridValid, replica bool) Output {
 
 // aggregate is the aggregation block of the ingress control; it edits f in
 // place and says where it goes.
-func (s *Switch) aggregate(f []byte, h Header, fanin uint16) (route, []byte) {
+func (s *Switch) aggregate(f []byte, h Header, a Aggregation) (route, []byte) {
+	fanin := a.FanIn
 	s.count(h.Job, EvReceived)
 	if !s.meterGreen() {
 		s.count(h.Job, EvCapacity)
 		return routeLPM, s.control(f)
 	}
 	u := &s.units[UnitIndex(h.Job, h.Frag, len(s.units))]
+	now := s.micros()
 	same := u.Job == h.Job && u.Frag == h.Frag && u.State != UnitEmpty
 	dup := u.Seen&h.Bitmap != 0
 	vals := f[offVals : offVals+4*s.values]
@@ -332,9 +350,11 @@ func (s *Switch) aggregate(f []byte, h Header, fanin uint16) (route, []byte) {
 		s.count(h.Job, EvPassed)
 		setFlags(FlagAggregated)
 		return routeLPM, f
-	case !resend && !same && u.State == UnitActive:
+	case !resend && !same && u.State == UnitActive && (a.ReclaimMicros == 0 || (now-u.Time)&timeMask < a.ReclaimMicros):
 		s.count(h.Job, EvCollision)
 		return routeLPM, s.control(f)
+	case !resend && !same && u.State == UnitActive:
+		s.count(h.Job, EvReclaimed)
 	}
 	// Accumulate: into the unit's sum when it holds this fragment, else into
 	// a fresh (empty, or done with another fragment) unit.
@@ -357,6 +377,7 @@ func (s *Switch) aggregate(f []byte, h Header, fanin uint16) (route, []byte) {
 	newCount := base.Count + h.Count
 	newSeen := base.Seen | h.Bitmap
 	u.Job, u.Frag = h.Job, h.Frag
+	u.Time = now
 	switch {
 	case ovf>>31 != 0:
 		// The packet carries the old partial sum to the PS; the unit restarts

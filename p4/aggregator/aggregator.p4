@@ -18,7 +18,7 @@
 #define GRID_UNITS 16384
 #endif
 
-/* Per-job statistics: job_stats[(job mod GRID_JOBS) * 8 + event]. */
+/* Per-job statistics: job_stats[(job mod GRID_JOBS) * 16 + event]. */
 #define GRID_JOBS 1024
 #define GRID_JOB_MASK 1023
 #define NUM_PORTS 512
@@ -50,6 +50,7 @@ const bit<32> EV_DUPLICATE = 4;
 const bit<32> EV_OVERFLOW  = 5;
 const bit<32> EV_CAPACITY  = 6;
 const bit<32> EV_PASSED    = 7;
+const bit<32> EV_RECLAIMED = 8;
 
 /* Where ingress sends a packet. */
 const bit<8> ROUTE_LPM  = 0;
@@ -119,6 +120,8 @@ struct metadata_t {
     bit<8>  route;
     bit<1>  agg;
     bit<16> fanin;
+    bit<48> reclaim;
+    bit<48> idle;
     bit<32> stat_base;
     bit<2>  color;
     bit<32> idx;
@@ -189,7 +192,7 @@ control GridVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 control GridIngress(inout headers_t hdr, inout metadata_t meta,
                     inout standard_metadata_t standard_metadata) {
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_rx;
-    counter(GRID_JOBS * 8, CounterType.packets) job_stats;
+    counter(GRID_JOBS * 16, CounterType.packets) job_stats;
     /* The switch's processing capacity C_s for fragments it aggregates. */
     meter(1, MeterType.packets) capacity;
 
@@ -201,6 +204,8 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
     register<bit<16>>(GRID_UNITS) unit_count;
     register<bit<64>>(GRID_UNITS) unit_summed;
     register<bit<16>>(GRID_UNITS) unit_nsum;
+    /* When the unit last took a contribution (ingress_global_timestamp, microseconds). */
+    register<bit<48>>(GRID_UNITS) unit_time;
 
 #include "lanes_ingress.p4"
 
@@ -220,8 +225,11 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
     }
 
-    action aggregate(bit<16> fanin) {
+    /* reclaim: a unit of another fragment idle for this many microseconds may be
+     * taken over (0: never). */
+    action aggregate(bit<16> fanin, bit<48> reclaim) {
         meta.fanin = fanin;
+        meta.reclaim = reclaim;
     }
 
     /* The packet leaves in-network processing for the PS. */
@@ -323,7 +331,7 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         if (meta.agg == 1) {
-            meta.stat_base = ((bit<32>)(hdr.grid.job & GRID_JOB_MASK)) << 3;
+            meta.stat_base = ((bit<32>)(hdr.grid.job & GRID_JOB_MASK)) << 4;
             job_stats.count(meta.stat_base | EV_RECEIVED);
             capacity.execute_meter((bit<32>)0, meta.color);
             if (meta.color != 0) {
@@ -338,6 +346,8 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
                 unit_count.read(meta.count, meta.idx);
                 unit_summed.read(meta.summed, meta.idx);
                 unit_nsum.read(meta.nsum, meta.idx);
+                unit_time.read(meta.idle, meta.idx);
+                meta.idle = standard_metadata.ingress_global_timestamp - meta.idle;
                 meta.state = meta.tag[63:48];
                 meta.same = 0;
                 if (meta.state != UNIT_EMPTY) {
@@ -377,10 +387,16 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
                     unit_seen.write(meta.idx, meta.seen | hdr.grid.bitmap);
                     job_stats.count(meta.stat_base | EV_PASSED);
                     to_ps();
-                } else if (meta.resend == 0 && meta.same == 0 && meta.state == UNIT_ACTIVE) {
+                } else if (meta.resend == 0 && meta.same == 0 && meta.state == UNIT_ACTIVE &&
+                           (meta.reclaim == 0 || meta.idle < meta.reclaim)) {
                     job_stats.count(meta.stat_base | EV_COLLISION);
                     control_packet();
                 } else {
+                    if (meta.same == 0 && meta.state == UNIT_ACTIVE) {
+                        /* Idle past the reclaim time: nobody is waiting for
+                         * this unit (its workers would have resent), take it. */
+                        job_stats.count(meta.stat_base | EV_RECLAIMED);
+                    }
                     /* Accumulate into the unit holding this fragment, or
                      * into a fresh one (empty, or done with another). */
                     if (meta.same == 1 && meta.state == UNIT_ACTIVE) {
@@ -398,6 +414,7 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.new_seen = meta.seen | hdr.grid.bitmap;
                     unit_seen.write(meta.idx, meta.new_seen);
                     unit_count.write(meta.idx, meta.new_count);
+                    unit_time.write(meta.idx, standard_metadata.ingress_global_timestamp);
                     if (meta.ovf[31:31] == 1) {
                         /* int32 overflow: send the sum so far, restart the
                          * unit's sum with this packet's values. */
