@@ -128,7 +128,7 @@ const int fromIntDivision = 7 / 2 + 7 % 2;
 }
 
 func TestLiteralThatDoesNotFitWarns(t *testing.T) {
-	_, d := compile(t, "const bit<8> big = 256;", "apply {}")
+	_, d := compile(t, "const bit<8> big = 256; const bit<8> allOnes = -1;", "apply {}")
 	if d.HasErrors() || len(d.Diags) != 1 || d.Diags[0].Severity != diag.Warning || !strings.Contains(d.Diags[0].Msg, "does not fit in bit<8>") {
 		t.Errorf("want one 'does not fit' warning, got:\n%v", d)
 	}

@@ -482,9 +482,13 @@ func (c *checker) convertInt(e ast.Expr, to ast.Type) {
 		return
 	}
 	if info.Const != nil && info.Const.Kind == ast.ValInt {
-		w, fits := wrap(info.Const.Int, bt)
-		if !fits {
-			c.warnf(e, "%s does not fit in %s; using %s", info.Const.Int, bt, w)
+		v := info.Const.Int
+		w, fits := wrap(v, bt)
+		// -1 for "all ones" in an unsigned type is idiomatic: only warn
+		// when bits are lost.
+		negIdiom := v.Sign() < 0 && !bt.Signed && new(big.Int).Neg(v).Cmp(new(big.Int).Lsh(big.NewInt(1), uint(bt.Width))) <= 0
+		if !fits && !negIdiom {
+			c.warnf(e, "%s does not fit in %s; using %s", v, bt, w)
 		}
 		info.Const = intValue(w)
 	}
