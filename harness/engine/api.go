@@ -31,8 +31,9 @@
 //     priority queues are not modelled, and packets leave in the order of
 //     processing (per port, the order bmv2 would produce).
 //   - Signed fields hold their two's complement bits; bmv2 keeps a value
-//     assigned to a signed field unwrapped while it lies in (max, 2^w), which
-//     p4c never does (it wraps with two_comp_mod first).
+//     assigned to a signed field unwrapped while it lies in (max, 2^w). p4c
+//     wraps signed results with two_comp_mod or sat_cast before storing
+//     them, so its programs see no difference.
 //   - crc16_custom and crc32_custom keep bmv2's default parameters (there is
 //     no control to change them); generic extern instances, extern_func and
 //     "local" expressions are load errors.
@@ -68,8 +69,9 @@ const DefaultDropPort = 511
 type Config struct {
 	// DropPort is the egress_spec value that drops a packet; 0 means 511.
 	DropPort uint32
-	// Ports, when non-zero, is the number of ports: packets may enter on and
-	// leave by ports 0..Ports-1 only; others are dropped (and traced).
+	// Ports, when non-zero, is the number of ports 0..Ports-1: Process
+	// refuses other ingress ports, and packets sent to other egress ports
+	// are dropped (and traced).
 	Ports uint32
 	// Trace, when set, receives a bmv2 --log-console style line per event
 	// (parser states, tables hit or missed, actions with arguments, drops).
