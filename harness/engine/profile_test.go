@@ -77,3 +77,50 @@ func TestActionSelectorPicksAGroupMemberByHash(t *testing.T) {
 		t.Errorf("direct action on an indirect table: %v", err)
 	}
 }
+
+// ternaryProgram has a ternary table keyed on h.a whose action writes its
+// parameter into h.b.
+func ternaryProgram(t *testing.T) *Program {
+	t.Helper()
+	doc := miniJSON(`["a",8,false],["b",8,false]`,
+		assign(fld("h", "b"), `{"type":"runtime_data","value":0}`),
+		map[string]string{"runtime_data": `[{"name":"p","bitwidth":8}]`, "action_data": `["0x00"]`})
+	doc = strings.Replace(doc, `"key":[],
+   "match_type":"exact"`, `"key":[{"match_type":"ternary","name":"h.a","target":["h","a"],"mask":null}],
+   "match_type":"ternary"`, 1)
+	doc = strings.Replace(doc, `"max_size":1,`, `"max_size":16,`, 1)
+	p, err := Load([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestTernaryPriorityLowestNumberThenFirstAddedWins(t *testing.T) {
+	sw := NewSwitch(ternaryProgram(t), Config{})
+	add := func(v, m byte, prio int32, out byte) {
+		t.Helper()
+		if _, err := sw.AddEntry("t", Entry{Match: []Match{Ternary([]byte{v}, []byte{m})}, Priority: prio, Action: "act", Args: [][]byte{{out}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(0x00, 0x00, 10, 1) // matches everything
+	add(0x10, 0xf0, 5, 2)  // 0x1?
+	add(0x12, 0xff, 5, 3)  // 0x12 exactly, same priority, added later
+	add(0x12, 0xff, 1, 4)  // higher priority, added last
+	for in, want := range map[byte]byte{0x12: 4, 0x15: 2, 0x77: 1} {
+		if out := run(t, sw, 0, []byte{in, 0}); len(out) != 1 || out[0].data[1] != want {
+			t.Errorf("a=%#x: got %+v, want b=%d", in, out, want)
+		}
+	}
+	h, err := sw.FindEntry("t", []Match{Ternary([]byte{0x12}, []byte{0xff})}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.DeleteEntry("t", h); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(t, sw, 0, []byte{0x12, 0}); len(out) != 1 || out[0].data[1] != 2 {
+		t.Errorf("after deleting the priority-1 entry: got %+v, want the first added priority-5 entry (b=2)", out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -72,7 +73,6 @@ type entry struct {
 	member   MemberHandle // indirect tables: the member, or
 	group    GroupHandle  // the group the entry points at
 	priority int32
-	seq      uint64
 	match    []Match
 	call     atomic.Pointer[actionCall]
 	ctr      counterCell
@@ -161,7 +161,6 @@ type table struct {
 	lpm     lpmTrie
 	scan    []*entry
 	nextID  uint64
-	seq     uint64
 	def     atomic.Pointer[actionCall]
 }
 
@@ -735,18 +734,13 @@ func (t *table) insert(e *entry) error {
 				return fmt.Errorf("table %q: an entry with this key and priority exists", td.name)
 			}
 		}
-		t.scan = append(t.scan, e)
-		sort.SliceStable(t.scan, func(i, j int) bool {
-			if t.scan[i].priority != t.scan[j].priority {
-				return t.scan[i].priority < t.scan[j].priority
-			}
-			return t.scan[i].seq < t.scan[j].seq
-		})
+		// the scan order is (priority, insertion): the new entry goes after
+		// every entry of its priority
+		at := sort.Search(len(t.scan), func(i int) bool { return t.scan[i].priority > e.priority })
+		t.scan = slices.Insert(t.scan, at, e)
 	}
 	t.nextID++
-	t.seq++
 	e.handle = EntryHandle(t.nextID)
-	e.seq = t.seq
 	t.entries[e.handle] = e
 	return nil
 }
