@@ -92,20 +92,9 @@ func (l *lowerer) parserStates(pd *ast.ParserDecl, sc *scope, stateName func(*as
 			start = ps
 		}
 		l.out.Parser.States = append(l.out.Parser.States, ps)
-		cur := ps
-		for _, st := range s.Stmts {
-			if cs, ok := st.(*ast.CallStmt); ok && cs.Call.Kind == ast.CallParserApply {
-				next, err := l.inlineSubparser(cs.Call, sc, cur, names[s])
-				if err != nil {
-					return nil, err
-				}
-				cur = next
-				continue
-			}
-			a := &actx{l: l, sc: sc, prims: &cur.Ops, inParser: true}
-			if err := a.stmt(st); err != nil {
-				return nil, err
-			}
+		cur, err := l.stateStmts(s.Stmts, sc, ps, names[s])
+		if err != nil {
+			return nil, err
 		}
 		if err := l.transition(s, sc, cur, target); err != nil {
 			return nil, err
@@ -115,6 +104,89 @@ func (l *lowerer) parserStates(pd *ast.ParserDecl, sc *scope, stateName func(*as
 		return nil, srcError(pd, "parser %s has no start state", pd.Name)
 	}
 	return start, nil
+}
+
+// stateStmts lowers the statements of a parser state starting in cur and
+// returns the state the last of them ends in: sub-parser calls and
+// if-statements split the state (bmv2 parser states have no branches
+// except their transition).
+func (l *lowerer) stateStmts(stmts []ast.Stmt, sc *scope, cur *ParseState, stateName string) (*ParseState, error) {
+	for _, st := range stmts {
+		switch x := st.(type) {
+		case *ast.CallStmt:
+			if x.Call.Kind == ast.CallParserApply {
+				next, err := l.inlineSubparser(x.Call, sc, cur, stateName)
+				if err != nil {
+					return nil, err
+				}
+				cur = next
+				continue
+			}
+		case *ast.BlockStmt:
+			next, err := l.stateStmts(x.Stmts, sc, cur, stateName)
+			if err != nil {
+				return nil, err
+			}
+			cur = next
+			continue
+		case *ast.IfStmt:
+			next, err := l.stateIf(x, sc, cur, stateName)
+			if err != nil {
+				return nil, err
+			}
+			cur = next
+			continue
+		}
+		a := &actx{l: l, sc: sc, prims: &cur.Ops, inParser: true}
+		if err := a.stmt(st); err != nil {
+			return nil, err
+		}
+	}
+	return cur, nil
+}
+
+// stateIf lowers an if-statement in a parser state: the condition becomes
+// the transition key of cur, each branch a state of its own, both
+// continuing in a new state that the rest of the statements go to.
+func (l *lowerer) stateIf(x *ast.IfStmt, sc *scope, cur *ParseState, stateName string) (*ParseState, error) {
+	a := &actx{l: l, sc: sc, prims: &cur.Ops, inParser: true}
+	c, err := a.data(x.Cond)
+	if err != nil {
+		return nil, err
+	}
+	tmp := l.tempScalar(ast.TBool)
+	a.emit(prim("set", tmp.ref, param(c)))
+	cont := &ParseState{Name: l.uniqueName(stateName + "_0")}
+	branch := func(s ast.Stmt, suffix string) (string, error) {
+		bs := &ParseState{Name: l.uniqueName(stateName + suffix)}
+		l.out.Parser.States = append(l.out.Parser.States, bs)
+		end := bs
+		if s != nil {
+			var stmts []ast.Stmt
+			if b, ok := s.(*ast.BlockStmt); ok {
+				stmts = b.Stmts
+			} else {
+				stmts = []ast.Stmt{s}
+			}
+			if end, err = l.stateStmts(stmts, sc, bs, bs.Name); err != nil {
+				return "", err
+			}
+		}
+		end.Transitions = []*Transition{{Default: true, Next: cont.Name}}
+		return bs.Name, nil
+	}
+	thenName, err := branch(x.Then, "_then")
+	if err != nil {
+		return nil, err
+	}
+	elseName, err := branch(x.Else, "_else")
+	if err != nil {
+		return nil, err
+	}
+	cur.Key, cur.KeyWidths = []*bmv2json.Value{tmp.ref}, []int{1}
+	cur.Transitions = []*Transition{{Value: "0x01", Next: thenName}, {Default: true, Next: elseName}}
+	l.out.Parser.States = append(l.out.Parser.States, cont)
+	return cont, nil
 }
 
 // inlineSubparser lowers `p.apply(args)` inside state cur: cur jumps to the

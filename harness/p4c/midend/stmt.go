@@ -65,7 +65,9 @@ func (a *actx) stmt(s ast.Stmt) error {
 		return a.declStmt(x)
 	case *ast.IfStmt:
 		if a.inParser {
-			return unsupported(x, "if-statements in parser states")
+			// Reached only inside functions or actions called from a parser
+			// state (the state's own ifs split the state).
+			return unsupported(x, "if-statements in functions called from a parser")
 		}
 		return a.ifStmt(x)
 	case *ast.ExitStmt:
