@@ -568,6 +568,11 @@ func (l *lowerer) lowerChecksumControl(d ast.Decl, verify bool, args []val) erro
 // "in where".
 func callsOnly(b *ast.BlockStmt, where string, visit func(*ast.Call) (bool, error)) error {
 	for _, s := range b.Stmts {
+		if call := guardedEmit(s); call != nil {
+			// `if (h.isValid()) emit(h);` is `emit(h)`: emit skips
+			// invalid headers anyway.
+			s = &ast.CallStmt{Pos: call.Pos, Call: call}
+		}
 		switch x := s.(type) {
 		case *ast.BlockStmt:
 			if err := callsOnly(x, where, visit); err != nil {
@@ -633,4 +638,32 @@ func (l *lowerer) checksum(c *ast.Call, sc *scope, verify bool) error {
 		Calculation: calc.Name, Verify: verify, IfCond: cond,
 	})
 	return nil
+}
+
+// guardedEmit recognises `if (X.isValid()) { pkt.emit(X); }` and returns
+// the emit call.
+func guardedEmit(s ast.Stmt) *ast.Call {
+	x, ok := s.(*ast.IfStmt)
+	if !ok || x.Else != nil {
+		return nil
+	}
+	cond, ok := x.Cond.(*ast.Call)
+	if !ok || cond.Kind != ast.CallBuiltin || cond.Builtin != "isValid" {
+		return nil
+	}
+	body := x.Then
+	if b, ok := body.(*ast.BlockStmt); ok {
+		if len(b.Stmts) != 1 {
+			return nil
+		}
+		body = b.Stmts[0]
+	}
+	cs, ok := body.(*ast.CallStmt)
+	if !ok || cs.Call.Kind != ast.CallExternMethod || cs.Call.Method.Name != "emit" || len(cs.Call.Args) != 1 {
+		return nil
+	}
+	if ExprText(cs.Call.Args[0].Value) != ExprText(cond.Receiver()) {
+		return nil
+	}
+	return cs.Call
 }

@@ -1,6 +1,6 @@
 // Parser features: an if-statement splitting a state, lookahead into a
 // variable, a two-key select with a mask, and a sub-parser with an out
-// header parameter.
+// header parameter; a deparser emit guarded by the header's validity.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -67,7 +67,9 @@ control Cc(inout headers_t hdr, inout meta_t meta) { apply { } }
 control Dp(packet_out pkt, in headers_t hdr) {
     apply {
         pkt.emit(hdr.h);
-        pkt.emit(hdr.x);
+        if (hdr.x.isValid()) {
+            pkt.emit(hdr.x);
+        }
         pkt.emit(hdr.inner);
     }
 }
