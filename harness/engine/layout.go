@@ -41,6 +41,14 @@ type header struct {
 	maxBytes int   // max_length for varbit headers
 	union    int   // header union it belongs to, or -1
 	stack    int   // header stack it is an element of, or -1
+	// simple lists, when every field is fixed-width and at most 64 bits,
+	// each field's slot, bit offset in the header and width: extract and
+	// deparse then walk it without looking fields up.
+	simple []fieldPos
+}
+
+type fieldPos struct {
+	slot, off, width int
 }
 
 type stack struct {
@@ -123,6 +131,18 @@ func (p *Program) buildLayout(j *bmv2json.Program) error {
 			f.slot = slot
 			f.words = (f.width + 63) / 64
 			slot += f.words
+		}
+		if hd.varbit < 0 {
+			off := 0
+			for _, fi := range hd.fields {
+				f := &p.fields[fi]
+				if f.words != 1 {
+					hd.simple = nil
+					break
+				}
+				hd.simple = append(hd.simple, fieldPos{slot: f.slot, off: off, width: f.width})
+				off += f.width
+			}
 		}
 		if slot > maxSlots {
 			return fmt.Errorf("header %q: the headers exceed %d words of state per packet", h.Name, maxSlots)

@@ -466,16 +466,22 @@ func (k *pkt) extract(hi int, length func(k *pkt) uint64) bool {
 		return false
 	}
 	data := k.buf[k.off:]
-	bit := 0
-	for _, fi := range h.fields {
-		f := &k.prog.fields[fi]
-		w := f.width
-		if f.varbit {
-			w = vbits
-			clear(k.f[f.slot : f.slot+f.words])
+	if h.simple != nil {
+		for _, fp := range h.simple {
+			k.f[fp.slot] = getBits(data, fp.off, fp.width)
 		}
-		k.extractField(f, data, bit, w)
-		bit += w
+	} else {
+		bit := 0
+		for _, fi := range h.fields {
+			f := &k.prog.fields[fi]
+			w := f.width
+			if f.varbit {
+				w = vbits
+				clear(k.f[f.slot : f.slot+f.words])
+			}
+			k.extractField(f, data, bit, w)
+			bit += w
+		}
 	}
 	k.vlen[hi] = int32(vbits)
 	k.setValid(hi)

@@ -373,14 +373,20 @@ func (p *Program) deparse(k *pkt) []byte {
 		out = slices.Grow(out, n+8)[:start+n+8]
 		clear(out[start:])
 		bit := start * 8
-		for _, fi := range p.headers[hi].fields {
-			f := &p.fields[fi]
-			w := f.width
-			if f.varbit {
-				w = int(k.vlen[hi])
+		if simple := p.headers[hi].simple; simple != nil {
+			for _, fp := range simple {
+				putBits(out, bit+fp.off, fp.width, k.f[fp.slot])
 			}
-			k.emitField(f, out, bit, w)
-			bit += w
+		} else {
+			for _, fi := range p.headers[hi].fields {
+				f := &p.fields[fi]
+				w := f.width
+				if f.varbit {
+					w = int(k.vlen[hi])
+				}
+				k.emitField(f, out, bit, w)
+				bit += w
+			}
 		}
 		out = out[:start+n]
 	}
