@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"time"
 )
 
 // Fabric is a switch that frames can be sent through: the reference model
@@ -128,6 +129,34 @@ type Network struct {
 	// Links joins switch ports; Run follows it both ways.
 	Links map[Attach]Attach
 	Jobs  []*Job
+	// Clock, when set, is the switches' time: Run advances it FrameTime per
+	// frame a switch processes and RoundTime per round.
+	Clock *Clock
+}
+
+// Simulated time per frame and per round (one round trip).
+const (
+	FrameTime = time.Microsecond
+	RoundTime = time.Millisecond
+)
+
+// Clock is a virtual clock: give its Now to the switches (the model's Now
+// and Start, the engine's Config.Now) and let Network.Run advance it.
+type Clock struct{ t time.Time }
+
+// NewClock starts a clock at the Unix epoch.
+func NewClock() *Clock { return &Clock{t: time.Unix(0, 0)} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time { return c.t }
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func (n *Network) tick(d time.Duration) {
+	if n.Clock != nil {
+		n.Clock.Advance(d)
+	}
 }
 
 // JobOf is a job of the star (plan is st.Plan or from AddJob) with
@@ -320,6 +349,7 @@ func (n *Network) Run(opt RunOptions) (*RunReport, error) {
 			if lost(fmt.Sprintf("frame into switch %d port %d", f.at.Switch, f.at.Port)) {
 				continue
 			}
+			n.tick(FrameTime)
 			outs, err := n.Switches[f.at.Switch].Process(f.at.Port, f.frame)
 			if err != nil {
 				return rep, fmt.Errorf("switch %d: %w", f.at.Switch, err)
@@ -354,6 +384,7 @@ func (n *Network) Run(opt RunOptions) (*RunReport, error) {
 			break
 		}
 		rep.Rounds = round
+		n.tick(RoundTime)
 		if round > opt.MaxRounds {
 			return rep, fmt.Errorf("jobs incomplete after %d rounds", opt.MaxRounds)
 		}
@@ -429,4 +460,54 @@ func ExactSums(grads []map[uint32][]int32, values int) map[uint32][]int64 {
 		}
 	}
 	return out
+}
+
+// ProbeUnits checks that no unit is stuck: after advancing clock by wait
+// (at least the jobs' reclaim time), it sends through fabric, for every unit
+// the model holds active, a new fragment of that unit's job that maps to the
+// unit, from the first worker the job's plan (one of plans) aggregates at
+// the switch. A probe answered with a control packet means the unit could
+// not be taken over.
+func (st *Star) ProbeUnits(fabric Fabric, model *Switch, clock *Clock, wait time.Duration, plans ...*Plan) error {
+	clock.Advance(wait)
+	for idx, u := range model.Units() {
+		if u.State != UnitActive {
+			continue
+		}
+		var plan *Plan
+		for _, p := range plans {
+			if p.Job == u.Job {
+				plan = p
+			}
+		}
+		if plan == nil {
+			return fmt.Errorf("unit %d holds job %d, which no plan names", idx, u.Job)
+		}
+		member := -1
+		for i, m := range plan.Members {
+			if m.Node == st.SwitchNode {
+				member = i
+				break
+			}
+		}
+		if member < 0 {
+			return fmt.Errorf("unit %d holds job %d, which aggregates nothing at the switch", idx, u.Job)
+		}
+		frag := uint32(1 << 30)
+		for UnitIndex(u.Job, frag, len(model.Units())) != idx {
+			frag++
+		}
+		w := NewWorker(plan, member, map[uint32][]int32{frag: make([]int32, plan.Values)})
+		clock.Advance(FrameTime)
+		outs, err := fabric.Process(st.WorkerPort(member), w.Originals()[0].Marshal())
+		if err != nil {
+			return err
+		}
+		for _, o := range outs {
+			if p, err := Parse(o.Frame, plan.Values); err == nil && p.Has(FlagCongestion) {
+				return fmt.Errorf("unit %d (job %d fragment %d) is stuck: a new fragment collides with it", idx, u.Job, u.Frag)
+			}
+		}
+	}
+	return nil
 }

@@ -6,6 +6,29 @@ import (
 	"testing"
 )
 
+// reclaimTime is the reclaim time of the tests' plans: ten round trips,
+// well above the workers' retransmission timeout.
+const reclaimTime = 10 * RoundTime
+
+// reclaimAll gives every aggregation of cfg the tests' reclaim time.
+func reclaimAll(cfg *SwitchConfig) {
+	for i := range cfg.Aggregations {
+		cfg.Aggregations[i].ReclaimMicros = uint64(reclaimTime.Microseconds())
+	}
+}
+
+// clockedSwitch is a model switch on a virtual clock.
+func clockedSwitch(t *testing.T, cfg SwitchConfig, units int) (*Switch, *Clock) {
+	t.Helper()
+	sw, err := NewSwitch(cfg, 32, units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := NewClock()
+	sw.Now, sw.Start = clock.Now, clock.Now()
+	return sw, clock
+}
+
 func activeUnits(sw *Switch) int {
 	n := 0
 	for _, u := range sw.Units() {
@@ -65,17 +88,17 @@ func TestJobCompletesWithRandomFanInsOrdersDuplicatesAndLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 		grads := RandomGradients(rng, fanIn+direct, frags, 32, rng.IntN(4) == 0)
-		sw, err := NewSwitch(st.Config, 32, units)
-		if err != nil {
-			t.Fatal(err)
-		}
+		reclaimAll(&st.Config)
+		sw, clock := clockedSwitch(t, st.Config, units)
 		opt := RunOptions{Seed: rng.Uint64(), Lose: rng.IntN((fanIn + direct) * frags * 3), Duplicate: 0.1, MaxRounds: 200}
-		rep, err := st.Run(ModelFabric{sw}, grads, opt)
+		n := &Network{Switches: []Fabric{ModelFabric{sw}}, Jobs: []*Job{st.JobOf(&st.Plan, grads)}, Clock: clock}
+		rep, err := n.Run(opt)
 		if err != nil {
 			t.Fatalf("run %d (fan-in %d, direct %d, %d fragments, %d units, %+v, lost %s): %v", run, fanIn, direct, frags, units, opt, rep.Lost, err)
 		}
-		if n := activeUnits(sw); n != 0 {
-			t.Fatalf("run %d: %d units left active", run, n)
+		// Late duplicates may leave a unit active; none may stay stuck.
+		if err := st.ProbeUnits(ModelFabric{sw}, sw, clock, reclaimTime, &st.Plan); err != nil {
+			t.Fatalf("run %d: %v", run, err)
 		}
 	}
 }
@@ -156,17 +179,19 @@ func TestConcurrentJobsShareUnitsWithoutInterference(t *testing.T) {
 			}
 			n.Jobs = append(n.Jobs, st.JobOf(plan, RandomGradients(rng, fanIn+direct, 1+rng.IntN(3), 32, rng.IntN(3) == 0)))
 		}
-		sw, err := NewSwitch(st.Config, 32, 1+rng.IntN(4))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.Switches = []Fabric{ModelFabric{sw}}
+		reclaimAll(&st.Config)
+		sw, clock := clockedSwitch(t, st.Config, 1+rng.IntN(4))
+		n.Switches, n.Clock = []Fabric{ModelFabric{sw}}, clock
 		opt := RunOptions{Seed: rng.Uint64(), Lose: rng.IntN(hosts * 8), Duplicate: 0.05, MaxRounds: 300}
 		if rep, err := n.Run(opt); err != nil {
 			t.Fatalf("run %d (%d jobs, %d hosts, %d units, lost %s): %v", run, len(n.Jobs), hosts, len(sw.Units()), rep.Lost, err)
 		}
-		if a := activeUnits(sw); a != 0 {
-			t.Fatalf("run %d: %d units left active", run, a)
+		var plans []*Plan
+		for _, j := range n.Jobs {
+			plans = append(plans, j.Plan)
+		}
+		if err := st.ProbeUnits(ModelFabric{sw}, sw, clock, reclaimTime, plans...); err != nil {
+			t.Fatalf("run %d: %v", run, err)
 		}
 	}
 }
