@@ -48,7 +48,7 @@ func FuzzEngineAgreesWithModel(f *testing.F) {
 	f.Add(uint8(1), []byte{1, 2, 3})
 	prog := compileForEngine(f, Build{Units: 4})
 	f.Fuzz(func(t *testing.T, port uint8, frame []byte) {
-		eng, model := newPair(t, prog, st.Config, Build{Units: 4})
+		eng, model := newPair(t, prog, st.Config, Build{Units: 4}, gradproto.NewClock())
 		l := &lockstep{eng: eng, model: model}
 		for _, x := range warmup {
 			if _, err := l.Process(x.port, x.frame); err != nil {

@@ -79,8 +79,9 @@ func TestOffPathAggregationAcrossTwoSwitchesSurvivesAnySingleLoss(t *testing.T) 
 		var engines [2]*EngineFabric
 		var models [2]*gradproto.Switch
 		net := &gradproto.Network{Links: links, Jobs: []*gradproto.Job{{Plan: plan, PS: gradproto.Attach{Switch: 0, Port: 0}, Workers: at, Grads: grads}}}
+		net.Clock = gradproto.NewClock()
 		for sw, cfg := range cfgs {
-			engines[sw], models[sw] = newPair(t, prog, cfg, Build{})
+			engines[sw], models[sw] = newPair(t, prog, cfg, Build{}, net.Clock)
 			net.Switches = append(net.Switches, &lockstep{eng: engines[sw], model: models[sw]})
 		}
 		rep, err := net.Run(gradproto.RunOptions{Seed: uint64(lose), Lose: lose, MaxRounds: 60})
@@ -90,6 +91,7 @@ func TestOffPathAggregationAcrossTwoSwitchesSurvivesAnySingleLoss(t *testing.T) 
 		}
 		for sw := range engines {
 			compareState(t, fmt.Sprintf("%s, switch %d", name, sw), engines[sw], models[sw], job, 3)
+			requireNoActiveUnit(t, fmt.Sprintf("%s, switch %d", name, sw), models[sw])
 		}
 		if lose == 0 {
 			// Only S1 aggregates; S0 carried worker 0's fragments towards it.

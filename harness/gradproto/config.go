@@ -3,6 +3,7 @@ package gradproto
 import (
 	"fmt"
 	"net/netip"
+	"time"
 )
 
 // SwitchConfig is what the controller installs in one aggregator switch,
@@ -182,4 +183,11 @@ func (c *SwitchConfig) Validate() error {
 func CapacityFor(bitsPerSecond float64, values int, burst uint32) Capacity {
 	frameBits := float64(8 * (FrameOverhead + HeaderLen + 4*values))
 	return Capacity{PacketsPerSecond: bitsPerSecond / frameBits, Burst: burst}
+}
+
+// SetReclaim gives every aggregation of the configuration reclaim time d.
+func (c *SwitchConfig) SetReclaim(d time.Duration) {
+	for i := range c.Aggregations {
+		c.Aggregations[i].ReclaimMicros = uint64(d.Microseconds())
+	}
 }

@@ -10,13 +10,6 @@ import (
 // well above the workers' retransmission timeout.
 const reclaimTime = 10 * RoundTime
 
-// reclaimAll gives every aggregation of cfg the tests' reclaim time.
-func reclaimAll(cfg *SwitchConfig) {
-	for i := range cfg.Aggregations {
-		cfg.Aggregations[i].ReclaimMicros = uint64(reclaimTime.Microseconds())
-	}
-}
-
 // clockedSwitch is a model switch on a virtual clock.
 func clockedSwitch(t *testing.T, cfg SwitchConfig, units int) (*Switch, *Clock) {
 	t.Helper()
@@ -88,7 +81,7 @@ func TestJobCompletesWithRandomFanInsOrdersDuplicatesAndLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 		grads := RandomGradients(rng, fanIn+direct, frags, 32, rng.IntN(4) == 0)
-		reclaimAll(&st.Config)
+		st.Config.SetReclaim(reclaimTime)
 		sw, clock := clockedSwitch(t, st.Config, units)
 		opt := RunOptions{Seed: rng.Uint64(), Lose: rng.IntN((fanIn + direct) * frags * 3), Duplicate: 0.1, MaxRounds: 200}
 		n := &Network{Switches: []Fabric{ModelFabric{sw}}, Jobs: []*Job{st.JobOf(&st.Plan, grads)}, Clock: clock}
@@ -179,7 +172,7 @@ func TestConcurrentJobsShareUnitsWithoutInterference(t *testing.T) {
 			}
 			n.Jobs = append(n.Jobs, st.JobOf(plan, RandomGradients(rng, fanIn+direct, 1+rng.IntN(3), 32, rng.IntN(3) == 0)))
 		}
-		reclaimAll(&st.Config)
+		st.Config.SetReclaim(reclaimTime)
 		sw, clock := clockedSwitch(t, st.Config, 1+rng.IntN(4))
 		n.Switches, n.Clock = []Fabric{ModelFabric{sw}}, clock
 		opt := RunOptions{Seed: rng.Uint64(), Lose: rng.IntN(hosts * 8), Duplicate: 0.05, MaxRounds: 300}
