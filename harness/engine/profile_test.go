@@ -124,3 +124,47 @@ func TestTernaryPriorityLowestNumberThenFirstAddedWins(t *testing.T) {
 		t.Errorf("after deleting the priority-1 entry: got %+v, want the first added priority-5 entry (b=2)", out)
 	}
 }
+
+func TestRangeAndOptionalKeys(t *testing.T) {
+	doc := miniJSON(`["a",8,false],["b",8,false],["c",16,false]`,
+		assign(fld("h", "b"), `{"type":"runtime_data","value":0}`),
+		map[string]string{"runtime_data": `[{"name":"p","bitwidth":8}]`, "action_data": `["0x00"]`})
+	doc = strings.Replace(doc, `"key":[],
+   "match_type":"exact"`, `"key":[{"match_type":"optional","name":"h.a","target":["h","a"],"mask":null},`+
+		`{"match_type":"range","name":"h.c","target":["h","c"],"mask":null}],
+   "match_type":"range"`, 1)
+	doc = strings.Replace(doc, `"max_size":1,`, `"max_size":16,`, 1)
+	p, err := Load([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := NewSwitch(p, Config{})
+	for _, e := range []Entry{
+		{Match: []Match{{Value: []byte{7}}, Range([]byte{0x01, 0x00}, []byte{0x01, 0xff})}, Priority: 1, Action: "act", Args: [][]byte{{1}}},
+		{Match: []Match{{Wildcard: true}, Range([]byte{0x00}, []byte{0x02, 0x00})}, Priority: 2, Action: "act", Args: [][]byte{{2}}},
+	} {
+		if _, err := sw.AddEntry("t", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		a    byte
+		c    [2]byte
+		want byte
+	}{
+		{7, [2]byte{0x01, 0x80}, 1}, // both entries match, priority 1 wins
+		{8, [2]byte{0x01, 0x80}, 2}, // a differs: only the wildcard entry
+		{7, [2]byte{0x02, 0x00}, 2}, // c outside the first range, inside the second (inclusive)
+		{7, [2]byte{0x02, 0x01}, 0}, // no entry: default action with 0
+	}
+	for _, tc := range cases {
+		out := run(t, sw, 0, []byte{tc.a, 0xff, tc.c[0], tc.c[1]})
+		if len(out) != 1 || out[0].data[1] != tc.want {
+			t.Errorf("a=%d c=%x: got %+v, want b=%d", tc.a, tc.c, out, tc.want)
+		}
+	}
+	if _, err := sw.AddEntry("t", Entry{Match: []Match{{Wildcard: true}, Range([]byte{3}, []byte{2})}, Action: "act", Args: [][]byte{{1}}}); err == nil ||
+		!strings.Contains(err.Error(), "is empty") {
+		t.Errorf("an empty range: %v", err)
+	}
+}
