@@ -293,10 +293,15 @@ func (p *pp) include(kw lexer.Token, args []lexer.Token) {
 		return
 	}
 	var dirs []string
-	if !system {
+	switch {
+	case filepath.IsAbs(name):
+		dirs = []string{""}
+	case !system:
 		dirs = append(dirs, filepath.Dir(kw.Pos.File))
 	}
-	dirs = append(dirs, p.opts.IncludeDirs...)
+	if !filepath.IsAbs(name) {
+		dirs = append(dirs, p.opts.IncludeDirs...)
+	}
 	for _, d := range dirs {
 		path := filepath.Join(d, name)
 		if src, err := p.opts.ReadFile(path); err == nil {

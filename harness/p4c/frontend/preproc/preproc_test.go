@@ -103,7 +103,8 @@ no
 
 func TestIncludesResolveRelativeThenDirsThenStandard(t *testing.T) {
 	files := map[string]string{
-		"dir/main.p4":    "#include \"local.p4\"\n#include <lib.p4>\n#include <std.p4>\nend\n",
+		"dir/main.p4":    "#include \"local.p4\"\n#include <lib.p4>\n#include <std.p4>\n#include \"/abs/x.p4\"\nend\n",
+		"/abs/x.p4":      "abs_decl\n",
 		"dir/local.p4":   "local_decl\n",
 		"inc/lib.p4":     "#include \"sibling.p4\"\n",
 		"inc/sibling.p4": "sibling_decl\n",
@@ -112,7 +113,7 @@ func TestIncludesResolveRelativeThenDirsThenStandard(t *testing.T) {
 	if d.HasErrors() {
 		t.Fatal(d)
 	}
-	if out != "local_decl sibling_decl std_decl end" {
+	if out != "local_decl sibling_decl std_decl abs_decl end" {
 		t.Errorf("got %q", out)
 	}
 	if toks[0].Pos.File != "dir/local.p4" || toks[1].Pos.File != "inc/sibling.p4" || toks[2].Pos.File != StdPath("std.p4") {
