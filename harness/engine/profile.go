@@ -112,12 +112,10 @@ func (s *Switch) profile(name string) (*profile, error) {
 }
 
 func (pr *profile) makeCall(actionName string, args [][]byte) (*actionCall, error) {
-	for _, a := range pr.decl.actions {
-		if shortMatch(a.name, actionName) {
-			return makeCall(a, args)
-		}
+	if a := findAction(pr.decl.actions, actionName); a != nil {
+		return makeCall(a, args)
 	}
-	return nil, fmt.Errorf("action profile %q: action %q is not an action of its tables", pr.decl.name, actionName)
+	return nil, fmt.Errorf("action profile %q: action %q is not one action of its tables", pr.decl.name, actionName)
 }
 
 // AddMember adds a member (an action with its data) to an action profile.

@@ -680,14 +680,17 @@ func cloneMatches(ms []Match) []Match {
 	return out
 }
 
-func (td *tableDecl) actionByName(name string) *action {
-	for _, a := range td.actions {
+func (td *tableDecl) actionByName(name string) *action { return findAction(td.actions, name) }
+
+// findAction finds an action by full name or unique short name.
+func findAction(actions []*action, name string) *action {
+	for _, a := range actions {
 		if a.name == name {
 			return a
 		}
 	}
 	var found *action
-	for _, a := range td.actions {
+	for _, a := range actions {
 		if shortMatch(a.name, name) {
 			if found != nil {
 				return nil
