@@ -74,8 +74,9 @@ type Config struct {
 	// are dropped (and traced).
 	Ports uint32
 	// Trace, when set, receives a bmv2 --log-console style line per event
-	// (parser states, tables hit or missed, actions with arguments, drops).
-	// Leave nil in production: tracing is then free.
+	// (parser states, tables hit or missed, actions with arguments, drops)
+	// and the messages of log_msg. Leave nil in production: tracing is then
+	// free.
 	Trace io.Writer
 	// MaxPasses bounds resubmissions plus recirculations of one input
 	// packet (a program that recirculates forever would loop); 0 means 16.
