@@ -102,3 +102,14 @@ func TestProcessAllocatesNothingInSteadyState(t *testing.T) {
 		t.Errorf("%.1f allocations per packet, want 0", allocs)
 	}
 }
+
+func TestLogMsgWritesItsValuesToTheTrace(t *testing.T) {
+	p := miniProgram(t, `["a",8,false],["b",16,false]`,
+		`{"op":"log_msg","parameters":[{"type":"string","value":"a={} b={}"},{"type":"parameters_vector","value":[`+
+			fld("h", "a")+`,`+fld("h", "b")+`]}]}`, nil)
+	var b strings.Builder
+	run(t, NewSwitch(p, Config{Trace: &b}), 0, []byte{5, 1, 0})
+	if !strings.Contains(b.String(), "log_msg: a=5 b=256") {
+		t.Errorf("trace lacks the log message:\n%s", b.String())
+	}
+}
