@@ -48,28 +48,14 @@ func (p *parser) typeRef() ast.TypeExpr {
 	case p.is("tuple") || p.is("list"):
 		p.next()
 		tt := &ast.TupleTypeExpr{Pos: t.Pos}
-		p.expect("<")
-		for !p.is(">") {
-			tt.Elems = append(tt.Elems, p.typeRef())
-			if !p.accept(",") {
-				break
-			}
-		}
-		p.expect(">")
+		tt.Elems = p.typeArgs()
 		typ = tt
 	default:
 		top := p.accept(".")
 		name, pos := p.ident()
 		nt := &ast.NamedType{Pos: pos, Name: name, TopLevel: top}
 		if p.is("<") {
-			p.next()
-			for !p.is(">") {
-				nt.Args = append(nt.Args, p.typeRef())
-				if !p.accept(",") {
-					break
-				}
-			}
-			p.expect(">")
+			nt.Args = p.typeArgs()
 		}
 		typ = nt
 	}
@@ -103,13 +89,7 @@ func (p *parser) typeArgsAhead() bool {
 func (p *parser) typeArgs() []ast.TypeExpr {
 	p.expect("<")
 	var ts []ast.TypeExpr
-	for !p.is(">") {
-		ts = append(ts, p.typeRef())
-		if !p.accept(",") {
-			break
-		}
-	}
-	p.expect(">")
+	p.commaList(">", func() { ts = append(ts, p.typeRef()) })
 	return ts
 }
 
@@ -565,25 +545,15 @@ func (p *parser) braceExpr() ast.Expr {
 	}
 	if p.isName() && p.isAt(1, "=") {
 		si := &ast.StructInit{Pos: open.Pos}
-		for !p.is("}") {
+		p.commaList("}", func() {
 			name, pos := p.ident()
 			p.expect("=")
 			si.Fields = append(si.Fields, &ast.NamedExpr{Pos: pos, Name: name, Value: p.expr()})
-			if !p.accept(",") {
-				break
-			}
-		}
-		p.expect("}")
+		})
 		return si
 	}
 	l := &ast.ListExpr{Pos: open.Pos}
-	for !p.is("}") {
-		l.Elems = append(l.Elems, p.expr())
-		if !p.accept(",") {
-			break
-		}
-	}
-	p.expect("}")
+	p.commaList("}", func() { l.Elems = append(l.Elems, p.expr()) })
 	return l
 }
 
@@ -632,7 +602,7 @@ func isCallee(x ast.Expr) bool {
 func (p *parser) args() []*ast.Arg {
 	p.expect("(")
 	var as []*ast.Arg
-	for !p.is(")") {
+	p.commaList(")", func() {
 		t := p.tok()
 		a := &ast.Arg{Pos: t.Pos}
 		if p.isName() && p.isAt(1, "=") && !p.isAt(2, "=") {
@@ -645,10 +615,6 @@ func (p *parser) args() []*ast.Arg {
 			a.Value = p.expr()
 		}
 		as = append(as, a)
-		if !p.accept(",") {
-			break
-		}
-	}
-	p.expect(")")
+	})
 	return as
 }

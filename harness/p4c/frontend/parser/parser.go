@@ -198,6 +198,18 @@ func (p *parser) isName() bool {
 	return t.Kind == lexer.Ident && (!keywords[t.Text] || softKeywords[t.Text])
 }
 
+// commaList parses `elem (, elem)*` up to the closing token close (which
+// may follow immediately) and consumes close.
+func (p *parser) commaList(close string, elem func()) {
+	for !p.is(close) {
+		elem()
+		if !p.accept(",") {
+			break
+		}
+	}
+	p.expect(close)
+}
+
 func (p *parser) enter() {
 	p.depth++
 	if p.depth > maxDepth {
@@ -394,15 +406,11 @@ func (p *parser) scopeTypeParams(tps []*ast.TypeParam) func() {
 func (p *parser) memberList() []*ast.EnumMember {
 	p.expect("{")
 	var ms []*ast.EnumMember
-	for !p.is("}") {
+	p.commaList("}", func() {
 		annos := p.annotations()
 		name, pos := p.ident()
 		ms = append(ms, &ast.EnumMember{Pos: pos, Annos: annos, Name: name})
-		if !p.accept(",") {
-			break
-		}
-	}
-	p.expect("}")
+	})
 	return ms
 }
 
@@ -466,7 +474,7 @@ func (p *parser) enumDecl(annos ast.Annotations) *ast.EnumDecl {
 	d.Name, _ = p.ident()
 	p.declareType(d.Name)
 	p.expect("{")
-	for !p.is("}") {
+	p.commaList("}", func() {
 		ma := p.annotations()
 		name, pos := p.ident()
 		m := &ast.EnumMember{Pos: pos, Annos: ma, Name: name, Parent: d}
@@ -474,11 +482,7 @@ func (p *parser) enumDecl(annos ast.Annotations) *ast.EnumDecl {
 			m.Value = p.expr()
 		}
 		d.Members = append(d.Members, m)
-		if !p.accept(",") {
-			break
-		}
-	}
-	p.expect("}")
+	})
 	return d
 }
 
@@ -487,23 +491,19 @@ func (p *parser) typeParamsOpt() []*ast.TypeParam {
 		return nil
 	}
 	var tps []*ast.TypeParam
-	for {
+	p.commaList(">", func() {
 		name, pos := p.ident()
 		tp := &ast.TypeParam{Pos: pos, Name: name}
 		tp.Var = &ast.TypeVar{Name: name, Param: tp}
 		tps = append(tps, tp)
-		if !p.accept(",") {
-			break
-		}
-	}
-	p.expect(">")
+	})
 	return tps
 }
 
 func (p *parser) params() []*ast.Param {
 	p.expect("(")
 	var ps []*ast.Param
-	for !p.is(")") {
+	p.commaList(")", func() {
 		annos := p.annotations()
 		pos := p.tok().Pos
 		par := &ast.Param{Pos: pos, Annos: annos}
@@ -521,11 +521,7 @@ func (p *parser) params() []*ast.Param {
 			par.Default = p.expr()
 		}
 		ps = append(ps, par)
-		if !p.accept(",") {
-			break
-		}
-	}
-	p.expect(")")
+	})
 	return ps
 }
 
@@ -738,13 +734,7 @@ func (p *parser) selectExpr() *ast.SelectExpr {
 	kw := p.expect("select")
 	s := &ast.SelectExpr{Pos: kw.Pos}
 	p.expect("(")
-	for !p.is(")") {
-		s.Exprs = append(s.Exprs, p.expr())
-		if !p.accept(",") {
-			break
-		}
-	}
-	p.expect(")")
+	p.commaList(")", func() { s.Exprs = append(s.Exprs, p.expr()) })
 	p.expect("{")
 	for !p.is("}") {
 		p.annotations()
@@ -765,13 +755,7 @@ func (p *parser) keyset() []ast.Expr {
 	if p.is("(") && p.tupleKeysetAhead() {
 		p.next()
 		var ks []ast.Expr
-		for !p.is(")") {
-			ks = append(ks, p.keysetElem())
-			if !p.accept(",") {
-				break
-			}
-		}
-		p.expect(")")
+		p.commaList(")", func() { ks = append(ks, p.keysetElem()) })
 		return ks
 	}
 	return []ast.Expr{p.keysetElem()}
