@@ -19,7 +19,7 @@ func init() {
 			"NAME.json (bmv2 JSON for simple_switch and grid's engine), NAME.p4info.txtpb and NAME.p4info.binpb\n" +
 			"(P4Runtime P4Info with p4c's IDs). Errors are printed as file:line:col: messages on stderr and the\n" +
 			"exit status is 1; constructs outside the supported subset are reported as 'unsupported: ...'.\n\n" +
-			"Example:\n   grid p4c p4/aggregator/aggregator.p4 -o build/ -D NUM_WORKERS=8",
+			"Example:\n   grid p4c p4/aggregator/aggregator.p4 -o build/ -D GRID_VALUES_64=1",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: ".", Usage: "write the output files into `DIR`"},
 			&cli.StringSliceFlag{Name: "include", Aliases: []string{"I"}, Usage: "search `DIR` for #include files (repeatable)"},
