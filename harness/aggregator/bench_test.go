@@ -9,6 +9,24 @@ import (
 	"github.com/grid-ina/grid/harness/gradproto"
 )
 
+// benchSwitch is an engine switch aggregating job 1 of a star with fanIn
+// workers, built for values values per packet.
+func benchSwitch(b *testing.B, fanIn, values int) (*gradproto.Star, *engine.Switch) {
+	st, err := gradproto.NewStar(1, fanIn, 0, values)
+	if err != nil {
+		b.Fatal(err)
+	}
+	setup, err := Entries(st.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sw := engine.NewSwitch(compileForEngine(b, Build{Values: values}), engine.Config{})
+	if err := setup.Install(sw); err != nil {
+		b.Fatal(err)
+	}
+	return st, sw
+}
+
 // BenchmarkAggregatedValuesPerSecond pushes fragments of 8 workers through
 // one aggregator switch on the embedded engine: every 8th packet completes a
 // unit and leaves for the PS. It reports gradient values aggregated per
@@ -17,19 +35,7 @@ func BenchmarkAggregatedValuesPerSecond(b *testing.B) {
 	for _, values := range []int{32, 64} {
 		b.Run(map[int]string{32: "values=32", 64: "values=64"}[values], func(b *testing.B) {
 			const fanIn = 8
-			st, err := gradproto.NewStar(1, fanIn, 0, values)
-			if err != nil {
-				b.Fatal(err)
-			}
-			setup, err := Entries(st.Config)
-			if err != nil {
-				b.Fatal(err)
-			}
-			prog := compileForEngine(b, Build{Values: values})
-			sw := engine.NewSwitch(prog, engine.Config{})
-			if err := setup.Install(sw); err != nil {
-				b.Fatal(err)
-			}
+			st, sw := benchSwitch(b, fanIn, values)
 			frames := make([][]byte, fanIn)
 			for m := range frames {
 				w := gradproto.NewWorker(&st.Plan, m, map[uint32][]int32{0: make([]int32, values)})
@@ -66,18 +72,7 @@ func BenchmarkAggregatedValuesPerSecond(b *testing.B) {
 // goroutine per core, each with its own fragment ids, on one shared switch.
 func BenchmarkAggregatedValuesPerSecondParallel(b *testing.B) {
 	const fanIn, values = 8, 32
-	st, err := gradproto.NewStar(1, fanIn, 0, values)
-	if err != nil {
-		b.Fatal(err)
-	}
-	setup, err := Entries(st.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sw := engine.NewSwitch(compileForEngine(b, Build{}), engine.Config{})
-	if err := setup.Install(sw); err != nil {
-		b.Fatal(err)
-	}
+	st, sw := benchSwitch(b, fanIn, values)
 	var next atomic.Uint32
 	b.ReportAllocs()
 	b.ResetTimer()
