@@ -40,7 +40,8 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 			continue
 		}
 		for _, t := range pl.Tables {
-			if !t.Hidden {
+			// Synthesized tables and @hidden ones are not for the control plane.
+			if !t.Hidden && t.Annos.Get("hidden") == nil {
 				tables = append(tables, t)
 			}
 		}
@@ -51,14 +52,14 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 	seenAction := map[string]bool{}
 	for _, t := range tables {
 		for _, u := range t.Actions {
-			if !seenAction[u.Action.Name] {
+			if u.Action.Annos.Get("hidden") == nil && !seenAction[u.Action.Name] {
 				seenAction[u.Action.Name] = true
 				actions = append(actions, u.Action)
 			}
 		}
 	}
 	for _, a := range p.CalledActions {
-		if !seenAction[a.Name] {
+		if a.Annos.Get("hidden") == nil && !seenAction[a.Name] {
 			seenAction[a.Name] = true
 			actions = append(actions, a)
 		}
