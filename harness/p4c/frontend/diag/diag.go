@@ -63,13 +63,51 @@ func (d *Diagnostic) Format() string {
 			caret.WriteByte(' ')
 		}
 	}
-	// Underline the whole word (name or number) at the column, as p4c
-	// underlines the offending node.
-	caret.WriteByte('^')
-	for i := d.Pos.Col; i < len(d.Line) && isWordByte(d.Line[i]) && isWordByte(d.Line[d.Pos.Col-1]); i++ {
-		caret.WriteByte('^')
-	}
+	// Underline the name, number or access path (a.b[i].c, f(x)) at the
+	// column, as p4c underlines the offending node.
+	caret.WriteString(strings.Repeat("^", max(1, pathEnd(d.Line, d.Pos.Col-1)-(d.Pos.Col-1))))
 	return s + "\n" + d.Line + "\n" + caret.String()
+}
+
+// pathEnd returns the index just after the access path starting at
+// line[start]: words joined by '.', each optionally followed by balanced
+// [...] or (...). A path that does not start with a word is one byte long.
+func pathEnd(line string, start int) int {
+	if start >= len(line) || !isWordByte(line[start]) {
+		return start + 1
+	}
+	i := start
+	for {
+		for i < len(line) && (isWordByte(line[i]) || line[i] == '.' && i+1 < len(line) && isWordByte(line[i+1])) {
+			i++
+		}
+		if i >= len(line) || line[i] != '[' && line[i] != '(' {
+			return i
+		}
+		j := closing(line, i)
+		if j < 0 {
+			return i
+		}
+		i = j + 1
+	}
+}
+
+// closing returns the index of the bracket closing the one at line[open],
+// or -1 when it is not on this line.
+func closing(line string, open int) int {
+	depth := 0
+	for i := open; i < len(line); i++ {
+		switch line[i] {
+		case '[', '(':
+			depth++
+		case ']', ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func isWordByte(c byte) bool {

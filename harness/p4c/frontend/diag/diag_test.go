@@ -29,6 +29,14 @@ func TestCaretUnderlinesTheWordAtTheColumn(t *testing.T) {
 	if got := d.Format(); !strings.HasSuffix(got, "\n              ^") {
 		t.Errorf("operator underlined wrongly:\n%s", got)
 	}
+	d.Line, d.Pos.Col = "    hdr.ipv4.ttl[7:0] = counts.read(n, (bit<32>)i) + x;", 5
+	if got := d.Format(); !strings.HasSuffix(got, "\n    ^^^^^^^^^^^^^^^^^") {
+		t.Errorf("access path underlined wrongly:\n%s", got)
+	}
+	d.Pos.Col = 25
+	if got := d.Format(); !strings.HasSuffix(got, "\n"+strings.Repeat(" ", 24)+strings.Repeat("^", 26)) {
+		t.Errorf("call underlined wrongly:\n%s", got)
+	}
 }
 
 func TestWarningsDoNotFailAndUnsupportedDoes(t *testing.T) {
