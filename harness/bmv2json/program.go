@@ -9,7 +9,9 @@
 package bmv2json
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -510,11 +512,34 @@ type ExternAttribute struct {
 	Value string `json:"value"`
 }
 
-// Parse decodes a bmv2 JSON document.
+// Parse decodes a bmv2 JSON document. Errors give the line and column of
+// the offending input and, for a value of the wrong type, the member path.
 func Parse(data []byte) (*Program, error) {
 	var p Program
 	if err := json.Unmarshal(data, &p); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			// Offset counts the offending byte itself
+			line, col := position(data, max(syn.Offset-1, 0))
+			return nil, fmt.Errorf("bmv2 JSON: line %d, column %d: %w", line, col, err)
+		case errors.As(err, &typ):
+			line, col := position(data, typ.Offset)
+			return nil, fmt.Errorf("bmv2 JSON: line %d, column %d, member %q: %w", line, col, typ.Field, err)
+		}
 		return nil, fmt.Errorf("bmv2 JSON: %w", err)
 	}
 	return &p, nil
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
 }

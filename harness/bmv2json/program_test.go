@@ -166,3 +166,14 @@ func TestParseNamesTheBrokenMember(t *testing.T) {
 		t.Fatalf("want an error about the header field, got %v", err)
 	}
 }
+
+func TestParseErrorsGiveLineAndColumn(t *testing.T) {
+	_, err := Parse([]byte("{\n  \"header_types\": [\n    {\"name\": 5}\n  ]\n}"))
+	if err == nil || !strings.Contains(err.Error(), "line 3, column") || !strings.Contains(err.Error(), "header_types.name") {
+		t.Errorf("wrong type: got %v, want line 3 and the member path", err)
+	}
+	_, err = Parse([]byte("{\n  \"program\": \"x\",\n  oops\n}"))
+	if err == nil || !strings.Contains(err.Error(), "line 3, column 3") {
+		t.Errorf("syntax: got %v, want line 3, column 3", err)
+	}
+}
