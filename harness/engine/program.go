@@ -197,6 +197,10 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 	return p, nil
 }
 
+// JSON returns the decoded bmv2 program the engine compiled (read-only),
+// for tools that need details the engine does not expose.
+func (p *Program) JSON() *bmv2json.Program { return p.json }
+
 // pow2 returns 2^w for a field width w (read-only).
 func (p *Program) pow2(w int) *big.Int { return p.pow2s[w] }
 
