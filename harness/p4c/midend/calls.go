@@ -211,7 +211,7 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 			} else if isData(v) {
 				// An in aggregate is a snapshot: the callee must not see
 				// writes made through other paths while it runs.
-				t, err := a.l.alloc(p, pt, p.Name, p.Name)
+				t, err := a.l.copyStorage(p, pt, v)
 				if err != nil {
 					return nil, err
 				}
@@ -234,7 +234,7 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 				sc.m[p] = t
 				outs = append(outs, copyOut{dst: sv, src: t})
 			} else if copyAggregates {
-				t, err := a.l.alloc(p, pt, p.Name, p.Name)
+				t, err := a.l.copyStorage(p, pt, v)
 				if err != nil {
 					return nil, err
 				}
@@ -288,6 +288,18 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 		}
 		return nil
 	}, nil
+}
+
+// copyStorage allocates a parameter copy of v: a header instance of the
+// same bmv2 type for a header (standard_metadata included), fresh
+// storage of type t otherwise.
+func (l *lowerer) copyStorage(p *ast.Param, t ast.Type, v val) (val, error) {
+	if h, ok := v.(*headerV); ok && h.h != nil {
+		c := &Header{Name: l.uniqueName(p.Name), Type: h.h.Type, Metadata: h.h.Metadata}
+		l.out.Headers = append(l.out.Headers, c)
+		return &headerV{h: c, decl: h.decl}, nil
+	}
+	return l.alloc(p, t, p.Name, p.Name)
 }
 
 // isData reports whether v is a header, stack or struct value (as
@@ -411,6 +423,30 @@ func (a *actx) externFunction(c *ast.Call) (val, error) {
 	}
 	switch name {
 	case "mark_to_drop":
+		if len(c.Args) == 1 {
+			v, err := a.argVal(c, 0)
+			if err != nil {
+				return nil, err
+			}
+			if h, ok := v.(*headerV); !ok || h.h != a.l.stdMeta {
+				// A copy of standard_metadata (an action's inout
+				// parameter): do to the copy what the primitive does
+				// (drop port 511, no multicast), so the copy-out keeps
+				// the drop.
+				for _, set := range []struct {
+					field string
+					val   int64
+				}{{"egress_spec", 511}, {"mcast_grp", 0}} {
+					fv, err := a.fieldOf(c, v, set.field)
+					if err != nil {
+						return nil, err
+					}
+					st, _ := scalarType(fv.t)
+					a.emit(prim("assign", fv.ref, hexInt(set.val, st.width)))
+				}
+				return nil, nil
+			}
+		}
 		a.emit(prim("mark_to_drop", bmv2json.Named("header", a.l.stdMeta.Name)))
 		return nil, nil
 	case "verify":
@@ -956,4 +992,23 @@ func isStable(v *bmv2json.Value) bool {
 		return true
 	}
 	return false
+}
+
+// fieldOf returns field name of a header or struct value.
+func (a *actx) fieldOf(n ast.Node, v val, name string) (*scalarV, error) {
+	switch x := v.(type) {
+	case *headerV:
+		if x.h != nil {
+			for _, f := range a.l.headerFields(x) {
+				if f.name == name {
+					return &scalarV{ref: bmv2json.Field(x.h.Name, name), t: f.t, loc: true}, nil
+				}
+			}
+		}
+	case *structV:
+		if f, ok := x.fields[name].(*scalarV); ok {
+			return f, nil
+		}
+	}
+	return nil, unsupported(n, "argument without a field %s", name)
 }

@@ -249,6 +249,14 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 			if s.h == d.h {
 				return nil
 			}
+			if d.h.Metadata || s.h.Metadata {
+				// Metadata (standard_metadata and its copies) has no
+				// validity: copy it field by field, as p4c does.
+				for _, f := range a.l.headerFields(d) {
+					a.emitPrim(a.assignPrim(bmv2json.Field(d.h.Name, f.name), bmv2json.Field(s.h.Name, f.name)))
+				}
+				return nil
+			}
 			a.emitPrim(prim("assign_header", bmv2json.Named("header", d.h.Name), bmv2json.Named("header", s.h.Name)))
 			return nil
 		case *tupleV, *structV:
