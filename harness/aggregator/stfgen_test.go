@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/stf"
 )
 
 // The STF regression tests in p4/aggregator/tests are generated here: each
@@ -51,7 +52,7 @@ func newBuilder(t *testing.T, b Build, star *gradproto.Star) *stfBuilder {
 		for _, k := range slices.Sorted(maps.Keys(defs)) {
 			parts = append(parts, k+"="+defs[k])
 		}
-		sb.lines = append(sb.lines, buildPrefix+strings.Join(parts, " "))
+		sb.lines = append(sb.lines, stf.BuildPrefix+" "+strings.Join(parts, " "))
 	}
 	sb.lines = append(sb.lines, "", "# Control plane (harness/aggregator.Entries)")
 	sb.lines = append(sb.lines, setup.STF()...)

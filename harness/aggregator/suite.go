@@ -1,10 +1,8 @@
 package aggregator
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -64,43 +62,30 @@ func LoadSuite(dir string) ([]SuiteCase, error) {
 	return cases, nil
 }
 
-// readBuild reads the "# build:" line of an STF file: the preprocessor
-// definitions its program needs (GRID_UNITS=M, GRID_VALUES_64=1).
+// readBuild reads the "# build:" line of an STF file (stf.ReadBuild): the
+// preprocessor definitions its program needs (GRID_UNITS=M, GRID_VALUES_64).
 func readBuild(path string) (Build, error) {
-	f, err := os.Open(path)
+	defines, err := stf.ReadBuild(path)
 	if err != nil {
 		return Build{}, err
 	}
-	defer f.Close()
 	var b Build
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		rest, ok := strings.CutPrefix(sc.Text(), buildPrefix)
-		if !ok {
-			continue
-		}
-		for _, def := range strings.Fields(rest) {
-			name, value, _ := strings.Cut(def, "=")
-			switch name {
-			case "GRID_VALUES_64":
-				b.Values = 64
-			case "GRID_UNITS":
-				n, err := strconv.Atoi(value)
-				if err != nil || n <= 0 {
-					return b, fmt.Errorf("%s:%d: GRID_UNITS=%q is not a positive number", path, line, value)
-				}
-				b.Units = n
-			default:
-				return b, fmt.Errorf("%s:%d: unknown build definition %q (GRID_UNITS, GRID_VALUES_64)", path, line, name)
+	for name, value := range defines {
+		switch name {
+		case "GRID_VALUES_64":
+			b.Values = 64
+		case "GRID_UNITS":
+			n, err := strconv.Atoi(value)
+			if err != nil || n <= 0 {
+				return b, fmt.Errorf("%s: GRID_UNITS=%q is not a positive number", path, value)
 			}
+			b.Units = n
+		default:
+			return b, fmt.Errorf("%s: unknown build definition %q (GRID_UNITS, GRID_VALUES_64)", path, name)
 		}
 	}
-	return b, sc.Err()
+	return b, nil
 }
-
-// buildPrefix starts the comment line that tells the runner which
-// preprocessor definitions a test needs.
-const buildPrefix = "# build: "
 
 // RunSuite compiles the program at programPath once per build the cases
 // need and runs every case on the embedded engine.

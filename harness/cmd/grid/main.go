@@ -74,21 +74,19 @@ func positionalArgs(c *cli.Context) ([]string, error) {
 		set := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
 		set.SetOutput(io.Discard)
 		for _, f := range c.Command.Flags {
-			if err := f.Apply(set); err != nil {
-				return nil, err
+			primary := f.Names()[0]
+			// Every occurrence goes through c.Set, so repeated slice flags append.
+			apply := func(v string) error { return c.Set(primary, v) }
+			for _, name := range f.Names() {
+				if _, isBool := f.(*cli.BoolFlag); isBool {
+					set.BoolFunc(name, "", apply)
+				} else {
+					set.Func(name, "", apply)
+				}
 			}
 		}
 		if err := set.Parse(rest); err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Command.Name, err)
-		}
-		var setErr error
-		set.Visit(func(f *flag.Flag) {
-			if err := c.Set(f.Name, f.Value.String()); err != nil && setErr == nil {
-				setErr = fmt.Errorf("%s: flag -%s: %w", c.Command.Name, f.Name, err)
-			}
-		})
-		if setErr != nil {
-			return nil, setErr
 		}
 		rest = set.Args()
 	}
