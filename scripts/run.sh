@@ -4,5 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 mkdir -p bin
-go build -o bin/grid ./harness/cmd/grid
+# -buildvcs=auto stamps the commit into the binary (grid version) even where GOFLAGS turns it off.
+go build -buildvcs=auto -o bin/grid ./harness/cmd/grid
 exec bin/grid run "$@"

@@ -9,7 +9,7 @@ import (
 )
 
 // version is set at link time: -ldflags "-X main.version=v0.1.0".
-var version = "dev"
+var version = "0.1.0-dev"
 
 func init() {
 	register(&cli.Command{
