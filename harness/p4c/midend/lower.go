@@ -191,6 +191,14 @@ func (l *lowerer) run() error {
 		}
 	}
 	l.finishErrors()
+	// Like p4c, keep the scalars header a whole number of bytes.
+	total := 0
+	for _, f := range l.scalars.Fields {
+		total += f.Bitwidth
+	}
+	if total%8 != 0 {
+		l.scalars.Fields = append(l.scalars.Fields, bmv2json.HeaderField{Name: l.uniqueScalar("_padding"), Bitwidth: 8 - total%8})
+	}
 	return nil
 }
 
