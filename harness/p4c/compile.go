@@ -75,7 +75,8 @@ func Compile(path string, opts Options) (*Result, error) {
 }
 
 // WriteFiles writes NAME.json, NAME.p4info.txtpb and NAME.p4info.binpb
-// into dir (created if needed) and returns their paths.
+// into dir (created if needed) and returns their paths. On failure the
+// files already written are removed again.
 func (r *Result) WriteFiles(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory: %w", err)
@@ -100,7 +101,10 @@ func (r *Result) WriteFiles(dir string) ([]string, error) {
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
 		if err := os.WriteFile(p, f.data, 0o644); err != nil {
-			return paths, fmt.Errorf("write %s: %w", p, err)
+			for _, done := range paths {
+				os.Remove(done)
+			}
+			return nil, fmt.Errorf("write %s: %w", p, err)
 		}
 		paths = append(paths, p)
 	}
