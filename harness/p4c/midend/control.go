@@ -126,23 +126,8 @@ func (c *cctx) flush() {
 	if len(c.block) == 0 {
 		return
 	}
-	a := c.actx()
-	if len(c.exits) > 0 && len(c.onExit) > 0 {
-		// An exit inside an action or function of this block still
-		// copies out the enclosing inlined controls' parameters.
-		skip := len(c.block)
-		c.block = append(c.block, prim("_jump", hexInt(0, 32)))
-		for _, j := range c.exits {
-			a.patch(j, 0, len(c.block))
-		}
-		c.exits = nil
-		if err := c.runOnExit(); err != nil {
-			c.err = err
-		}
-		a.patch(skip, 0, len(c.block))
-	}
-	for _, j := range c.exits {
-		a.patch(j, 0, len(c.block))
+	if err := c.exitPath(c.actx(), c.exits); err != nil {
+		c.err = err
 	}
 	c.exits = nil
 	base := fmt.Sprintf("%sl%d", c.l.base, c.blockPos.Line)
@@ -1056,6 +1041,10 @@ func (c *cctx) tableAction(a *actx, ref *ast.ActionRef) (*Action, int, error) {
 	prefix := ""
 	if ad.Control != nil {
 		prefix = c.sc.prefix
+	} else if len(c.onExit) > 0 && hasExit(ad.Body) {
+		// Its exit path would carry this control instance's copy-outs,
+		// but a top-level action is shared by every control.
+		return nil, 0, unsupported(ref, "top-level action %s that exits, used by a table of an inlined control", ad.Name)
 	}
 	var boundText []string
 	for _, arg := range ref.Args {
@@ -1107,8 +1096,8 @@ func (c *cctx) tableAction(a *actx, ref *ast.ActionRef) (*Action, int, error) {
 		return nil, 0, err
 	}
 	ax.finishReturns(r)
-	for _, j := range exits {
-		ax.patch(j, 0, len(act.Prims))
+	if err := c.exitPath(ax, exits); err != nil {
+		return nil, 0, err
 	}
 	c.l.actions[key] = act
 	c.l.out.Actions = append(c.l.out.Actions, act)
@@ -1393,4 +1382,48 @@ func (c *cctx) runOnExit() error {
 		}
 	}
 	return nil
+}
+
+// exitPath ends the primitive list of a with the target of its exit jumps.
+// Inside inlined controls an exit still copies out their parameters (P4
+// semantics), so the exit path runs those copy-outs, innermost first,
+// while the normal path jumps over them. The exit primitive itself has
+// already flagged the packet: bmv2 ends the control after this action.
+func (c *cctx) exitPath(a *actx, exits []int) error {
+	if len(exits) > 0 && len(c.onExit) > 0 {
+		skip := len(*a.prims)
+		a.emit(prim("_jump", hexInt(0, 32)))
+		for _, j := range exits {
+			a.patch(j, 0, len(*a.prims))
+		}
+		for i := len(c.onExit) - 1; i >= 0; i-- {
+			if err := c.onExit[i](a); err != nil {
+				return err
+			}
+		}
+		a.patch(skip, 0, len(*a.prims))
+		return nil
+	}
+	for _, j := range exits {
+		a.patch(j, 0, len(*a.prims))
+	}
+	return nil
+}
+
+// hasExit reports whether an exit statement occurs in n or in the actions
+// and functions it calls.
+func hasExit(n ast.Node) bool {
+	found := false
+	ast.Inspect(n, func(x ast.Node) bool {
+		switch y := x.(type) {
+		case *ast.ExitStmt:
+			found = true
+		case *ast.Call:
+			if y.Action != nil && hasExit(y.Action.Body) || y.Function != nil && hasExit(y.Function.Body) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
