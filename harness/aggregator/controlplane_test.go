@@ -47,7 +47,7 @@ func TestEntryRendersAsSTF(t *testing.T) {
 // controlplane.go in step with the program, so a P4Runtime controller finds
 // the same objects.
 func TestP4InfoHasEveryObjectTheControlPlaneNames(t *testing.T) {
-	res, err := Compile(filepath.Join(ProgramDir(t), "aggregator.p4"), Build{})
+	res, err := Compile(filepath.Join(programDir(t), "aggregator.p4"), Build{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 var update = flag.Bool("update", false, "rewrite generated files (lane includes, STF tests) instead of comparing")
 
 func TestLaneIncludesAreCurrent(t *testing.T) {
-	dir := ProgramDir(t)
+	dir := programDir(t)
 	for name, want := range LaneFiles() {
 		checkGenerated(t, filepath.Join(dir, name), want, "the lane generator")
 	}

@@ -61,7 +61,7 @@ func compileForEngine(t testing.TB, b Build) *engine.Program {
 	if p := compiled.progs[b]; p != nil {
 		return p
 	}
-	res, err := Compile(filepath.Join(ProgramDir(t), "aggregator.p4"), b)
+	res, err := Compile(filepath.Join(programDir(t), "aggregator.p4"), b)
 	if err != nil {
 		t.Fatal(err)
 	}

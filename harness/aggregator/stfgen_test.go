@@ -469,7 +469,7 @@ var stfCases = []stfCase{
 }
 
 func TestSTFFilesAreCurrent(t *testing.T) {
-	dir := filepath.Join(ProgramDir(t), "tests")
+	dir := filepath.Join(programDir(t), "tests")
 	for _, c := range stfCases {
 		t.Run(c.name, func(t *testing.T) {
 			checkGenerated(t, filepath.Join(dir, c.name+".stf"), c.gen(t).text(c.doc), "the reference model")

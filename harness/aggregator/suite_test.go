@@ -7,7 +7,7 @@ import (
 )
 
 func TestSTFSuitePassesOnTheEmbeddedEngine(t *testing.T) {
-	dir := ProgramDir(t)
+	dir := programDir(t)
 	cases, err := LoadSuite(filepath.Join(dir, "tests"))
 	if err != nil {
 		t.Fatal(err)
