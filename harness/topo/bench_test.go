@@ -7,7 +7,7 @@ import (
 )
 
 func BenchmarkParseLeafSpine60(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join(topologiesDir, "leafspine-60.yaml"))
+	data, err := os.ReadFile(filepath.Join(topologiesDir(b), "leafspine-60.yaml"))
 	if err != nil {
 		b.Fatal(err)
 	}

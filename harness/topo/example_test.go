@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/topo"
 )
 
 // readmeExample is the yaml block of topologies/README.md.
 func readmeExample(t *testing.T) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "topologies", "README.md"))
+	data, err := os.ReadFile(filepath.Join(repo.RootOrFail(t), "topologies", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,13 @@ func (b *builder) done() (*Topology, error) {
 	return b.t, nil
 }
 
+// paramError rejects a generator parameter. Field holds the parameter's name,
+// which is also the name of the grid topo flag that sets it; Source names the
+// generator, as it would name a file.
+func paramError(generator, param, format string, args ...any) error {
+	return &Error{Source: generator, Field: param, Msg: fmt.Sprintf(format, args...)}
+}
+
 // hostRole makes the last of total hosts the PS and the others workers.
 func hostRole(i, total int) Role {
 	if i == total-1 {
@@ -69,19 +76,32 @@ func hostRole(i, total int) Role {
 // DefaultLinkBandwidth.
 func FatTree(k, hostsPerEdge int) (*Topology, error) {
 	if k < 2 || k%2 != 0 {
-		return nil, fmt.Errorf("fat-tree: k must be even and at least 2, got %d", k)
+		return nil, paramError("fat-tree", "k", "must be even and at least 2, got %d", k)
+	}
+	if k > MaxSwitchPort {
+		return nil, paramError("fat-tree", "k", "k=%d gives every core and aggregation switch %d ports, more than the %d a switch can have", k, k, MaxSwitchPort)
 	}
 	if hostsPerEdge < 0 {
-		return nil, fmt.Errorf("fat-tree: hosts per edge switch must be positive (0 for k/2), got %d", hostsPerEdge)
+		return nil, paramError("fat-tree", "hosts-per-edge", "must be positive (0 for k/2), got %d", hostsPerEdge)
 	}
 	half := k / 2
 	name := fmt.Sprintf("fattree-k%d", k)
+	hostsParam := "hosts-per-edge"
 	if hostsPerEdge == 0 {
 		hostsPerEdge = half
+		hostsParam = "k"
 	} else if hostsPerEdge != half {
 		name = fmt.Sprintf("fattree-k%d-h%d", k, hostsPerEdge)
 	}
+	if ports := hostsPerEdge + half; ports > MaxSwitchPort {
+		return nil, paramError("fat-tree", hostsParam, "%d hosts per edge switch and %d uplinks need %d ports, more than the %d a switch can have", hostsPerEdge, half, ports, MaxSwitchPort)
+	}
+	// Checked before anything is allocated; the switch count stays far below
+	// MaxSwitchID whenever the hosts fit.
 	nHosts := k * half * hostsPerEdge
+	if nHosts > MaxHostID {
+		return nil, paramError("fat-tree", hostsParam, "k=%d with %d hosts per edge switch has %d hosts, more than the %d the addressing plan numbers", k, hostsPerEdge, nHosts, MaxHostID)
+	}
 	b := newBuilder(name, fmt.Sprintf("Al-Fares k=%d fat-tree: %d core, %d aggregation and %d edge switches, %d hosts per edge switch; every switch programmable at %v; the last host is the PS, the others workers",
 		k, half*half, k*half, k*half, hostsPerEdge, DefaultCapacity))
 	core := make([]string, half*half)
@@ -129,10 +149,24 @@ func FatTree(k, hostsPerEdge int) (*Topology, error) {
 // hosts on p1.. and spine s on p(M+1+s), M being the most hosts any leaf has,
 // so uplinks sit on the same ports everywhere; spine s has leaf l on p(1+l).
 func LeafSpine(spines, leaves, hosts int) (*Topology, error) {
-	if spines < 1 || leaves < 1 || hosts < 1 {
-		return nil, fmt.Errorf("leaf-spine: spines, leaves and hosts must each be at least 1, got %d, %d, %d", spines, leaves, hosts)
+	for _, p := range []struct {
+		name  string
+		value int
+	}{{"spines", spines}, {"leaves", leaves}, {"hosts", hosts}} {
+		if p.value < 1 {
+			return nil, paramError("leaf-spine", p.name, "must be at least 1, got %d", p.value)
+		}
+	}
+	if leaves > MaxSwitchPort {
+		return nil, paramError("leaf-spine", "leaves", "%d leaves give every spine %d ports, more than the %d a switch can have", leaves, leaves, MaxSwitchPort)
+	}
+	if hosts > MaxHostID {
+		return nil, paramError("leaf-spine", "hosts", "%d hosts are more than the %d the addressing plan numbers", hosts, MaxHostID)
 	}
 	maxPerLeaf := (hosts + leaves - 1) / leaves
+	if ports := maxPerLeaf + spines; ports > MaxSwitchPort {
+		return nil, paramError("leaf-spine", "hosts", "up to %d hosts per leaf and %d uplinks need %d ports, more than the %d a switch can have: use more leaves", maxPerLeaf, spines, ports, MaxSwitchPort)
+	}
 	b := newBuilder(fmt.Sprintf("leafspine-%d-%d-%d", spines, leaves, hosts),
 		fmt.Sprintf("Leaf-spine: %d spine and %d leaf switches, %d hosts spread evenly over the leaves; every switch programmable at %v; the last host is the PS, the others workers",
 			spines, leaves, hosts, DefaultCapacity))

@@ -86,22 +86,54 @@ func TestFatTreePortsFollowAlFaresLayout(t *testing.T) {
 	}
 }
 
-func TestFatTreeRejectsOddOrTooSmallK(t *testing.T) {
-	for _, k := range []int{-2, 0, 1, 3, 7} {
-		_, err := FatTree(k, 0)
-		if err == nil || !strings.Contains(err.Error(), "k must be even and at least 2") {
-			t.Errorf("FatTree(%d) error = %v", k, err)
-		}
-	}
-	if _, err := FatTree(4, -1); err == nil {
-		t.Error("negative hosts per edge accepted")
+func TestGeneratorsRejectBadParametersNamingTheParameter(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		gen  func() (*Topology, error)
+		want string
+	}{
+		{"odd k", func() (*Topology, error) { return FatTree(3, 0) }, "fat-tree: k: must be even and at least 2, got 3"},
+		{"k 0", func() (*Topology, error) { return FatTree(0, 0) }, "fat-tree: k: must be even and at least 2, got 0"},
+		{"negative k", func() (*Topology, error) { return FatTree(-2, 0) }, "fat-tree: k: must be even and at least 2, got -2"},
+		{"k 1", func() (*Topology, error) { return FatTree(1, 0) }, "fat-tree: k: must be even and at least 2, got 1"},
+		{"k beyond switch ports", func() (*Topology, error) { return FatTree(512, 1) }, "fat-tree: k: k=512 gives every core and aggregation switch 512 ports, more than the 510"},
+		{"negative hosts per edge", func() (*Topology, error) { return FatTree(4, -1) }, "fat-tree: hosts-per-edge: must be positive (0 for k/2), got -1"},
+		{"edge beyond switch ports", func() (*Topology, error) { return FatTree(4, MaxSwitchPort) }, "fat-tree: hosts-per-edge: 510 hosts per edge switch and 2 uplinks need 512 ports"},
+		{"default hosts beyond the plan", func() (*Topology, error) { return FatTree(200, 0) }, "fat-tree: k: k=200 with 100 hosts per edge switch has 2000000 hosts, more than the 16383"},
+		{"given hosts beyond the plan", func() (*Topology, error) { return FatTree(40, 30) }, "fat-tree: hosts-per-edge: k=40 with 30 hosts per edge switch has 24000 hosts"},
+		{"no spines", func() (*Topology, error) { return LeafSpine(0, 2, 3) }, "leaf-spine: spines: must be at least 1, got 0"},
+		{"no leaves", func() (*Topology, error) { return LeafSpine(2, 0, 3) }, "leaf-spine: leaves: must be at least 1, got 0"},
+		{"no hosts", func() (*Topology, error) { return LeafSpine(2, 2, -1) }, "leaf-spine: hosts: must be at least 1, got -1"},
+		{"leaves beyond spine ports", func() (*Topology, error) { return LeafSpine(2, 600, 600) }, "leaf-spine: leaves: 600 leaves give every spine 600 ports"},
+		{"hosts beyond the plan", func() (*Topology, error) { return LeafSpine(2, 2, 20000) }, "leaf-spine: hosts: 20000 hosts are more than the 16383"},
+		{"hosts beyond leaf ports", func() (*Topology, error) { return LeafSpine(10, 2, 1100) }, "leaf-spine: hosts: up to 550 hosts per leaf and 10 uplinks need 560 ports"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tp, err := c.gen()
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("error = %v, want it to start with %q", err, c.want)
+			}
+			if tp != nil {
+				t.Error("a topology came back with the error")
+			}
+		})
 	}
 }
 
-func TestFatTreeBeyondSwitchPortsIsRejected(t *testing.T) {
-	_, err := FatTree(4, MaxSwitchPort)
-	if err == nil || !strings.Contains(err.Error(), "out of range") {
-		t.Fatalf("error = %v, want a port range error", err)
+func TestGeneratorsAcceptSwitchesWithEveryPortUsed(t *testing.T) {
+	ft, err := FatTree(4, MaxSwitchPort-2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(ft.Neighbors("e1")); got != MaxSwitchPort {
+		t.Errorf("edge switch e1 has %d links, want %d", got, MaxSwitchPort)
+	}
+	ls, err := LeafSpine(10, 2, 2*(MaxSwitchPort-10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(ls.Neighbors("lf1")); got != MaxSwitchPort {
+		t.Errorf("leaf lf1 has %d links, want %d", got, MaxSwitchPort)
 	}
 }
 

@@ -18,7 +18,8 @@ import (
 // Error is a problem in a topology, located as precisely as the input allows:
 // "topologies/x.yaml:12: links[3].endpoints: unknown node "s9"". Source and
 // Line are empty for topologies built in code; Field is a path into the file
-// format (indices count from 0).
+// format (indices count from 0). For a generator's parameters Source names
+// the generator and Field the parameter ("fat-tree: k: must be even ...").
 type Error struct {
 	Source string
 	Line   int

@@ -13,14 +13,19 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/grid-ina/grid/harness/internal/repo"
 )
 
-// topologiesDir is the repository's topologies/ folder, seen from this package.
-var topologiesDir = filepath.Join("..", "..", "topologies")
+// topologiesDir is the repository's topologies/ folder.
+func topologiesDir(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(repo.RootOrFail(t), "topologies")
+}
 
 func loadSchema(t *testing.T) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(topologiesDir, "schema.json"))
+	data, err := os.ReadFile(filepath.Join(topologiesDir(t), "schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,12 +261,12 @@ func schemaCheck(t *testing.T, schema map[string]any, data []byte) error {
 
 func TestShippedTopologiesSatisfySchemaAndDecoder(t *testing.T) {
 	schema := loadSchema(t)
-	files, err := filepath.Glob(filepath.Join(topologiesDir, "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(topologiesDir(t), "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) == 0 {
-		t.Skip("no topology files shipped yet")
+	if len(files) < len(shipped) {
+		t.Fatalf("topologies/ holds %d YAML files, want at least the %d shipped ones", len(files), len(shipped))
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)

@@ -30,7 +30,7 @@ func TestShippedTopologiesAreCurrent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		path := filepath.Join(topologiesDir, file)
+		path := filepath.Join(topologiesDir(t), file)
 		if *update {
 			if err := os.WriteFile(path, want, 0o644); err != nil {
 				t.Fatal(err)
@@ -49,7 +49,7 @@ func TestShippedTopologiesAreCurrent(t *testing.T) {
 }
 
 func TestShippedFatTreeK8HasPaperCounts(t *testing.T) {
-	tp, err := Load(filepath.Join(topologiesDir, "fattree-k8.yaml"))
+	tp, err := Load(filepath.Join(topologiesDir(t), "fattree-k8.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,6 @@ import (
 // These tests drive the grid binary as a user would, including killing it in
 // the middle of a build. They need root and skip without it.
 
-const topologies = "../../../topologies"
-
 // buildGrid compiles the grid command into a directory every user can read.
 func buildGrid(t *testing.T) string {
 	t.Helper()
@@ -73,7 +71,7 @@ func countNamespaces(run string) int {
 func startUpAndStopMidBuild(t *testing.T, bin, run string, sig syscall.Signal) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "up", filepath.Join(topologies, "fattree-k8.yaml"), "--name", run)
+	cmd := exec.Command(bin, "up", shippedTopology(t, "fattree-k8.yaml"), "--name", run)
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -103,7 +101,7 @@ func TestFabricCommands(t *testing.T) {
 	t.Run("NotRootCreatesNothing", func(t *testing.T) {
 		run := newRunName()
 		t.Cleanup(func() { fabric.Clean(run) })
-		cmd := grid("up", filepath.Join(topologies, "testbed.yaml"), "--name", run)
+		cmd := grid("up", shippedTopology(t, "testbed.yaml"), "--name", run)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
@@ -176,7 +174,7 @@ func TestFabricCommands(t *testing.T) {
 	t.Run("ExecPassesStreamsAndExitStatus", func(t *testing.T) {
 		run := newRunName()
 		t.Cleanup(func() { fabric.Clean(run) })
-		if out, err := grid("up", filepath.Join(topologies, "testbed.yaml"), "--name", run).CombinedOutput(); err != nil {
+		if out, err := grid("up", shippedTopology(t, "testbed.yaml"), "--name", run).CombinedOutput(); err != nil {
 			t.Fatalf("grid up: %v\n%s", err, out)
 		}
 		cmd := grid("exec", run, "w1", "--", "sh", "-c", "cat; ip -o -4 addr show; exit 3")

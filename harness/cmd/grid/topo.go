@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -99,7 +100,7 @@ func writeGenerated(c *cli.Context, generate func() (*topo.Topology, error)) err
 	}
 	t, err := generate()
 	if err != nil {
-		return err
+		return flagError(c, err)
 	}
 	data, err := topo.Marshal(t)
 	if err != nil {
@@ -112,6 +113,23 @@ func writeGenerated(c *cli.Context, generate func() (*topo.Topology, error)) err
 		return nil
 	}
 	_, err = c.App.Writer.Write(data)
+	return err
+}
+
+// flagError names the flag behind a generator's parameter error: the
+// generators name their parameters as the flags are named ("k",
+// "hosts-per-edge"), so "fat-tree: k: must be even ..." reads
+// "topo fattree: --k 3: must be even ...".
+func flagError(c *cli.Context, err error) error {
+	var te *topo.Error
+	if !errors.As(err, &te) || te.Line != 0 {
+		return err
+	}
+	for _, f := range c.Command.Flags {
+		if f.Names()[0] == te.Field {
+			return fmt.Errorf("topo %s: --%s %v: %s", c.Command.Name, te.Field, c.Value(te.Field), te.Msg)
+		}
+	}
 	return err
 }
 

@@ -7,8 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/topo"
 )
+
+// shippedTopology is the path of a file in the repository's topologies/.
+func shippedTopology(t testing.TB, file string) string {
+	t.Helper()
+	return filepath.Join(repo.RootOrFail(t), "topologies", file)
+}
 
 // runGrid runs the CLI in-process and returns what it printed.
 func runGrid(t *testing.T, args ...string) (string, error) {
@@ -34,10 +41,26 @@ func TestTopoFattreeWritesAFileThatLoads(t *testing.T) {
 	}
 }
 
-func TestTopoFattreeRejectsOddK(t *testing.T) {
-	_, err := runGrid(t, "topo", "fattree", "--k", "3")
-	if err == nil || !strings.Contains(err.Error(), "k must be even and at least 2, got 3") {
-		t.Errorf("error = %v", err)
+func TestTopoGeneratorsNameTheBadFlagAndWriteNothing(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fattree", "--k", "3"}, "topo fattree: --k 3: must be even and at least 2, got 3"},
+		{[]string{"fattree", "--k", "0"}, "topo fattree: --k 0: must be even and at least 2, got 0"},
+		{[]string{"fattree", "--k", "4", "--hosts-per-edge", "-1"}, "topo fattree: --hosts-per-edge -1: must be positive"},
+		{[]string{"fattree", "--k", "200"}, "topo fattree: --k 200: k=200 with 100 hosts per edge switch has 2000000 hosts"},
+		{[]string{"leafspine", "--spines", "0", "--leaves", "2", "--hosts", "3"}, "topo leafspine: --spines 0: must be at least 1, got 0"},
+		{[]string{"leafspine", "--spines", "2", "--leaves", "2", "--hosts", "20000"}, "topo leafspine: --hosts 20000: 20000 hosts are more than"},
+	} {
+		out := filepath.Join(t.TempDir(), "t.yaml")
+		_, err := runGrid(t, append(append([]string{"topo"}, c.args...), "-o", out)...)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("grid topo %s: error = %v, want it to start with %q", strings.Join(c.args, " "), err, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("grid topo %s wrote %s despite the error", strings.Join(c.args, " "), out)
+		}
 	}
 }
 
@@ -52,7 +75,7 @@ func TestTopoLeafspineAndTestbedMatchShippedFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := os.ReadFile(filepath.Join("..", "..", "..", "topologies", file))
+		want, err := os.ReadFile(shippedTopology(t, file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +88,7 @@ func TestTopoLeafspineAndTestbedMatchShippedFiles(t *testing.T) {
 func TestTopoShowAcceptsFlagsAfterTheFile(t *testing.T) {
 	dir := t.TempDir()
 	svg, dot := filepath.Join(dir, "t.svg"), filepath.Join(dir, "t.dot")
-	out, err := runGrid(t, "topo", "show", filepath.Join("..", "..", "..", "topologies", "testbed.yaml"), "--svg", svg, "--dot="+dot, "--addresses")
+	out, err := runGrid(t, "topo", "show", shippedTopology(t, "testbed.yaml"), "--svg", svg, "--dot="+dot, "--addresses")
 	if err != nil {
 		t.Fatal(err)
 	}
