@@ -126,7 +126,7 @@ func Entries(cfg gradproto.SwitchConfig) (*Setup, error) {
 	}
 	for _, g := range cfg.ResultGroups {
 		s.Entries = append(s.Entries, TableEntry{Table: TableJobMcast,
-			Keys:   []Field{exact("hdr.grid.job", uint64(g.Job), 16)},
+			Keys:   []Field{exact("hdr.grid.job", uint64(g.Job), 16), exact("standard_metadata.ingress_port", uint64(g.InPort), 9)},
 			Action: ActionMulticast, Params: []Field{exact("group", uint64(g.Group), 16)}})
 		s.Groups = append(s.Groups, MulticastGroup{Group: g.Group, Rid: 1, Ports: g.Ports})
 	}

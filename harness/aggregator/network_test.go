@@ -45,6 +45,9 @@ func twoSwitchPlan(job uint16) (*gradproto.Plan, [2]gradproto.SwitchConfig, map[
 		ps.Prefix = netip.PrefixFrom(psIP, 32)
 		c.Routes = append(c.Routes, ps)
 		group := gradproto.ResultGroup{Job: job, Group: 10}
+		if sw == 1 {
+			group.InPort = 3 // results reach S1 from S0
+		}
 		if sw == 0 {
 			group.Ports = append(group.Ports, 3) // the result tree continues to S1
 		}

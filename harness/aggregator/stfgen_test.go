@@ -371,13 +371,22 @@ var stfCases = []stfCase{
 			return b
 		}},
 	{"result_multicast", `The PS's result for job 1 is replicated to the three worker ports of
-		job 1's group (not to port 4, which serves another job) with each worker's MAC and IP.`,
+		job 1's group for port 0 (not to port 4, which serves another job) with each worker's MAC and
+		IP. Groups are per arrival port: a result of job 1 coming back in on port 4 (as from another
+		switch on the way back) goes to port 2 only; one arriving on port 3, where job 1 has no group,
+		is routed by IPv4, and 255.255.255.255 has no route: dropped.`,
 		func(t *testing.T) *stfBuilder {
 			st := mustStar(t, 1, 3, 1, 32)
 			st.Config.ResultGroups[0].Ports = st.Config.ResultGroups[0].Ports[:3]
+			st.Config.ResultGroups = append(st.Config.ResultGroups, gradproto.ResultGroup{Job: 1, InPort: 4, Group: 7, Ports: []uint16{2}})
 			st.Config.ResultHosts = st.Config.ResultHosts[:3]
 			b := newBuilder(t, Build{}, st)
+			b.note("from the PS on port 0")
 			b.send(gradproto.StarPSPort, b.result(&st.Plan, 5, val(9)))
+			b.note("back in on port 4")
+			b.send(4, b.result(&st.Plan, 6, val(9)))
+			b.note("in on port 3: no group")
+			b.send(3, b.result(&st.Plan, 7, val(9)))
 			return b
 		}},
 	{"loss_fragment", `Loss of a fragment: worker 2's original is lost. Workers 0 and 1 are

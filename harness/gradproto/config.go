@@ -23,8 +23,8 @@ type SwitchConfig struct {
 	// GradRoutes send fragments of (job, node) along the plan's path
 	// towards node (table grad_route).
 	GradRoutes []GradRoute
-	// ResultGroups replicate a job's results to the listed ports (table
-	// job_mcast and the packet replication engine).
+	// ResultGroups replicate a job's results arriving on a port to the
+	// listed ports (table job_mcast and the packet replication engine).
 	ResultGroups []ResultGroup
 	// ResultHosts rewrite the destination of a result replica leaving a
 	// port that leads to a worker host (table result_host); replicas on
@@ -68,10 +68,14 @@ type GradRoute struct {
 	NextHop   MAC
 }
 
-// ResultGroup is job Job's result multicast group at this switch.
+// ResultGroup replicates job Job's results that arrive on InPort (from the
+// PS, or from the previous switch on the way back) to Ports, with multicast
+// group Group. Keying on the arrival port lets results retrace the
+// gradients' paths, which may meet a switch twice (GRID sends some
+// gradients off the shortest path).
 type ResultGroup struct {
-	Job, Group uint16
-	Ports      []uint16
+	Job, InPort, Group uint16
+	Ports              []uint16
 }
 
 // ResultHost is the worker host behind Port for job Job's results.
@@ -150,12 +154,15 @@ func (c *SwitchConfig) Validate() error {
 		if g.Group == 0 {
 			return fmt.Errorf("result_groups[%d]: multicast group 0 means no multicast in v1model", i)
 		}
+		if g.InPort > MaxPort {
+			return fmt.Errorf("result_groups[%d]: in_port %d above %d", i, g.InPort, MaxPort)
+		}
 		for _, p := range g.Ports {
 			if p > MaxPort {
 				return fmt.Errorf("result_groups[%d]: port %d above %d", i, p, MaxPort)
 			}
 		}
-		if err := unique("result_groups", i, fmt.Sprintf("job %d", g.Job)); err != nil {
+		if err := unique("result_groups", i, fmt.Sprintf("job %d in_port %d", g.Job, g.InPort)); err != nil {
 			return err
 		}
 		if err := unique("result_groups", i, fmt.Sprintf("group %d", g.Group)); err != nil {

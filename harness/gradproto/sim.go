@@ -54,7 +54,7 @@ func NewStar(job uint16, fanIn, direct, values int) (*Star, error) {
 	cfg := &st.Config
 	cfg.Ports = append(cfg.Ports, PortMAC{Port: StarPSPort, MAC: SwitchPortMAC(StarPSPort)})
 	cfg.Routes = append(cfg.Routes, Route{Prefix: netip.PrefixFrom(psIP, 32), Port: StarPSPort, NextHop: HostMAC(0)})
-	group := ResultGroup{Job: job, Group: job + 1}
+	group := ResultGroup{Job: job, InPort: StarPSPort, Group: job + 1}
 	for i := 0; i < fanIn+direct; i++ {
 		port := uint16(i + 1)
 		ip := netip.AddrFrom4([4]byte{10, 0, 1, byte(i + 1)})
@@ -192,7 +192,7 @@ func (st *Star) AddJob(job uint16, fanIn, direct int) (*Plan, error) {
 	plan := st.Plan
 	plan.Job = job
 	plan.Members = nil
-	group := ResultGroup{Job: job, Group: job + 1}
+	group := ResultGroup{Job: job, InPort: StarPSPort, Group: job + 1}
 	for i := 0; i < fanIn+direct; i++ {
 		m := st.Plan.Members[i]
 		m.Node, m.Slot = st.SwitchNode, uint8(i)

@@ -88,7 +88,7 @@ type Switch struct {
 	lpm      []Route // longest prefix first
 	agg      map[[2]uint16]Aggregation
 	grad     map[[2]uint16]GradRoute
-	mcast    map[uint16]uint16 // job -> group
+	mcast    map[[2]uint16]uint16 // (job, in port) -> group
 	groups   map[uint16][]uint16
 	hosts    map[[2]uint16]ResultHost
 	portMACs map[uint16]MAC
@@ -121,7 +121,7 @@ func NewSwitch(cfg SwitchConfig, values, units int) (*Switch, error) {
 	}
 	s := &Switch{
 		cfg: cfg, values: values, units: make([]Unit, units), Start: time.Now(),
-		agg: map[[2]uint16]Aggregation{}, grad: map[[2]uint16]GradRoute{}, mcast: map[uint16]uint16{},
+		agg: map[[2]uint16]Aggregation{}, grad: map[[2]uint16]GradRoute{}, mcast: map[[2]uint16]uint16{},
 		groups: map[uint16][]uint16{}, hosts: map[[2]uint16]ResultHost{}, portMACs: map[uint16]MAC{},
 		Now: time.Now, Stats: map[uint16]*[NumEvents]uint64{},
 	}
@@ -137,7 +137,7 @@ func NewSwitch(cfg SwitchConfig, values, units int) (*Switch, error) {
 		s.grad[[2]uint16{g.Job, g.Node}] = g
 	}
 	for _, g := range cfg.ResultGroups {
-		s.mcast[g.Job] = g.Group
+		s.mcast[[2]uint16{g.Job, g.InPort}] = g.Group
 		s.groups[g.Group] = g.Ports
 	}
 	for _, h := range cfg.ResultHosts {
@@ -244,7 +244,7 @@ func (s *Switch) Process(inPort uint16, frame []byte) []Output {
 		h := getHeader(f[offGRID:])
 		switch {
 		case h.Flags&FlagResult != 0:
-			if g, ok := s.mcast[h.Job]; ok {
+			if g, ok := s.mcast[[2]uint16{h.Job, inPort}]; ok {
 				group, rt = g, routeMcast
 				f[offIP+8]--
 			}

@@ -289,9 +289,13 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
         size = 1024;
     }
 
-    /* Result multicast group per job. */
+    /* Result multicast group per (job, arrival port): results retrace the
+     * gradients' paths, which may cross a switch twice. */
     table job_mcast {
-        key = { hdr.grid.job: exact; }
+        key = {
+            hdr.grid.job: exact;
+            standard_metadata.ingress_port: exact;
+        }
         actions = { multicast; NoAction; }
         default_action = NoAction();
         size = 1024;
