@@ -53,7 +53,7 @@ func (a *actx) call(c *ast.Call, isStmt bool) (val, error) {
 	case ast.CallControlApply, ast.CallParserApply:
 		return nil, unsupported(c, "applying a control or parser here")
 	}
-	return nil, unsupported(c, "this call")
+	return nil, unsupported(c, "calling %s here", ExprText(c.Fun))
 }
 
 // bindParams binds callee parameters to the call's arguments in scope sc

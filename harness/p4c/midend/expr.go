@@ -1,6 +1,7 @@
 package midend
 
 import (
+	"fmt"
 	"math/big"
 	"strings"
 
@@ -178,7 +179,7 @@ func (a *actx) value(e ast.Expr) (val, error) {
 		}
 		return sv, nil
 	}
-	return nil, unsupported(e, "expression %T", e)
+	return nil, unsupported(e, "expression %s here", strings.TrimPrefix(fmt.Sprintf("%T", e), "*ast."))
 }
 
 // data lowers a scalar expression to a data value (bools as 0/1).

@@ -3,6 +3,7 @@ package midend
 import (
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
@@ -106,7 +107,7 @@ func (a *actx) stmt(s ast.Stmt) error {
 	case *ast.SwitchStmt:
 		return unsupported(x, "switch statements inside actions and functions")
 	}
-	return unsupported(s, "statement %T here", s)
+	return unsupported(s, "%s statement here", strings.TrimPrefix(fmt.Sprintf("%T", s), "*ast."))
 }
 
 func (a *actx) declStmt(x *ast.DeclStmt) error {
@@ -132,7 +133,7 @@ func (a *actx) declStmt(x *ast.DeclStmt) error {
 	case *ast.InstanceDecl:
 		return unsupported(d, "instantiation inside a block")
 	}
-	return unsupported(x, "declaration %T here", x.Decl)
+	return unsupported(x, "%s declaration here", strings.TrimPrefix(fmt.Sprintf("%T", x.Decl), "*ast."))
 }
 
 // invalidate marks every header inside v invalid.
@@ -319,7 +320,7 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 			return nil
 		}
 	}
-	return unsupported(n, "this assignment")
+	return unsupported(n, "assigning %s to %s", kindOf(src), kindOf(dst))
 }
 
 func (a *actx) ifStmt(x *ast.IfStmt) error {

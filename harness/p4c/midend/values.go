@@ -237,3 +237,27 @@ func exprInt(e ast.Expr) (*big.Int, bool) {
 	}
 	return nil, false
 }
+
+// kindOf names what a value is, for diagnostics.
+func kindOf(v val) string {
+	switch x := v.(type) {
+	case *scalarV:
+		if x.loc {
+			return "a field"
+		}
+		return "a computed value"
+	case *headerV:
+		return "a header"
+	case *stackV:
+		return "a header stack"
+	case *structV:
+		return "a struct"
+	case *tupleV:
+		return "a list"
+	case *objV:
+		return "an extern or control instance"
+	case *packetV:
+		return "a packet"
+	}
+	return "a value"
+}
