@@ -22,8 +22,9 @@ func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 	}
 	k := opt.paths()
 	dc := distCache{}
-	if n := in.countMILPBinaries(dc, k, limit); n <= limit {
-		return in.linkExact(ctx, dc, k, opt)
+	classes := in.exactClasses(in.newRouteCache(dc, k))
+	if countMILPVars(classes) <= limit {
+		return in.linkExact(ctx, dc, classes, k, opt)
 	}
 	var lam float64
 	var a *assignment
@@ -154,43 +155,6 @@ func (in *Instance) placeCounts(dc distCache, j int, counts []int) *assignment {
 	return a
 }
 
-// milpCandidates are the (node, path) choices of a worker in the link-aware
-// MILP: every programmable switch and the PS, each over up to k shortest paths.
-func (in *Instance) milpCandidates(dc distCache, j, w, k int) []share {
-	jb := in.jobs[j]
-	var out []share
-	for _, node := range append(append([]int(nil), in.progList...), jb.ps) {
-		for _, p := range in.kShortest(dc, jb.workers[w], node, k) {
-			out = append(out, share{node: node, frac: 1, path: p})
-		}
-	}
-	return out
-}
-
-// countMILPBinaries counts the MILP's binaries, stopping early once the cheap
-// upper bound (workers x nodes x k) or the running count passes limit.
-func (in *Instance) countMILPBinaries(dc distCache, k, limit int) int {
-	if ub := in.Workers() * (len(in.progList) + 1) * k; ub > limit {
-		n := 0
-		for _, jb := range in.jobs {
-			n += len(jb.workers) * (len(in.progList) + 1)
-		}
-		if n > limit {
-			return n // even one path per candidate is too many
-		}
-	}
-	n := 0
-	for j, jb := range in.jobs {
-		for w := range jb.workers {
-			n += len(in.milpCandidates(dc, j, w, k))
-			if n > limit {
-				return n
-			}
-		}
-	}
-	return n
-}
-
 var errNoneFeasible = errors.New("no candidate rate is feasible")
 
 // maxMinBisect finds the largest candidate rate at which feasible says yes.
@@ -269,21 +233,70 @@ func (in *Instance) rateCandidates(withLinks bool) []float64 {
 	return out
 }
 
+// exactClass is the workers of one job behind the same switch (hosts with a
+// single link): in the link-aware model they differ only in their own access
+// link, which carries exactly their one flow, so an assignment is fully
+// described by how many of them take each (node, path) candidate.
+type exactClass struct {
+	job     int
+	members []int   // worker indices within the job
+	cands   []share // paths start at the first member
+}
+
+// exactClasses groups workers and lists each class's candidates: every
+// programmable switch and the PS, over up to k shortest paths each.
+func (in *Instance) exactClasses(rc *routeCache) []exactClass {
+	var out []exactClass
+	for j, jb := range in.jobs {
+		idx := map[int]int{}
+		for w, wi := range jb.workers {
+			key := -1 - wi // a multi-homed host is a class of its own
+			if len(in.out[wi]) == 1 {
+				key = in.arcs[in.out[wi][0]].to
+			}
+			c, ok := idx[key]
+			if !ok {
+				c = len(out)
+				idx[key] = c
+				out = append(out, exactClass{job: j})
+			}
+			out[c].members = append(out[c].members, w)
+		}
+	}
+	for c := range out {
+		cl := &out[c]
+		jb := in.jobs[cl.job]
+		rep := jb.workers[cl.members[0]]
+		for _, node := range append(append([]int(nil), in.progList...), jb.ps) {
+			ps, _ := rc.get(rep, node)
+			for _, p := range ps {
+				cl.cands = append(cl.cands, share{node: node, frac: 1, path: p})
+			}
+		}
+	}
+	return out
+}
+
+// countMILPVars is the number of integer variables linkExact would use.
+func countMILPVars(classes []exactClass) int {
+	n := 0
+	for _, c := range classes {
+		n += len(c.cands)
+	}
+	return n
+}
+
 // linkExact solves the link-aware GRIA exactly over each worker's k
 // shortest paths to every node: bisection over the candidate rates, each a
-// feasibility MILP in which every worker sends exactly lambda — binary z per
-// worker and (node, path), binary u per job and switch for its stream to the
-// PS (on the shortest path) — so capacities become flow counts
-// floor(c/lambda). Without big-M rate variables the relaxations are tight
-// enough for branch and bound on small instances.
-func (in *Instance) linkExact(ctx context.Context, dc distCache, k int, opt Options) (*Plan, error) {
-	cands := make([][][]share, len(in.jobs))
+// feasibility MILP in which every worker sends exactly lambda — integer n per
+// worker class and (node, path) candidate, binary u per job and switch for
+// its stream to the PS (on the shortest path) — so capacities become flow
+// counts floor(c/lambda). Without big-M rate variables the relaxations are
+// tight; grid-paths' plan bounds the search from below and the paper model's
+// optimum from above, so few MILPs are needed.
+func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exactClass, k int, opt Options) (*Plan, error) {
 	streams := make([]map[int][]int, len(in.jobs))
 	for j, jb := range in.jobs {
-		cands[j] = make([][]share, len(jb.workers))
-		for w := range jb.workers {
-			cands[j][w] = in.milpCandidates(dc, j, w, k)
-		}
 		streams[j] = map[int][]int{}
 		for _, s := range in.progList {
 			if p := in.shortestPath(dc, s, jb.ps, nil); p != nil {
@@ -300,46 +313,53 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, k int, opt Opti
 		arcTerms := map[int][]lp.Term{}
 		swTerms := map[int][]lp.Term{}
 		psTerms := map[int][]lp.Term{}
-		z := make([][][]lp.Var, len(in.jobs))
+		u := make([]map[int]lp.Var, len(in.jobs))
 		for j, jb := range in.jobs {
 			if lambda > jb.maxRate*(1+1e-12) {
 				return false, nil
 			}
-			u := map[int]lp.Var{}
+			u[j] = map[int]lp.Var{}
 			for _, s := range sortedKeys(streams[j]) {
-				u[s] = m.AddVar("u", 0, 1, true)
+				u[j][s] = m.AddVar("u", 0, 1, true)
 				for _, ai := range in.pathArcs(streams[j][s]) {
-					arcTerms[ai] = append(arcTerms[ai], lp.Term{Var: u[s], Coef: 1})
+					arcTerms[ai] = append(arcTerms[ai], lp.Term{Var: u[j][s], Coef: 1})
 				}
-				psTerms[jb.ps] = append(psTerms[jb.ps], lp.Term{Var: u[s], Coef: 1})
+				psTerms[jb.ps] = append(psTerms[jb.ps], lp.Term{Var: u[j][s], Coef: 1})
 			}
-			z[j] = make([][]lp.Var, len(jb.workers))
-			for w := range jb.workers {
-				var one []lp.Term
-				for _, c := range cands[j][w] {
-					v := m.AddVar("z", 0, 1, true)
-					z[j][w] = append(z[j][w], v)
-					one = append(one, lp.Term{Var: v, Coef: 1})
-					for _, ai := range in.pathArcs(c.path) {
-						arcTerms[ai] = append(arcTerms[ai], lp.Term{Var: v, Coef: 1})
-					}
-					if c.node == jb.ps {
-						psTerms[jb.ps] = append(psTerms[jb.ps], lp.Term{Var: v, Coef: 1})
-						continue
-					}
-					swTerms[c.node] = append(swTerms[c.node], lp.Term{Var: v, Coef: 1})
-					m.AddConstraint("z<=u", []lp.Term{{Var: v, Coef: 1}, {Var: u[c.node], Coef: -1}}, lp.LE, 0)
+		}
+		n := make([][]lp.Var, len(classes))
+		for c, cl := range classes {
+			jb := in.jobs[cl.job]
+			size := float64(len(cl.members))
+			for _, w := range cl.members {
+				if slotsAt(in.arcs[in.out[jb.workers[w]][0]].cap, lambda) < 1 {
+					return false, nil // a worker's own link is slower than lambda
 				}
-				m.AddConstraint("one-node", one, lp.EQ, 1)
 			}
+			var all []lp.Term
+			for _, cand := range cl.cands {
+				v := m.AddVar("n", 0, size, true)
+				n[c] = append(n[c], v)
+				all = append(all, lp.Term{Var: v, Coef: 1})
+				for _, ai := range in.pathArcs(cand.path)[1:] { // the access link is each member's own
+					arcTerms[ai] = append(arcTerms[ai], lp.Term{Var: v, Coef: 1})
+				}
+				if cand.node == jb.ps {
+					psTerms[jb.ps] = append(psTerms[jb.ps], lp.Term{Var: v, Coef: 1})
+					continue
+				}
+				swTerms[cand.node] = append(swTerms[cand.node], lp.Term{Var: v, Coef: 1})
+				m.AddConstraint("n<=|c|u", []lp.Term{{Var: v, Coef: 1}, {Var: u[cl.job][cand.node], Coef: -size}}, lp.LE, 0)
+			}
+			m.AddConstraint("all-placed", all, lp.EQ, size)
 		}
 		for _, ai := range sortedKeys(arcTerms) {
-			if n := slotsAt(in.arcs[ai].cap, lambda); !math.IsInf(n, 1) {
-				m.AddConstraint("arc", arcTerms[ai], lp.LE, n)
+			if slots := slotsAt(in.arcs[ai].cap, lambda); !math.IsInf(slots, 1) {
+				m.AddConstraint("arc", arcTerms[ai], lp.LE, slots)
 			}
 		}
-		for _, s := range sortedKeys(swTerms) {
-			m.AddConstraint("switch", swTerms[s], lp.LE, slotsAt(in.capS[s], lambda))
+		for _, sw := range sortedKeys(swTerms) {
+			m.AddConstraint("switch", swTerms[sw], lp.LE, slotsAt(in.capS[sw], lambda))
 		}
 		for _, ps := range sortedKeys(psTerms) {
 			m.AddConstraint("ps", psTerms[ps], lp.LE, slotsAt(in.ingressOf(ps), lambda))
@@ -350,20 +370,25 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, k int, opt Opti
 		}
 		backend = sol.Backend
 		if sol.Status == lp.Limit && !sol.Feasible {
-			return false, fmt.Errorf("link-aware feasibility at %.4g Gbps hit the branch-and-bound limit", lambda)
+			return false, fmt.Errorf("link-aware feasibility at %.4g Gbps hit the solver's limit", lambda)
 		}
 		if !sol.Feasible {
 			return false, nil
 		}
 		a := in.newAssignment()
-		for j := range in.jobs {
-			for w, vs := range z[j] {
-				for i, v := range vs {
-					if sol.Value(v) > 0.5 {
-						a.shares[j][w] = []share{cands[j][w][i]}
-					}
+		for c, cl := range classes {
+			jb := in.jobs[cl.job]
+			next := 0
+			for i, v := range n[c] {
+				for range int(math.Round(sol.Value(v))) {
+					w := cl.members[next]
+					next++
+					path := append([]int{jb.workers[w]}, cl.cands[i].path[1:]...)
+					a.shares[cl.job][w] = []share{{node: cl.cands[i].node, frac: 1, path: path}}
 				}
 			}
+		}
+		for j := range in.jobs {
 			for s, p := range streams[j] {
 				a.streams[j][s] = p
 			}
@@ -404,7 +429,7 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, k int, opt Opti
 	plan := in.buildPlan(AlgoGRIDExact, "links", best)
 	plan.BoundGbps = ptr(round9(lam))
 	plan.LPBackend = backend
-	plan.Notes = append(plan.Notes, fmt.Sprintf("exact optimum of the link-aware model over %d shortest paths per worker and node; %d feasibility MILPs solved between grid-paths' %.4g and the paper model's %.4g Gbps", k, milps, heur.lambda, heur.ceiling))
+	plan.Notes = append(plan.Notes, fmt.Sprintf("exact optimum of the link-aware model over %d shortest paths per worker and node; %d worker classes, %d feasibility MILPs solved between grid-paths' %.4g and the paper model's %.4g Gbps", k, len(classes), milps, heur.lambda, heur.ceiling))
 	return plan, nil
 }
 

@@ -39,8 +39,11 @@ type Options struct {
 	// Paths is k, the number of shortest paths per worker and node the
 	// link-aware algorithms consider (default 3).
 	Paths int
-	// MILPLimit is the most binary variables grid-exact gives the link-aware
-	// MILPs; larger instances use the paper model's exact method (default 400).
+	// MILPLimit is the most integer variables grid-exact gives the link-aware
+	// MILPs (one per worker class, node and path); larger instances use the
+	// paper model's exact method (default 400, which keeps grid-exact well
+	// under a second; paper-scale fabrics need about 3000-6000 and CBC, and
+	// then take minutes).
 	MILPLimit int
 }
 

@@ -36,6 +36,7 @@ func init() {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "first `SEED`; run r uses seed+r for capacities, workers and rounding"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "`N` random instances per point (plots show the mean)"},
 			&cli.StringFlag{Name: "lp", Value: string(lp.Auto), Usage: "LP `BACKEND`: embedded, cbc or auto"},
+			&cli.IntFlag{Name: "exact-limit", Value: 400, Usage: "grid-exact solves the link-aware model exactly up to `N` integer variables (about 6000 at paper scale, with CBC: minutes per instance), else the paper model"},
 			&cli.BoolFlag{Name: "ignore-links", Usage: "evaluate in the paper's model, links assumed sufficient (the paper's own simulation); default: 100 Gbps links limit rates"},
 		},
 		Action: runSimulate,
@@ -60,7 +61,7 @@ func runSimulate(c *cli.Context) error {
 	if len(scenarios) == 0 {
 		return fmt.Errorf("--scenario %q names no scenario (fattree-tor, fattree-random20, leafspine-leaf, leafspine-random20, all)", c.String("scenario"))
 	}
-	cfg := sim.Config{Scenarios: scenarios, Algorithms: algos, Seed: c.Uint64("seed"), Runs: c.Int("runs"), Options: solver.Options{LP: backend}, IgnoreLinks: c.Bool("ignore-links")}
+	cfg := sim.Config{Scenarios: scenarios, Algorithms: algos, Seed: c.Uint64("seed"), Runs: c.Int("runs"), Options: solver.Options{LP: backend, MILPLimit: c.Int("exact-limit")}, IgnoreLinks: c.Bool("ignore-links")}
 	if s := c.String("workers"); s != "" {
 		var counts []int
 		for _, f := range strings.Split(s, ",") {

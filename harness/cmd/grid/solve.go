@@ -31,6 +31,7 @@ func init() {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed `N` of the randomized rounding (grid, grid-paths)"},
 			&cli.StringFlag{Name: "lp", Value: string(lp.Auto), Usage: "LP `BACKEND`: embedded (pure Go), cbc (coinor-cbc) or auto (cbc when installed)"},
 			&cli.IntFlag{Name: "paths", Value: 3, Usage: "`K` shortest paths per worker and aggregation node for the link-aware algorithms"},
+			&cli.IntFlag{Name: "exact-limit", Value: 400, Usage: "solve the link-aware model exactly (grid-exact) when it has at most `N` integer variables, else the paper model; paper-scale fabrics need about 6000 and --lp cbc"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the plan of the first algorithm to `FILE` as JSON"},
 			&cli.BoolFlag{Name: "explain", Usage: "print every plan's routes, switch loads and violations"},
 		},
@@ -67,7 +68,7 @@ func runSolve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opt := solver.Options{Seed: c.Uint64("seed"), LP: backend, Paths: c.Int("paths")}
+	opt := solver.Options{Seed: c.Uint64("seed"), LP: backend, Paths: c.Int("paths"), MILPLimit: c.Int("exact-limit")}
 	var plans []*solver.Plan
 	for _, a := range algos {
 		p, err := solver.Solve(c.Context, in, a, opt)
