@@ -206,8 +206,8 @@ func (b *builder) build(ctx context.Context, st *State) error {
 			}
 		}
 		if n := len(st.Emulation.Pending); n > 0 {
-			slog.Warn("this kernel has no netem qdisc: link delay and loss are NOT applied by the fabric; "+
-				"the switch back end must emulate them (recorded in the run state under emulation.pending)",
+			slog.Warn("link delay and loss are NOT applied: netem is unavailable, so the switch back end must emulate them "+
+				"(listed by 'grid ls RUN' and under emulation.pending in the run state)",
 				"run", b.bp.run, "links", n, "netem_error", st.Emulation.NetemError)
 		}
 	}
@@ -545,38 +545,65 @@ func tbfParams(rateBytes float64, mtu int) (burst, limit uint32) {
 	return uint32(math.Min(b, math.MaxUint32/2)), uint32(math.Min(l, math.MaxUint32))
 }
 
-// shape limits an interface's egress to its link's bandwidth with tbf (each
-// direction is shaped at its sender). When netem exists and the link has
-// delay or loss, netem does both rate and impairment instead.
+// shape adds the root qdisc rootQdisc chooses for an interface, if any.
 func shape(h *netlink.Handle, ip *ifacePlan, netem bool) error {
+	q := rootQdisc(ip, netem)
+	if q == nil {
+		return nil
+	}
+	if err := h.QdiscAdd(q); err != nil {
+		l := ip.link.link
+		if n, ok := q.(*netlink.Netem); ok {
+			return fmt.Errorf("add netem (delay %v, loss %g%%, rate %d B/s): %w", l.Delay, l.Loss, n.Rate64, err)
+		}
+		return fmt.Errorf("add tbf rate %.0f bit/s: %w", float64(l.Bandwidth), err)
+	}
+	return nil
+}
+
+// rootQdisc is the qdisc shaping an interface's egress to its link (each
+// direction is shaped at its sender): tbf at the link's bandwidth; when netem
+// exists and the link has delay or loss, netem instead, doing both rate and
+// impairment; nil for an unshaped link.
+func rootQdisc(ip *ifacePlan, netem bool) netlink.Qdisc {
 	l := ip.link.link
-	rateBytes := float64(l.Bandwidth) / 8
 	attrs := netlink.QdiscAttrs{LinkIndex: ip.index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT}
 	if netem && (l.Delay > 0 || l.Loss > 0) {
-		q := netlink.NewNetem(attrs, netlink.NetemQdiscAttrs{
-			Latency: uint32(l.Delay.Microseconds()),
-			Loss:    float32(l.Loss),
-			Rate64:  uint64(rateBytes),
-		})
-		if err := h.QdiscAdd(q); err != nil {
-			return fmt.Errorf("add netem (delay %v, loss %g%%): %w", l.Delay, l.Loss, err)
-		}
-		return nil
+		return netlink.NewNetem(attrs, netemParams(l, ip.mtu))
 	}
 	if l.Bandwidth <= 0 {
 		return nil
 	}
+	rateBytes := float64(l.Bandwidth) / 8
 	burst, limit := tbfParams(rateBytes, ip.mtu)
-	q := &netlink.Tbf{
+	return &netlink.Tbf{
 		QdiscAttrs: attrs,
 		Rate:       uint64(rateBytes),
 		Buffer:     netlink.Xmittime(uint64(rateBytes), burst),
 		Limit:      limit,
 	}
-	if err := h.QdiscAdd(q); err != nil {
-		return fmt.Errorf("add tbf rate %.0f bit/s: %w", float64(l.Bandwidth), err)
+}
+
+// netemDefaultLimit is netem's own queue limit in packets (tc's default).
+const netemDefaultLimit = 1000
+
+// netemParams are the netem settings for link l: its delay, loss and rate.
+// netem counts the packets its delay line holds against its limit, so the
+// limit covers a full link's worth of frames in flight over the delay plus
+// tbfLatency of queueing, or netem's default when that is larger: at 100
+// Gbit/s and 2 ms the default would drop most of a window.
+func netemParams(l *topo.Link, mtu int) netlink.NetemQdiscAttrs {
+	rateBytes := float64(l.Bandwidth) / 8
+	limit := uint32(netemDefaultLimit)
+	if inFlight := rateBytes * (l.Delay + tbfLatency).Seconds() / float64(mtu+14); inFlight > netemDefaultLimit {
+		limit = uint32(math.Min(math.Ceil(inFlight), math.MaxUint32))
 	}
-	return nil
+	return netlink.NetemQdiscAttrs{
+		Latency: uint32(min(l.Delay.Microseconds(), math.MaxUint32)),
+		Loss:    float32(l.Loss),
+		Rate64:  uint64(rateBytes),
+		Limit:   limit,
+	}
 }
 
 // rollback removes what a failed or interrupted build created: its namespaces

@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -89,6 +90,10 @@ func probeNetem() error {
 			netlink.QdiscAttrs{LinkIndex: 10, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
 			netlink.NetemQdiscAttrs{Latency: 1000})
 		if err := h.QdiscAdd(q); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				// The kernel's answer to a qdisc kind it does not know.
+				return fmt.Errorf("this kernel has no netem qdisc (sch_netem is neither built in nor loadable): %w", err)
+			}
 			return fmt.Errorf("add netem qdisc: %w", err)
 		}
 		return nil

@@ -134,6 +134,15 @@ func (s *State) Count() (hosts, switches int) {
 	return hosts, switches
 }
 
+// EndpointString writes a node's port as topology files do: "s1:p3", "h1:eth0".
+func (s *State) EndpointString(e topo.Endpoint) string {
+	kind := topo.KindSwitch
+	if n := s.Node(e.Node); n != nil {
+		kind = n.Kind
+	}
+	return e.Format(kind)
+}
+
 // Port returns the interface of node on port, or nil.
 func (n *Node) Port(port int) *Interface {
 	for i := range n.Interfaces {

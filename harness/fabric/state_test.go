@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/grid-ina/grid/harness/topo"
 )
 
@@ -213,5 +215,50 @@ func TestTbfBurstHoldsTwoFramesAndLimitCoversLatency(t *testing.T) {
 	burst, _ = tbfParams(100e9/8, 1500)
 	if burst != 12_500_000 {
 		t.Errorf("burst at 100 Gbit/s = %d, want 1 ms worth (12500000)", burst)
+	}
+}
+
+// TestRootQdiscSendsTheLinksDelayLossAndRateToNetem checks what a kernel with
+// netem would be asked for; this one has none, so the path cannot run here.
+func TestRootQdiscSendsTheLinksDelayLossAndRateToNetem(t *testing.T) {
+	iface := func(l *topo.Link) *ifacePlan {
+		return &ifacePlan{index: 105, mtu: 1500, link: &linkPlan{link: l}}
+	}
+	impaired := iface(&topo.Link{Bandwidth: 10 * topo.Gbps, Delay: 2 * time.Millisecond, Loss: 0.5})
+
+	q, ok := rootQdisc(impaired, true).(*netlink.Netem)
+	if !ok {
+		t.Fatalf("with netem, an impaired link gets %T, want *netlink.Netem", rootQdisc(impaired, true))
+	}
+	if a := q.Attrs(); a.LinkIndex != 105 || a.Parent != netlink.HANDLE_ROOT || a.Handle != netlink.MakeHandle(1, 0) {
+		t.Errorf("netem attributes %+v, want root qdisc 1: on ifindex 105", a)
+	}
+	if want := uint32(2000 * netlink.TickInUsec()); q.Latency != want {
+		t.Errorf("latency %d ticks, want 2 ms = %d ticks", q.Latency, want)
+	}
+	if want := netlink.Percentage2u32(0.5); q.Loss != want {
+		t.Errorf("loss %d, want 0.5%% = %d", q.Loss, want)
+	}
+	if q.Rate64 != 1_250_000_000 {
+		t.Errorf("rate %d B/s, want 10 Gbit/s = 1250000000", q.Rate64)
+	}
+	// 10 Gbit/s over 2 ms delay + 20 ms queueing is 27.5 MB: 18164 frames of 1514 bytes.
+	if q.Limit != 18164 {
+		t.Errorf("limit %d packets, want 18164 (the frames in flight)", q.Limit)
+	}
+
+	lossOnly, ok := rootQdisc(iface(&topo.Link{Loss: 1}), true).(*netlink.Netem)
+	if !ok || lossOnly.Rate64 != 0 || lossOnly.Latency != 0 || lossOnly.Limit != netemDefaultLimit || lossOnly.Loss != netlink.Percentage2u32(1) {
+		t.Errorf("loss-only link gets %+v, want unlimited rate, no delay, the default limit and 1%% loss", lossOnly)
+	}
+
+	if tbf, ok := rootQdisc(impaired, false).(*netlink.Tbf); !ok || tbf.Rate != 1_250_000_000 {
+		t.Errorf("without netem, an impaired link gets %+v, want tbf at 1250000000 B/s", rootQdisc(impaired, false))
+	}
+	if tbf, ok := rootQdisc(iface(&topo.Link{Bandwidth: topo.Gbps}), true).(*netlink.Tbf); !ok || tbf.Rate != 125_000_000 {
+		t.Errorf("an unimpaired link gets %+v, want tbf at 125000000 B/s", rootQdisc(iface(&topo.Link{Bandwidth: topo.Gbps}), true))
+	}
+	if q := rootQdisc(iface(&topo.Link{}), true); q != nil {
+		t.Errorf("a link without bandwidth, delay or loss gets %v, want no qdisc", q)
 	}
 }

@@ -158,7 +158,17 @@ func (t *Topology) Ingress(host string) Bandwidth {
 // EndpointString writes an endpoint as in topology files: "s1:p3" for a
 // switch port, "h1:eth0" for a host interface.
 func (t *Topology) EndpointString(e Endpoint) string {
-	if n := t.Node(e.Node); n != nil && n.Kind == KindHost {
+	kind := KindSwitch
+	if n := t.Node(e.Node); n != nil {
+		kind = n.Kind
+	}
+	return e.Format(kind)
+}
+
+// Format writes e as topology files do for a node of the given kind:
+// "h1:eth0" for a host, "s1:p3" otherwise.
+func (e Endpoint) Format(kind Kind) string {
+	if kind == KindHost {
 		return fmt.Sprintf("%s:eth%d", e.Node, e.Port)
 	}
 	return fmt.Sprintf("%s:p%d", e.Node, e.Port)

@@ -224,7 +224,7 @@ func listNodes(c *cli.Context, st *fabric.State) error {
 			if ifc.RateBits > 0 {
 				rate = topo.Bandwidth(ifc.RateBits).String()
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s:%d\n", name, kind, ns, ifc.Name, ifc.Port, ifc.MAC, ifc.IP, rate, ifc.Peer.Node, ifc.Peer.Port)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, kind, ns, ifc.Name, ifc.Port, ifc.MAC, ifc.IP, rate, st.EndpointString(ifc.Peer))
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -235,11 +235,11 @@ func listNodes(c *cli.Context, st *fabric.State) error {
 			fmt.Fprintf(c.App.Writer, "process %d (%s) in %s\n", p.PID, p.Role, p.Node)
 		}
 	}
-	if !st.Emulation.Netem {
-		fmt.Fprintf(c.App.Writer, "netem: unavailable (%s); %d links need delay/loss emulation by the switch\n",
-			strings.TrimSpace(st.Emulation.NetemError), len(st.Emulation.Pending))
-		for _, l := range st.Emulation.Pending {
-			fmt.Fprintf(c.App.Writer, "  %s:%d - %s:%d  delay %v  loss %g%%\n", l.A.Node, l.A.Port, l.B.Node, l.B.Port, l.Delay, l.Loss)
+	if pending := st.Emulation.Pending; len(pending) > 0 {
+		fmt.Fprintf(c.App.Writer, "delay and loss NOT applied on %d link(s), for the switch back end to emulate (netem unavailable: %s):\n",
+			len(pending), strings.TrimSpace(st.Emulation.NetemError))
+		for _, l := range pending {
+			fmt.Fprintf(c.App.Writer, "  %s--%s  delay %v  loss %g%%\n", st.EndpointString(l.A), st.EndpointString(l.B), l.Delay, l.Loss)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,20 +115,35 @@ func TestFabricCommands(t *testing.T) {
 		nothingLeft(t, run)
 	})
 
-	t.Run("BadTopologyCreatesNothing", func(t *testing.T) {
-		run := newRunName()
-		t.Cleanup(func() { fabric.Clean(run) })
-		bad := filepath.Join(t.TempDir(), "bad.yaml")
-		os.WriteFile(bad, []byte("name: bad\nnodes:\n  - {name: s1, kind: switch}\n  - {name: h1, kind: host}\nlinks:\n  - {endpoints: [\"s1:p1\", \"h9:eth0\"]}\n"), 0o644)
-		out, err := grid("up", bad, "--name", run).CombinedOutput()
-		if err == nil {
-			t.Fatalf("grid up accepted a link to an unknown node:\n%s", out)
-		}
-		if !strings.Contains(string(out), bad+":6") || !strings.Contains(string(out), "h9") {
-			t.Fatalf("error does not name the file, line 6 and the unknown node:\n%s", out)
-		}
-		nothingLeft(t, run)
-	})
+	// The issue's classes of bad input: nodes s1, h1, h2 on lines 3-5, links from line 7.
+	const nodes = "name: bad\nnodes:\n  - {name: s1, kind: switch}\n  - {name: h1, kind: host}\n  - {name: h2, kind: host}\nlinks:\n"
+	const link1 = `  - {endpoints: ["s1:p1", "h1:eth0"]}` + "\n"
+	for _, c := range []struct{ name, file, want string }{
+		{"UnknownNode", nodes + link1 + `  - {endpoints: ["s1:p2", "h9:eth0"]}`, `:8: links[1].endpoints: unknown node "h9"`},
+		{"DuplicateName", strings.Replace(nodes, "h2", "h1", 1) + link1, `:5: nodes[2].name: duplicate node name "h1" (first defined at line 4)`},
+		{"PortClash", nodes + link1 + `  - {endpoints: ["s1:p1", "h2:eth0"]}`,
+			`:8: links[1].endpoints: port clash: s1:p1 is already used by the link s1:p1--h1:eth0 at line 7`},
+		{"UnknownField", nodes + link1 + `  - {endpoints: ["s1:p2", "h2:eth0"], colour: red}`, `:8: links[1].colour: unknown field "colour"`},
+		{"BandwidthWithoutUnit", nodes + link1 + `  - {endpoints: ["s1:p2", "h2:eth0"], bandwidth: 100}`, `:8: links[1].bandwidth: bandwidth "100" without a unit`},
+	} {
+		t.Run("BadTopologyCreatesNothing/"+c.name, func(t *testing.T) {
+			run := newRunName()
+			t.Cleanup(func() { fabric.Clean(run) })
+			bad := filepath.Join(t.TempDir(), "bad.yaml")
+			if err := os.WriteFile(bad, []byte(c.file+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := grid("up", bad, "--name", run).CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("grid up on\n%s\nexited with %v:\n%s", c.file, err, out)
+			}
+			if want := "grid: " + bad + c.want; !strings.HasPrefix(string(out), want) || strings.Count(string(out), "\n") != 1 {
+				t.Fatalf("output is not the one line %q...:\n%s", want, out)
+			}
+			nothingLeft(t, run)
+		})
+	}
 
 	t.Run("KilledUpIsRemovedByClean", func(t *testing.T) {
 		run := newRunName()
@@ -195,7 +211,7 @@ func TestFabricCommands(t *testing.T) {
 		if strings.Contains(string(out), st.Node("w2").Port(0).IP) {
 			t.Fatalf("w1's namespace shows w2's address:\n%s", out)
 		}
-		if out, err := grid("ls", run).CombinedOutput(); err != nil || !strings.Contains(string(out), w1.Name) {
+		if out, err := grid("ls", run).CombinedOutput(); err != nil || !regexp.MustCompile(`(?m)^w1 +host +`+run+`-w1 +eth0 +0 .* s1:p1$`).Match(out) {
 			t.Fatalf("grid ls %s: %v\n%s", run, err, out)
 		}
 		if out, err := grid("down", run).CombinedOutput(); err != nil {
