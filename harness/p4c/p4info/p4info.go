@@ -108,13 +108,13 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 	if err := syms.AssignIDs(); err != nil {
 		return nil, err
 	}
-	pre := func(kind p4configv1.P4Ids_Prefix, name string) *p4configv1.Preamble {
-		return &p4configv1.Preamble{Id: syms.ID(kind, name), Name: name, Alias: syms.Alias(name)}
+	pre := func(kind p4configv1.P4Ids_Prefix, name string, annos ast.Annotations) *p4configv1.Preamble {
+		return &p4configv1.Preamble{Id: syms.ID(kind, name), Name: name, Alias: syms.Alias(name), Annotations: annotationStrings(annos)}
 	}
 	info := &p4configv1.P4Info{PkgInfo: &p4configv1.PkgInfo{Arch: "v1model"}}
 	actionID := func(a *midend.Action) uint32 { return syms.ID(p4configv1.P4Ids_ACTION, a.Name) }
 	for _, t := range tables {
-		pt := &p4configv1.Table{Preamble: pre(p4configv1.P4Ids_TABLE, t.Name), Size: int64(t.Size)}
+		pt := &p4configv1.Table{Preamble: pre(p4configv1.P4Ids_TABLE, t.Name, t.Annos), Size: int64(t.Size)}
 		for i, k := range t.Keys {
 			if k.Opaque {
 				k.Width = 0
@@ -163,7 +163,7 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 		info.Tables = append(info.Tables, pt)
 	}
 	for _, a := range actions {
-		pa := &p4configv1.Action{Preamble: pre(p4configv1.P4Ids_ACTION, a.Name)}
+		pa := &p4configv1.Action{Preamble: pre(p4configv1.P4Ids_ACTION, a.Name, a.Annos)}
 		for i, prm := range a.Params {
 			pa.Params = append(pa.Params, &p4configv1.Action_Param{Id: uint32(i + 1), Name: prm.Name, Bitwidth: int32(prm.Width)})
 		}
@@ -176,28 +176,28 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 		spec := &p4configv1.CounterSpec{Unit: counterUnit[c.Unit]}
 		if c.Direct {
 			info.DirectCounters = append(info.DirectCounters, &p4configv1.DirectCounter{
-				Preamble: pre(p4configv1.P4Ids_DIRECT_COUNTER, c.Name), Spec: spec,
+				Preamble: pre(p4configv1.P4Ids_DIRECT_COUNTER, c.Name, c.Annos), Spec: spec,
 				DirectTableId: syms.ID(p4configv1.P4Ids_TABLE, c.Binding),
 			})
 			continue
 		}
-		info.Counters = append(info.Counters, &p4configv1.Counter{Preamble: pre(p4configv1.P4Ids_COUNTER, c.Name), Spec: spec, Size: int64(c.Size)})
+		info.Counters = append(info.Counters, &p4configv1.Counter{Preamble: pre(p4configv1.P4Ids_COUNTER, c.Name, c.Annos), Spec: spec, Size: int64(c.Size)})
 	}
 	meterUnit := map[string]p4configv1.MeterSpec_Unit{"packets": p4configv1.MeterSpec_PACKETS, "bytes": p4configv1.MeterSpec_BYTES}
 	for _, m := range p.Meters {
 		spec := &p4configv1.MeterSpec{Unit: meterUnit[m.Unit]}
 		if m.Direct {
 			info.DirectMeters = append(info.DirectMeters, &p4configv1.DirectMeter{
-				Preamble: pre(p4configv1.P4Ids_DIRECT_METER, m.Name), Spec: spec,
+				Preamble: pre(p4configv1.P4Ids_DIRECT_METER, m.Name, m.Annos), Spec: spec,
 				DirectTableId: syms.ID(p4configv1.P4Ids_TABLE, m.Binding),
 			})
 			continue
 		}
-		info.Meters = append(info.Meters, &p4configv1.Meter{Preamble: pre(p4configv1.P4Ids_METER, m.Name), Spec: spec, Size: int64(m.Size)})
+		info.Meters = append(info.Meters, &p4configv1.Meter{Preamble: pre(p4configv1.P4Ids_METER, m.Name, m.Annos), Spec: spec, Size: int64(m.Size)})
 	}
 	for _, r := range p.Registers {
 		info.Registers = append(info.Registers, &p4configv1.Register{
-			Preamble: pre(p4configv1.P4Ids_REGISTER, r.Name),
+			Preamble: pre(p4configv1.P4Ids_REGISTER, r.Name, r.Annos),
 			TypeSpec: &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_Bitstring{
 				Bitstring: &p4configv1.P4BitstringLikeTypeSpec{TypeSpec: &p4configv1.P4BitstringLikeTypeSpec_Bit{
 					Bit: &p4configv1.P4BitTypeSpec{Bitwidth: int32(r.Width)},
@@ -236,7 +236,7 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 		info.TypeInfo.SerializableEnums[se.Name] = spec
 	}
 	for _, ch := range p.ControllerHeaders {
-		cm := &p4configv1.ControllerPacketMetadata{Preamble: pre(p4configv1.P4Ids_CONTROLLER_HEADER, ch.Name)}
+		cm := &p4configv1.ControllerPacketMetadata{Preamble: pre(p4configv1.P4Ids_CONTROLLER_HEADER, ch.Name, ch.Annos)}
 		for i, f := range ch.Fields {
 			cm.Metadata = append(cm.Metadata, &p4configv1.ControllerPacketMetadata_Metadata{Id: uint32(i + 1), Name: f.Name, Bitwidth: int32(f.Width)})
 		}
@@ -271,4 +271,22 @@ func MarshalBinary(info *p4configv1.P4Info) ([]byte, error) {
 		return nil, fmt.Errorf("encode P4Info: %w", err)
 	}
 	return b, nil
+}
+
+// annotationStrings renders the annotations p4c copies into P4Info
+// preambles (all but the ones that name, number or hide the object).
+func annotationStrings(annos ast.Annotations) []string {
+	var out []string
+	for _, a := range annos {
+		switch a.Name {
+		case "name", "id", "hidden", "brief", "description", "defaultonly", "tableonly":
+			continue
+		}
+		s := "@" + a.Name
+		if a.HasBody {
+			s += "(" + a.Raw + ")"
+		}
+		out = append(out, s)
+	}
+	return out
 }
