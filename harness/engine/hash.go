@@ -22,6 +22,23 @@ type calculation struct {
 	static     bool
 	staticHdrs []int
 	totalBits  int
+	// csum is set for a static csum16 over fields and constants of at most
+	// 64 bits each: then the checksum is summed from the fields directly,
+	// without packing them (see csumTerm).
+	csum []csumTerm
+}
+
+// csumTerm is one input of a static Internet checksum. Read as a number,
+// the zero-padded packed buffer is the sum of each input's value times 2^e
+// (e the input's distance in bits from the buffer's end), and its one's
+// complement sum of 16-bit words is that number modulo 2^16-1, where
+// 2^e = 2^(e mod 16): so each input adds its value, folded to 16 bits,
+// shifted left by e mod 16.
+type csumTerm struct {
+	slot  int    // field slot, or -1 for a constant
+	mask  uint64 // the field's width
+	cval  uint64 // the constant
+	shift uint   // e mod 16
 }
 
 type calcInput struct {
@@ -211,11 +228,63 @@ func (p *Program) compileCalculation(j *bmv2json.Calculation) (*calculation, err
 			calc.static = false
 		}
 	}
+	if calc.static && (j.Algo == "csum16" || j.Algo == "cksum16") {
+		calc.csum = p.csumTerms(calc)
+	}
 	return calc, nil
+}
+
+// csumTerms returns the terms of a static csum16 calculation, or nil when
+// an input is wider than 64 bits or a validity bit.
+func (p *Program) csumTerms(calc *calculation) []csumTerm {
+	padded := (calc.totalBits + 15) &^ 15
+	terms := make([]csumTerm, 0, len(calc.inputs))
+	for _, in := range calc.inputs {
+		if in.field >= 0 {
+			f := &p.fields[in.field]
+			if f.words != 1 || f.isValid || f.width > 64 {
+				return nil
+			}
+			terms = append(terms, csumTerm{slot: f.slot, mask: mask64(f.width), shift: uint(padded-in.at-f.width) % 16})
+			continue
+		}
+		if in.cbits > 64 {
+			return nil
+		}
+		terms = append(terms, csumTerm{slot: -1, cval: getBits(in.cval, len(in.cval)*8-in.cbits, in.cbits),
+			shift: uint(padded-in.at-in.cbits) % 16})
+	}
+	return terms
+}
+
+// fold16 reduces x modulo 2^16-1 by end-around carry, keeping a non-zero
+// x non-zero (0xffff rather than 0), as the one's complement sum does.
+func fold16(x uint64) uint64 {
+	for x > 0xffff {
+		x = x&0xffff + x>>16
+	}
+	return x
+}
+
+// csum16 is the Internet checksum of the calculation's packed inputs.
+func (calc *calculation) csum16(k *pkt) uint64 {
+	var sum uint64
+	for i := range calc.csum {
+		t := &calc.csum[i]
+		v := t.cval
+		if t.slot >= 0 {
+			v = k.f[t.slot] & t.mask
+		}
+		sum += fold16(v) << t.shift
+	}
+	return uint64(^uint16(fold16(sum)))
 }
 
 // compute packs the inputs and runs the algorithm.
 func (calc *calculation) compute(k *pkt) uint64 {
+	if calc.csum != nil && k.allValid(calc.staticHdrs) {
+		return calc.csum16(k)
+	}
 	if calc.static && k.allValid(calc.staticHdrs) {
 		buf := room(k.hbuf[:0], calc.totalBits)
 		clear(buf)
