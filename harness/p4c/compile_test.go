@@ -271,6 +271,9 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 			continue
 		}
 		delete(gotTables, w.Preamble.Name)
+		if fmt.Sprint(g.Preamble.Annotations) != fmt.Sprint(w.Preamble.Annotations) {
+			add("table %s: annotations %q, want %q", w.Preamble.Name, g.Preamble.Annotations, w.Preamble.Annotations)
+		}
 		if g.Preamble.Id != w.Preamble.Id || g.Preamble.Alias != w.Preamble.Alias {
 			add("table %s: id/alias %d/%s, want %d/%s", w.Preamble.Name, g.Preamble.Id, g.Preamble.Alias, w.Preamble.Id, w.Preamble.Alias)
 		}
@@ -320,6 +323,9 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 		delete(gotActions, w.Preamble.Name)
 		if g.Preamble.Id != w.Preamble.Id {
 			add("action %s: id %d, want %d", w.Preamble.Name, g.Preamble.Id, w.Preamble.Id)
+		}
+		if fmt.Sprint(g.Preamble.Annotations) != fmt.Sprint(w.Preamble.Annotations) {
+			add("action %s: annotations %q, want %q", w.Preamble.Name, g.Preamble.Annotations, w.Preamble.Annotations)
 		}
 		if len(g.Params) != len(w.Params) {
 			add("action %s: %d params, want %d", w.Preamble.Name, len(g.Params), len(w.Params))
