@@ -297,6 +297,9 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 		if fmt.Sprint(wantRefs) != fmt.Sprint(gotRefs) {
 			add("table %s: action refs %v, want %v", w.Preamble.Name, gotRefs, wantRefs)
 		}
+		if g.IsConstTable != w.IsConstTable || g.HasInitialEntries != w.HasInitialEntries {
+			add("table %s: const %v initial entries %v, want %v %v", w.Preamble.Name, g.IsConstTable, g.HasInitialEntries, w.IsConstTable, w.HasInitialEntries)
+		}
 		if g.Size != w.Size {
 			add("table %s: size %d, want %d", w.Preamble.Name, g.Size, w.Size)
 		}
