@@ -122,6 +122,20 @@ func (r *resource) load(rate []float64) float64 {
 	return l
 }
 
+// groupState splits a stream group into c, the largest load of its frozen
+// members, and d, the largest coefficient of its active ones: at common rate
+// t the group loads max(c, d*t).
+func groupState(g []term, rate []float64, active []bool) (c, d float64) {
+	for _, x := range g {
+		if active[x.w] {
+			d = math.Max(d, x.coef)
+		} else {
+			c = math.Max(c, x.coef*rate[x.w])
+		}
+	}
+	return c, d
+}
+
 // saturation is the common rate t of the active workers at which r reaches
 // its capacity, frozen workers keeping their rates; +Inf if never.
 func (r *resource) saturation(rate []float64, active []bool, now float64) float64 {
@@ -140,14 +154,7 @@ func (r *resource) saturation(rate []float64, active []bool, now float64) float6
 		}
 	}
 	for _, g := range r.groups {
-		var c, d float64
-		for _, t := range g {
-			if active[t.w] {
-				d = math.Max(d, t.coef)
-			} else {
-				c = math.Max(c, t.coef*rate[t.w])
-			}
-		}
+		c, d := groupState(g, rate, active)
 		if d == 0 {
 			base += c
 		} else {
@@ -198,14 +205,7 @@ func (r *resource) drivers(out []int, rate []float64, active []bool, t float64) 
 		}
 	}
 	for _, g := range r.groups {
-		var c, d float64
-		for _, x := range g {
-			if active[x.w] {
-				d = math.Max(d, x.coef)
-			} else {
-				c = math.Max(c, x.coef*rate[x.w])
-			}
-		}
+		c, d := groupState(g, rate, active)
 		if d == 0 || d*t < c*(1-1e-12) {
 			continue
 		}

@@ -7,22 +7,9 @@ import (
 
 	"github.com/grid-ina/grid/harness/lp"
 	"github.com/grid-ina/grid/harness/topo"
-	"github.com/grid-ina/grid/harness/workload"
 )
 
-func fig1(t *testing.T) *Instance {
-	t.Helper()
-	tp := topo.PaperFig1()
-	jobs, err := workload.Default(tp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := NewInstance(tp, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
-}
+func fig1(t *testing.T) *Instance { return instanceOf(t, topo.PaperFig1()) }
 
 // handPlan builds an assignment from node-name paths: for worker i, path[i]
 // from the worker to its aggregation node with fraction 1.

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,11 +22,7 @@ func instanceOf(t *testing.T, tp *topo.Topology) *Instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := NewInstance(tp, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
+	return mustInstance(t, tp, jobs)
 }
 
 func scenarioInstance(t *testing.T, sc Scenario, workers int, seed uint64) *Instance {
@@ -32,6 +31,11 @@ func scenarioInstance(t *testing.T, sc Scenario, workers int, seed uint64) *Inst
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mustInstance(t, tp, jobs)
+}
+
+func mustInstance(t *testing.T, tp *topo.Topology, jobs []workload.Job) *Instance {
+	t.Helper()
 	in, err := NewInstance(tp, jobs)
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +226,7 @@ func TestRGRIAReportsTheViolationsOfItsRounding(t *testing.T) {
 	}
 }
 
-func TestFig1ExactPlanJSONHasFanInsAndW4DetourRules(t *testing.T) {
+func TestFig1ExactPlanJSONHasFanInsAndAnS1WorkerDetouringToS2(t *testing.T) {
 	p, err := Solve(context.Background(), fig1(t), AlgoGRIDExact, Options{LP: lp.Embedded})
 	if err != nil {
 		t.Fatal(err)
@@ -341,5 +345,34 @@ func TestLinkAwareExactSolvesMILPsForTwoJobsOnFig1OnEachBackend(t *testing.T) {
 		if len(p.Notes) == 0 || strings.Contains(p.Notes[0], " 0 feasibility MILPs") {
 			t.Errorf("%s: no MILP was solved to prove the optimum: %v", be, p.Notes)
 		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden plan files in testdata")
+
+// The Fig. 1 plan of grid-exact, as the experiment runner reads it, is kept
+// as a golden file: testdata/fig1-grid-exact.plan.json (go test -update rewrites it).
+func TestFig1PlanJSONMatchesGoldenFile(t *testing.T) {
+	p, err := Solve(context.Background(), fig1(t), AlgoGRIDExact, Options{LP: lp.Embedded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.LPBackend = "" // the golden file must not depend on which backend ran
+	got := planJSON(t, p)
+	golden := filepath.Join("testdata", "fig1-grid-exact.plan.json")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("plan differs from %s (go test -update rewrites it):\n%s", golden, got)
 	}
 }

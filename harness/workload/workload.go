@@ -28,29 +28,9 @@ type Job struct {
 	Line    int // line of the job in its file, for error messages
 }
 
-// Error is a problem in a jobs file: "workloads/jobs/x.yaml:7: jobs[0].workers[2]: unknown host "w9"".
-type Error struct {
-	Source string
-	Line   int
-	Field  string
-	Msg    string
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	if e.Source != "" {
-		b.WriteString(e.Source)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d", e.Line)
-		}
-		b.WriteString(": ")
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// Error is a problem in a jobs file, located like a topology error:
+// "workloads/jobs/x.yaml:7: jobs[0].workers[2]: unknown host "w9"".
+type Error = topo.Error
 
 // Default is the job a topology's roles describe: its only PS and all its
 // workers. It fails when the topology has no PS, several, or no workers.

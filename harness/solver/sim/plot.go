@@ -51,6 +51,7 @@ func Plot(dir string, rows []Row, algorithms []string) ([]string, error) {
 			p.Legend.Top = true
 			p.Legend.Left = m.File == "ps-load"
 			p.Add(plotter.NewGrid())
+			p.X.Tick.Marker = workerTicks(rows, sc)
 			for i, algo := range algorithms {
 				pts := meanByWorkers(rows, sc, algo, m.value)
 				if len(pts) == 0 {
@@ -150,4 +151,17 @@ func WriteResults(dir string, rows []Row, algorithms []string) ([]string, error)
 		out = append(out, filepath.Join(dir, filepath.Base(f)))
 	}
 	return out, nil
+}
+
+// workerTicks labels the x axis with the simulated worker counts.
+func workerTicks(rows []Row, scenario string) plot.Ticker {
+	var ticks []plot.Tick
+	seen := map[int]bool{}
+	for _, r := range rows {
+		if r.Scenario == scenario && !seen[r.Workers] {
+			seen[r.Workers] = true
+			ticks = append(ticks, plot.Tick{Value: float64(r.Workers), Label: fmt.Sprint(r.Workers)})
+		}
+	}
+	return plot.ConstantTicks(ticks)
 }
