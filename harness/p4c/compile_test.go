@@ -306,8 +306,8 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 		if g.ConstDefaultActionId != w.ConstDefaultActionId {
 			add("table %s: const default action %d, want %d", w.Preamble.Name, g.ConstDefaultActionId, w.ConstDefaultActionId)
 		}
-		if g.GetInitialDefaultAction().GetActionId() != w.GetInitialDefaultAction().GetActionId() {
-			add("table %s: default action %d, want %d", w.Preamble.Name, g.GetInitialDefaultAction().GetActionId(), w.GetInitialDefaultAction().GetActionId())
+		if !proto.Equal(g.GetInitialDefaultAction(), w.GetInitialDefaultAction()) {
+			add("table %s: default action %v, want %v", w.Preamble.Name, g.GetInitialDefaultAction(), w.GetInitialDefaultAction())
 		}
 	}
 	for n := range gotTables {

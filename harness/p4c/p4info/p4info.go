@@ -146,7 +146,9 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 				if !ok {
 					return nil, fmt.Errorf("table %s: bad default argument %q", t.Name, arg)
 				}
-				ida.Arguments = append(ida.Arguments, &p4configv1.TableActionCall_Argument{ParamId: uint32(i + 1), Value: v.Bytes()})
+				// p4c writes the value in the parameter's whole byte width.
+				w := t.Default.Params[i].Width
+				ida.Arguments = append(ida.Arguments, &p4configv1.TableActionCall_Argument{ParamId: uint32(i + 1), Value: v.FillBytes(make([]byte, (w+7)/8))})
 			}
 			pt.InitialDefaultAction = ida
 		}
