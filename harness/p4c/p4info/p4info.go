@@ -148,6 +148,7 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 				}
 				// p4c writes the value in the parameter's whole byte width.
 				w := t.Default.Params[i].Width
+				v.And(v, new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(w)), big.NewInt(1)))
 				ida.Arguments = append(ida.Arguments, &p4configv1.TableActionCall_Argument{ParamId: uint32(i + 1), Value: v.FillBytes(make([]byte, (w+7)/8))})
 			}
 			pt.InitialDefaultAction = ida
