@@ -381,6 +381,20 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 		return
 	})
 	pre("meter", w, g)
+	for _, wc := range want.Counters {
+		for _, gc := range got.Counters {
+			if gc.Preamble.Name == wc.Preamble.Name && (!proto.Equal(gc.Spec, wc.Spec) || gc.Size != wc.Size) {
+				add("counter %s: spec %v size %d, want %v %d", wc.Preamble.Name, gc.Spec, gc.Size, wc.Spec, wc.Size)
+			}
+		}
+	}
+	for _, wr := range want.Registers {
+		for _, gr := range got.Registers {
+			if gr.Preamble.Name == wr.Preamble.Name && (!proto.Equal(gr.TypeSpec, wr.TypeSpec) || gr.Size != wr.Size) {
+				add("register %s: type %v size %d, want %v %d", wr.Preamble.Name, gr.TypeSpec, gr.Size, wr.TypeSpec, wr.Size)
+			}
+		}
+	}
 	we, ge := want.GetTypeInfo().GetSerializableEnums(), got.GetTypeInfo().GetSerializableEnums()
 	if len(we) != len(ge) {
 		add("%d serializable enums in type_info, want %d", len(ge), len(we))
