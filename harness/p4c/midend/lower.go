@@ -305,7 +305,13 @@ func (l *lowerer) collectHeaderDecls() {
 // blocks: the headers struct becomes header instances named after the
 // fields, the metadata struct becomes fields of scalars.
 func (l *lowerer) allocGlobal(p *ast.Param, scalarPrefix string) (val, error) {
-	return l.alloc(p, p.Type.Resolved(), "", scalarPrefix)
+	t := p.Type.Resolved()
+	if sd, ok := t.(*ast.StructDecl); ok && sd.Kind == ast.KindStruct {
+		return l.alloc(p, t, "", scalarPrefix)
+	}
+	// A bare header (or scalar) instead of the usual struct: name it
+	// after the parameter.
+	return l.alloc(p, t, p.Name, p.Name)
 }
 
 // alloc creates storage for a value of type t: header instances are named
