@@ -103,7 +103,57 @@ func leftovers(t *testing.T, run, tag string) []string {
 	if _, err := os.Stat(runDir(run)); err == nil {
 		left = append(left, "state "+runDir(run))
 	}
-	return left
+	return append(left, heldNamespaces(t)...)
+}
+
+// heldNamespaces lists what in this process still refers to a network
+// namespace other than its own: namespace handles, sockets opened inside one
+// (SIOCGSKNS gives a socket's namespace) and threads left inside one. Each
+// keeps an unmounted namespace, and every interface in it, alive unseen.
+func heldNamespaces(t *testing.T) []string {
+	t.Helper()
+	own, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range fds {
+		link, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err != nil {
+			continue // the directory's own descriptor, closed meanwhile
+		}
+		if strings.HasPrefix(link, "net:[") && link != own {
+			held = append(held, fmt.Sprintf("descriptor %s on namespace %s", e.Name(), link))
+		}
+		if !strings.HasPrefix(link, "socket:[") {
+			continue
+		}
+		var fd int
+		fmt.Sscan(e.Name(), &fd)
+		nsfd, err := unix.IoctlRetInt(fd, unix.SIOCGSKNS)
+		if err != nil {
+			continue
+		}
+		ns, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", nsfd))
+		unix.Close(nsfd)
+		if ns != own {
+			held = append(held, fmt.Sprintf("socket %s (descriptor %s) in namespace %s", link, e.Name(), ns))
+		}
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range tasks {
+		if ns, err := os.Readlink("/proc/self/task/" + e.Name() + "/ns/net"); err == nil && ns != own {
+			held = append(held, fmt.Sprintf("thread %s in namespace %s", e.Name(), ns))
+		}
+	}
+	return held
 }
 
 func requireNothingLeft(t *testing.T, run, tag string) {
