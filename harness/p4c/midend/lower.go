@@ -144,6 +144,7 @@ func (l *lowerer) run() error {
 	l.out.HeaderTypes = append(l.out.HeaderTypes, l.scalars)
 	l.out.Headers = append(l.out.Headers, &Header{Name: "scalars", Type: l.scalars, Metadata: true})
 	l.names["scalars"] = true
+	l.names["standard_metadata"] = true // allocated below, after the headers
 	pd, ok := blocks[0].(*ast.ParserDecl)
 	if !ok {
 		return unsupported(main.Args[0], "the first V1Switch argument must be a parser")
@@ -168,7 +169,6 @@ func (l *lowerer) run() error {
 	}
 	smType := l.headerType(smT, "standard_metadata")
 	l.stdMeta = &Header{Name: "standard_metadata", Type: smType, Metadata: true}
-	l.names["standard_metadata"] = true
 	l.out.Headers = append(l.out.Headers, l.stdMeta)
 	std := &headerV{h: l.stdMeta, decl: smT}
 	l.collectHeaderDecls()
