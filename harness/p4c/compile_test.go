@@ -260,6 +260,11 @@ func TestP4InfoMatchesP4cReference(t *testing.T) {
 func compareP4Info(want, got *p4configv1.P4Info) string {
 	var diffs []string
 	add := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
+	preamble := func(kind string, w, g *p4configv1.Preamble) {
+		if g.Id != w.Id || g.Alias != w.Alias || fmt.Sprint(g.Annotations) != fmt.Sprint(w.Annotations) {
+			add("%s %s: id/alias/annotations %d/%s/%q, want %d/%s/%q", kind, w.Name, g.Id, g.Alias, g.Annotations, w.Id, w.Alias, w.Annotations)
+		}
+	}
 	gotTables := map[string]*p4configv1.Table{}
 	for _, tb := range got.Tables {
 		gotTables[tb.Preamble.Name] = tb
@@ -271,12 +276,7 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 			continue
 		}
 		delete(gotTables, w.Preamble.Name)
-		if fmt.Sprint(g.Preamble.Annotations) != fmt.Sprint(w.Preamble.Annotations) {
-			add("table %s: annotations %q, want %q", w.Preamble.Name, g.Preamble.Annotations, w.Preamble.Annotations)
-		}
-		if g.Preamble.Id != w.Preamble.Id || g.Preamble.Alias != w.Preamble.Alias {
-			add("table %s: id/alias %d/%s, want %d/%s", w.Preamble.Name, g.Preamble.Id, g.Preamble.Alias, w.Preamble.Id, w.Preamble.Alias)
-		}
+		preamble("table", w.Preamble, g.Preamble)
 		if len(g.MatchFields) != len(w.MatchFields) {
 			add("table %s: %d match fields, want %d", w.Preamble.Name, len(g.MatchFields), len(w.MatchFields))
 		} else {
@@ -324,12 +324,7 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 			continue
 		}
 		delete(gotActions, w.Preamble.Name)
-		if g.Preamble.Id != w.Preamble.Id {
-			add("action %s: id %d, want %d", w.Preamble.Name, g.Preamble.Id, w.Preamble.Id)
-		}
-		if fmt.Sprint(g.Preamble.Annotations) != fmt.Sprint(w.Preamble.Annotations) {
-			add("action %s: annotations %q, want %q", w.Preamble.Name, g.Preamble.Annotations, w.Preamble.Annotations)
-		}
+		preamble("action", w.Preamble, g.Preamble)
 		if len(g.Params) != len(w.Params) {
 			add("action %s: %d params, want %d", w.Preamble.Name, len(g.Params), len(w.Params))
 			continue
