@@ -153,8 +153,9 @@ func init() {
 		Description: "Replaces grid with COMMAND running in the network namespace of NODE (a host or a switch),\n" +
 			"with /sys showing that namespace, like 'ip netns exec'. Standard input, output and error\n" +
 			"and the exit status are the command's. The process is recorded in the run's state, so\n" +
-			"'grid down' stops it if it still runs.\n\n" +
-			"Example:\n  sudo grid exec ft4 h1 -- ping -c 1 10.0.2.1",
+			"'grid down' stops it if it still runs. Switch namespaces forward nothing by themselves:\n" +
+			"hosts reach each other (ping) once a switch back end runs on the switches' ports.\n\n" +
+			"Example:\n  sudo grid exec ft4 h1 -- ip -br addr\n  sudo grid exec ft4 e1 -- tcpdump -eni any   # frames reaching switch e1's ports",
 		SkipFlagParsing: true,
 		HideHelpCommand: true,
 		Action: func(c *cli.Context) error {

@@ -19,7 +19,7 @@ func init() {
 		Usage: "generate, check and draw topology files",
 		Description: "Topology files (YAML, documented by topologies/schema.json) describe the hosts, switches and\n" +
 			"links grid builds. The generators write the paper's topologies; show checks a file and draws it.\n\n" +
-			"Example:\n   grid topo fattree --k 4 -o /tmp/k4.yaml && grid topo show /tmp/k4.yaml --svg /tmp/k4.svg",
+			"Example:\n  grid topo fattree --k 4 -o /tmp/k4.yaml && grid topo show /tmp/k4.yaml --svg /tmp/k4.svg",
 		Subcommands: []*cli.Command{
 			{
 				Name:  "fattree",
@@ -27,7 +27,7 @@ func init() {
 				Description: "(k/2)^2 core switches, k pods of k/2 aggregation and k/2 edge switches, and k/2 hosts per\n" +
 					"edge switch unless --hosts-per-edge says otherwise. Every switch is programmable with 100Gbps\n" +
 					"capacity, every link 100Gbps; the last host is the PS, the others workers.\n\n" +
-					"Example (the paper's simulation, 80 switches and 192 servers):\n   grid topo fattree --k 8 --hosts-per-edge 6 -o fattree-k8.yaml",
+					"Example (the paper's simulation, 80 switches and 192 servers):\n  grid topo fattree --k 8 --hosts-per-edge 6 -o fattree-k8.yaml",
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "k", Usage: "switch port count `K`, even and at least 2; required", Required: true, DefaultText: "none"},
 					&cli.IntFlag{Name: "hosts-per-edge", Usage: "`H` hosts under each edge switch", DefaultText: "k/2"},
@@ -42,7 +42,7 @@ func init() {
 				Usage: "write a leaf-spine (two-tier Clos) topology",
 				Description: "Every leaf links to every spine; hosts are spread over the leaves as evenly as possible.\n" +
 					"Every switch is programmable with 100Gbps capacity, every link 100Gbps; the last host is the PS.\n\n" +
-					"Example (the paper's simulation, 60 switches and 500 servers):\n   grid topo leafspine --spines 30 --leaves 30 --hosts 500 -o leafspine-60.yaml",
+					"Example (the paper's simulation, 60 switches and 500 servers):\n  grid topo leafspine --spines 30 --leaves 30 --hosts 500 -o leafspine-60.yaml",
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "spines", Usage: "number of spine switches `S`; required", Required: true, DefaultText: "none"},
 					&cli.IntFlag{Name: "leaves", Usage: "number of leaf switches `L`; required", Required: true, DefaultText: "none"},
@@ -59,7 +59,7 @@ func init() {
 				Name:  "testbed",
 				Usage: "write the paper's testbed: switches s1, s2, s3 in a triangle with 8 workers and a PS",
 				Description: "s1 holds w1, w2 and the PS, s2 holds w3, w4, w7, s3 holds w5, w6, w8; 100Gbps links.\n\n" +
-					"Example:\n   grid topo testbed -o testbed.yaml",
+					"Example:\n  grid topo testbed -o testbed.yaml",
 				Flags: []cli.Flag{outFlag},
 				Action: func(c *cli.Context) error {
 					return writeGenerated(c, func() (*topo.Topology, error) { return topo.Testbed(), nil })
@@ -69,7 +69,7 @@ func init() {
 				Name:  "fig1",
 				Usage: "write the paper's Fig. 1 motivating example (3Gbps links, 9Gbps PS ingress and capacities)",
 				Description: "s1 holds w1-w4, s2 holds w5, w6, s3 holds w7, w8 and the PS; links L1 = s1-s3, L2 = s1-s2,\n" +
-					"L3 = s2-s3. The solver's known-answer tests use it.\n\nExample:\n   grid topo fig1 -o paper-fig1.yaml",
+					"L3 = s2-s3. The solver's known-answer tests use it.\n\nExample:\n  grid topo fig1 -o paper-fig1.yaml",
 				Flags: []cli.Flag{outFlag},
 				Action: func(c *cli.Context) error {
 					return writeGenerated(c, func() (*topo.Topology, error) { return topo.PaperFig1(), nil })
@@ -82,7 +82,7 @@ func init() {
 				Description: "Reads and validates FILE (errors name the line and field), prints counts by kind, tier and\n" +
 					"role, programmable switches, capacities, the PS and link bandwidths. --svg draws the topology\n" +
 					"as an image, --dot writes Graphviz input, --addresses prints the addressing plan.\n\n" +
-					"Example:\n   grid topo show topologies/testbed.yaml --svg testbed.svg",
+					"Example:\n  grid topo show topologies/testbed.yaml --svg testbed.svg",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "dot", Usage: "write Graphviz DOT to `FILE`"},
 					&cli.StringFlag{Name: "svg", Usage: "write an SVG drawing to `FILE`"},
