@@ -94,40 +94,34 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 			sort.SliceStable(ws, func(x, y int) bool { return d[jb.workers[ws[x]]] < d[jb.workers[ws[y]]] })
 			return ws
 		}
-		var open []int
-		place := func() {
-			type option struct{ w, s, d int }
-			var opts []option
-			for _, s := range open {
-				d := in.dist(dc, s)
-				for w := range left {
-					opts = append(opts, option{w, s, d[jb.workers[w]]})
+		// fill places the left workers on aggregator s, nearest first, each
+		// over the first of its routes with room, and returns how many it placed.
+		// Workers that fit nowhere earlier cannot fit later (room only shrinks),
+		// so each aggregator is filled once, right after it opens.
+		fill := func(s int, room []float64, commit bool) float64 {
+			placed := 0.0
+			for _, w := range byDistance(s) {
+				if placed >= swRoom[s] {
+					break
 				}
-			}
-			sort.Slice(opts, func(x, y int) bool {
-				if opts[x].d != opts[y].d {
-					return opts[x].d < opts[y].d
-				}
-				if opts[x].w != opts[y].w {
-					return opts[x].w < opts[y].w
-				}
-				return opts[x].s < opts[y].s
-			})
-			for _, o := range opts {
-				if !left[o.w] || swRoom[o.s] < 1 {
-					continue
-				}
-				for _, r := range pk.routesOf(jb.workers[o.w], o.s) {
+				for _, r := range pk.routesOf(jb.workers[w], s) {
 					if fitsIn(room, r.arcs) {
 						takeIn(room, r.arcs)
-						swRoom[o.s]--
-						a.shares[j][o.w] = []share{{node: o.s, frac: 1, path: r.nodes}}
-						delete(left, o.w)
+						placed++
+						if commit {
+							a.shares[j][w] = []share{{node: s, frac: 1, path: r.nodes}}
+							delete(left, w)
+						}
 						break
 					}
 				}
 			}
+			if commit {
+				swRoom[s] -= placed
+			}
+			return placed
 		}
+		opened := 0
 		for len(left) > 0 && psRoom[jb.ps] >= 1 {
 			type cand struct {
 				s        int
@@ -136,7 +130,7 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 			}
 			var cands []cand
 			for _, s := range in.progList {
-				if swRoom[s] < 2 || a.streams[j][s] != nil || len(open) == 0 && first >= 0 && s != first {
+				if swRoom[s] < 2 || a.streams[j][s] != nil || opened == 0 && first >= 0 && s != first {
 					continue
 				}
 				p := in.shortestPath(dc, s, jb.ps, nil)
@@ -176,19 +170,7 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 			for _, c := range cands {
 				copy(scratch, room)
 				takeIn(scratch, c.stream.arcs)
-				reach := 0.0
-				for _, w := range byDistance(c.s) {
-					if reach >= swRoom[c.s] {
-						break
-					}
-					for _, r := range pk.routesOf(jb.workers[w], c.s) {
-						if fitsIn(scratch, r.arcs) {
-							takeIn(scratch, r.arcs)
-							reach++
-							break
-						}
-					}
-				}
+				reach := fill(c.s, scratch, false)
 				if reach > bestReach || reach == bestReach && best >= 0 && in.capS[c.s] > in.capS[best] {
 					best, bestReach, bestStream = c.s, reach, c.stream
 				}
@@ -199,8 +181,8 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 			takeIn(room, bestStream.arcs)
 			psRoom[jb.ps]--
 			a.streams[j][best] = bestStream.nodes
-			open = append(open, best)
-			place()
+			fill(best, room, true)
+			opened++
 		}
 		// The rest send to the PS directly, one stream each.
 		for _, w := range sortedKeys(left) {
