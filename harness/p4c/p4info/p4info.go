@@ -64,44 +64,30 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 			actions = append(actions, a)
 		}
 	}
-	add := func(kind p4configv1.P4Ids_Prefix, name string, annos ast.Annotations) error {
-		return syms.Add(Symbol{Kind: kind, Name: name, ID: idAnno(annos)})
+	var symbols []Symbol
+	add := func(kind p4configv1.P4Ids_Prefix, name string, annos ast.Annotations) {
+		symbols = append(symbols, Symbol{Kind: kind, Name: name, ID: idAnno(annos)})
 	}
 	for _, t := range tables {
-		if err := add(p4configv1.P4Ids_TABLE, t.Name, t.Annos); err != nil {
-			return nil, err
-		}
+		add(p4configv1.P4Ids_TABLE, t.Name, t.Annos)
 	}
 	for _, a := range actions {
-		if err := add(p4configv1.P4Ids_ACTION, a.Name, a.Annos); err != nil {
-			return nil, err
-		}
+		add(p4configv1.P4Ids_ACTION, a.Name, a.Annos)
 	}
 	for _, c := range p.Counters {
-		kind := p4configv1.P4Ids_COUNTER
-		if c.Direct {
-			kind = p4configv1.P4Ids_DIRECT_COUNTER
-		}
-		if err := add(kind, c.Name, c.Annos); err != nil {
-			return nil, err
-		}
+		add(kindOf(c.Direct, p4configv1.P4Ids_COUNTER, p4configv1.P4Ids_DIRECT_COUNTER), c.Name, c.Annos)
 	}
 	for _, m := range p.Meters {
-		kind := p4configv1.P4Ids_METER
-		if m.Direct {
-			kind = p4configv1.P4Ids_DIRECT_METER
-		}
-		if err := add(kind, m.Name, m.Annos); err != nil {
-			return nil, err
-		}
+		add(kindOf(m.Direct, p4configv1.P4Ids_METER, p4configv1.P4Ids_DIRECT_METER), m.Name, m.Annos)
 	}
 	for _, r := range p.Registers {
-		if err := add(p4configv1.P4Ids_REGISTER, r.Name, r.Annos); err != nil {
-			return nil, err
-		}
+		add(p4configv1.P4Ids_REGISTER, r.Name, r.Annos)
 	}
 	for _, ch := range p.ControllerHeaders {
-		if err := add(p4configv1.P4Ids_CONTROLLER_HEADER, ch.Name, ch.Annos); err != nil {
+		add(p4configv1.P4Ids_CONTROLLER_HEADER, ch.Name, ch.Annos)
+	}
+	for _, sym := range symbols {
+		if err := syms.Add(sym); err != nil {
 			return nil, err
 		}
 	}
@@ -292,4 +278,12 @@ func annotationStrings(annos ast.Annotations) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// kindOf picks the P4Runtime kind of an indexed or a direct resource.
+func kindOf(direct bool, indexed, directKind p4configv1.P4Ids_Prefix) p4configv1.P4Ids_Prefix {
+	if direct {
+		return directKind
+	}
+	return indexed
 }
