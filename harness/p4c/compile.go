@@ -7,6 +7,23 @@
 // The stages live in sub-packages: frontend (preprocessor, parser, type
 // checker), midend (lowering to bmv2's flat model), backend (bmv2 JSON) and
 // p4info (P4Info with p4c's IDs).
+//
+// Beyond what the front end accepts, the lowering handles: sub-controls and
+// sub-parsers (also with constructor arguments), functions and
+// action-to-action calls with copy-in/copy-out, exit and return (copy-outs
+// still run), if-statements in actions (forward jumps) and in parser states
+// (state splitting), table applications in expressions and at several
+// mutually exclusive places, switch on action_run and on values, header
+// stacks (next/last/lastIndex, push/pop, run-time indexes for reads and
+// field writes), structs nested in headers, select ranges and masks,
+// const entries (exact, lpm, ternary, range, optional, @priority),
+// registers, counters, meters (indexed and direct), hash, checksums,
+// clone/resubmit/recirculate with field lists, random, log_msg,
+// assert/assume and truncate. It reports as unsupported: a table applied
+// twice on one path, entries written `priority = N`, action profiles and
+// selectors, idle timeout, digests, value sets, generic functions, deparser
+// statements other than (validity-guarded) emits, and if-statements in
+// functions called from parsers.
 package p4c
 
 import (
