@@ -133,6 +133,17 @@ func (b *stfBuilder) checkStats(job uint16) {
 	}
 }
 
+// checkPorts asserts the per-port packet counters port_rx and port_tx of
+// ports, as the model counted them.
+func (b *stfBuilder) checkPorts(ports ...uint16) {
+	b.note("Per-port packet counters (port_rx, port_tx)")
+	for _, p := range ports {
+		b.lines = append(b.lines,
+			fmt.Sprintf("check_counter %s(%d) packets == %d", CounterPortRx, p, b.sw.PortRx[p]),
+			fmt.Sprintf("check_counter %s(%d) packets == %d", CounterPortTx, p, b.sw.PortTx[p]))
+	}
+}
+
 // checkUnit asserts the state of the unit (job, frag) maps to.
 func (b *stfBuilder) checkUnit(job uint16, frag uint32, wantState uint16) {
 	idx := gradproto.UnitIndex(job, frag, len(b.sw.Units()))
@@ -188,6 +199,7 @@ var stfCases = []stfCase{
 			}
 			b.checkUnit(1, 5, gradproto.UnitDone)
 			b.checkStats(1)
+			b.checkPorts(0, 1, 2, 3, 4)
 			return b
 		}},
 	{"aggregate_fanin64", `Sixty-four workers (the widest bitmap) aggregate fragment 77 of job 3:
@@ -273,6 +285,7 @@ var stfCases = []stfCase{
 			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, 6, 0, val(1)))
 			b.note("duplicate after completion: dropped")
 			b.send(st.WorkerPort(0), f0)
+			b.checkUnit(1, 6, gradproto.UnitDone)
 			b.checkStats(1)
 			return b
 		}},
@@ -308,6 +321,11 @@ var stfCases = []stfCase{
 			for _, f := range []uint32{11, 10} {
 				b.send(st.WorkerPort(1), b.frag(&plan2, 1, f, 0, val(8)))
 				b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, f, 0, val(1)))
+			}
+			for _, job := range []uint16{1, 2} {
+				for _, f := range []uint32{10, 11} {
+					b.checkUnit(job, f, gradproto.UnitDone)
+				}
 			}
 			b.checkStats(1)
 			b.checkStats(2)
@@ -387,6 +405,7 @@ var stfCases = []stfCase{
 			b.send(4, b.result(&st.Plan, 6, val(9)))
 			b.note("in on port 3: no group")
 			b.send(3, b.result(&st.Plan, 7, val(9)))
+			b.checkPorts(0, 1, 2, 3, 4)
 			return b
 		}},
 	{"loss_fragment", `Loss of a fragment: worker 2's original is lost. Workers 0 and 1 are
