@@ -140,6 +140,9 @@ func (a *actx) declStmt(x *ast.DeclStmt) error {
 func (a *actx) invalidate(v val) error {
 	switch x := v.(type) {
 	case *headerV:
+		if x.h.Metadata {
+			return nil // metadata (standard_metadata's copies) has no validity
+		}
 		a.emitPrim(prim("remove_header", bmv2json.Named("header", x.h.Name)))
 	case *structV:
 		for _, f := range x.decl.Fields {
