@@ -142,7 +142,7 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 				if p.Dir == ast.DirInOut {
 					err = a.store(arg.Value, t, v)
 				} else {
-					err = a.invalidate(t)
+					err = a.invalidate(arg.Value, t)
 				}
 				if err != nil {
 					return nil, err
@@ -152,7 +152,7 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 			} else {
 				sc.m[p] = v
 				if p.Dir == ast.DirOut {
-					if err := a.invalidate(v); err != nil {
+					if err := a.invalidate(arg.Value, v); err != nil {
 						return nil, err
 					}
 				}

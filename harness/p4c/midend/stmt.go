@@ -127,7 +127,7 @@ func (a *actx) declStmt(x *ast.DeclStmt) error {
 		}
 		// An uninitialized header local starts invalid; a re-executed
 		// inlined copy must not see a previous packet's validity.
-		return a.invalidate(v)
+		return a.invalidate(d, v)
 	case *ast.ConstDecl:
 		return nil // constants are folded by the checker
 	case *ast.InstanceDecl:
@@ -137,16 +137,19 @@ func (a *actx) declStmt(x *ast.DeclStmt) error {
 }
 
 // invalidate marks every header inside v invalid.
-func (a *actx) invalidate(v val) error {
+func (a *actx) invalidate(n ast.Node, v val) error {
 	switch x := v.(type) {
 	case *headerV:
+		if x.h == nil {
+			return unsupported(n, "an out header argument chosen at run time")
+		}
 		if x.h.Metadata {
 			return nil // metadata (standard_metadata's copies) has no validity
 		}
 		a.emitPrim(prim("remove_header", bmv2json.Named("header", x.h.Name)))
 	case *structV:
 		for _, f := range x.decl.Fields {
-			if err := a.invalidate(x.fields[f.Name]); err != nil {
+			if err := a.invalidate(n, x.fields[f.Name]); err != nil {
 				return err
 			}
 		}
