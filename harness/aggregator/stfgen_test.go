@@ -227,7 +227,9 @@ var stfCases = []stfCase{
 	{"forward_other_node", `Fragments for other aggregation nodes are forwarded unchanged except
 		for the MAC addresses, TTL and IPv4 checksum: one for node 2 follows its grad_route entry out
 		port 9 (off the shortest path to the PS), one for the PS node goes by IPv4 to the PS, plain
-		UDP goes by IPv4, a packet without a route and a non-IPv4 frame are dropped.`,
+		UDP goes by IPv4, a packet without a route and a non-IPv4 frame are dropped. A fragment for
+		this switch's node with 64 values (the other build's UDP length) is not aggregated, nor its
+		first 32 values added: it goes by IPv4 to the PS.`,
 		func(t *testing.T) *stfBuilder {
 			st := mustStar(t, 1, 2, 1, 32)
 			st.Config.GradRoutes = []gradproto.GradRoute{{Job: 1, Node: 2, Port: 9, NextHop: gradproto.HostMAC(900)}}
@@ -251,6 +253,10 @@ var stfCases = []stfCase{
 			gradproto.SetIPv4Checksum(noRoute[gradproto.EthernetLen : gradproto.EthernetLen+gradproto.IPv4Len])
 			noRoute[gradproto.EthernetLen+gradproto.IPv4Len+2] = 0
 			b.send(st.WorkerPort(1), noRoute)
+			b.note("64 values into the 32-value build: forwarded, not aggregated")
+			wide := st.Plan
+			wide.Values = 64
+			b.send(st.WorkerPort(1), b.frag(&wide, 1, 4, 0, val(1)))
 			b.note("ARP: dropped")
 			arp := make([]byte, 42)
 			copy(arp, plain[:12])

@@ -233,7 +233,9 @@ func (s *Switch) Process(inPort uint16, frame []byte) []Output {
 	}
 	udpValid := f[offIP]&0x0f == 5 && f[offIP+9] == ProtoUDP && len(f) >= offGRID
 	gridValid := udpValid && binary.BigEndian.Uint16(f[offUDP+2:]) == UDPPort && len(f) >= offVals
-	valsValid := gridValid && binary.BigEndian.Uint16(f[offUDP+4:]) != UDPLen+HeaderLen && len(f) >= offVals+4*s.values
+	// The parser reads values only when the UDP length is exactly that of N
+	// values: a packet of another build is never added in part.
+	valsValid := gridValid && int(binary.BigEndian.Uint16(f[offUDP+4:])) == UDPLen+HeaderLen+4*s.values && len(f) >= offVals+4*s.values
 	if f[offIP+8] <= 1 {
 		return nil
 	}

@@ -29,6 +29,12 @@ const bit<16> GRID_UDP_PORT = 18258;
 /* UDP length of a control packet: UDP header + GRID header, no values. */
 const bit<16> GRID_CONTROL_UDP_LEN = 28;
 const bit<16> GRID_CONTROL_IP_LEN = 48;
+/* UDP length of a data packet: the control packet's and N int32 values. */
+#ifdef GRID_VALUES_64
+const bit<16> GRID_DATA_UDP_LEN = GRID_CONTROL_UDP_LEN + 4 * 64;
+#else
+const bit<16> GRID_DATA_UDP_LEN = GRID_CONTROL_UDP_LEN + 4 * 32;
+#endif
 
 const bit<8> FLAG_RESULT     = 0x80;
 const bit<8> FLAG_CONGESTION = 0x40;
@@ -171,9 +177,11 @@ parser GridParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state parse_grid {
         pkt.extract(hdr.grid);
+        /* Values only in a packet of exactly N values: a control packet, or
+         * one of another build, is never aggregated (nor added in part). */
         transition select(hdr.udp.length) {
-            GRID_CONTROL_UDP_LEN: accept;
-            default: parse_values;
+            GRID_DATA_UDP_LEN: parse_values;
+            default: accept;
         }
     }
     state parse_values {
