@@ -236,12 +236,17 @@ func (in *Instance) classLP(ctx context.Context, dc distCache, classes []workerC
 		m.AddConstraint("ps", psTerms[ps], lp.LE, ingress)
 	}
 	m.SetObjective([]lp.Term{{Var: lam, Coef: 1}}, true)
-	sol, err := lp.Solve(ctx, m, lp.Options{Backend: backend})
+	var psLoad []lp.Term
+	for _, ps := range sortedKeys(psTerms) {
+		psLoad = append(psLoad, psTerms[ps]...)
+	}
+	var rates []lp.Var
+	for _, rs := range r {
+		rates = append(rates, rs...)
+	}
+	sol, err := lexSolve(ctx, backend, m, lam, tieBreak(psLoad, rates))
 	if err != nil {
 		return 0, nil, "", err
-	}
-	if sol.Status != lp.Optimal {
-		return 0, nil, "", fmt.Errorf("link-aware relaxation is %v", sol.Status)
 	}
 	weights := make([][]float64, len(classes))
 	for ci := range classes {
@@ -249,5 +254,5 @@ func (in *Instance) classLP(ctx context.Context, dc distCache, classes []workerC
 			weights[ci] = append(weights[ci], math.Max(0, sol.Value(v)))
 		}
 	}
-	return sol.Value(lam), weights, sol.Backend, nil
+	return sol.Objective, weights, sol.Backend, nil
 }

@@ -100,39 +100,62 @@ func (in *Instance) psHosts() []int {
 	return out
 }
 
-// solvePaperLP solves the relaxation, then picks one optimal solution
-// independent of the backend: with lambda held at its optimum, the least PS
-// load, ties broken towards switches earlier in node order.
-func (in *Instance) solvePaperLP(ctx context.Context, backend lp.Backend) (*paperLP, *lp.Solution, error) {
-	p := in.buildPaperLP()
-	sol, err := lp.Solve(ctx, p.m, lp.Options{Backend: backend})
+// lexSolve maximises lambda (m's objective), then picks one optimal
+// solution independent of the backend: with lambda held at its optimum, the
+// one minimising tie (the PS load plus a small preference for earlier
+// variables, which makes the optimum unique). The returned objective is the
+// first stage's optimum.
+func lexSolve(ctx context.Context, backend lp.Backend, m *lp.Model, lambda lp.Var, tie []lp.Term) (*lp.Solution, error) {
+	sol, err := lp.Solve(ctx, m, lp.Options{Backend: backend})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if sol.Status != lp.Optimal {
-		return nil, nil, fmt.Errorf("GRIA relaxation is %v", sol.Status)
+		return nil, fmt.Errorf("%s is %v", m.Name, sol.Status)
 	}
-	best := sol.Value(p.lambda)
-	m2 := in.buildPaperLP()
-	m2.m.AddConstraint("lambda-optimal", []lp.Term{{Var: m2.lambda, Coef: 1}}, lp.GE, best*(1-1e-7)-1e-9)
-	var obj []lp.Term
+	best := sol.Value(lambda)
+	// Within 1e-7: solvers hold constraints only to their tolerance.
+	m.AddConstraint("lambda-optimal", []lp.Term{{Var: lambda, Coef: 1}}, lp.GE, best*(1-1e-7)-1e-9)
+	m.SetObjective(tie, false)
+	sol2, err := lp.Solve(ctx, m, lp.Options{Backend: backend})
+	if err != nil {
+		return nil, err
+	}
+
+	if sol2.Status != lp.Optimal {
+		return nil, fmt.Errorf("%s (tie-break stage) is %v", m.Name, sol2.Status)
+	}
+	sol2.Objective = best
+	return sol2, nil
+}
+
+// tieBreak is the PS load plus 1e-4 times a weight in (0, 1] rising along rates.
+func tieBreak(psLoad []lp.Term, rates []lp.Var) []lp.Term {
+	out := append([]lp.Term(nil), psLoad...)
+	for i, v := range rates {
+		out = append(out, lp.Term{Var: v, Coef: 1e-4 * float64(i+1) / float64(len(rates))})
+	}
+	return out
+}
+
+// solvePaperLP solves the relaxation with lexSolve.
+func (in *Instance) solvePaperLP(ctx context.Context, backend lp.Backend) (*paperLP, *lp.Solution, error) {
+	p := in.buildPaperLP()
+	var psLoad []lp.Term
+	var rates []lp.Var
 	S := len(in.progList)
 	for j, jb := range in.jobs {
-		obj = append(obj, lp.Term{Var: m2.r[j][S], Coef: float64(len(jb.workers))})
+		psLoad = append(psLoad, lp.Term{Var: p.r[j][S], Coef: float64(len(jb.workers))})
 		for k := 0; k < S; k++ {
-			obj = append(obj, lp.Term{Var: m2.y[j][k], Coef: 1}, lp.Term{Var: m2.r[j][k], Coef: 1e-6 * float64(k+1) / float64(S)})
+			psLoad = append(psLoad, lp.Term{Var: p.y[j][k], Coef: 1})
+			rates = append(rates, p.r[j][k])
 		}
 	}
-	m2.m.SetObjective(obj, false)
-	sol2, err := lp.Solve(ctx, m2.m, lp.Options{Backend: backend})
+	sol, err := lexSolve(ctx, backend, p.m, p.lambda, tieBreak(psLoad, rates))
 	if err != nil {
 		return nil, nil, err
 	}
-	if sol2.Status != lp.Optimal {
-		return nil, nil, fmt.Errorf("GRIA relaxation (tie-break stage) is %v", sol2.Status)
-	}
-	sol2.Objective = best // stage 2 only picks among the optima of stage 1
-	return m2, sol2, nil
+	return p, sol, nil
 }
 
 // rgria is R-GRIA (Alg. 1): solve the relaxation, then each worker picks node
@@ -158,6 +181,11 @@ func (in *Instance) rgria(ctx context.Context, opt Options) (*Plan, error) {
 		for k := range weights {
 			weights[k] = math.Max(0, sol.Value(p.r[j][k])) // clamp solver noise
 			total += weights[k]
+		}
+		// The tie-break stage holds lambda only to within 1e-7 of the optimum;
+		// a job at the optimum gets exactly the optimum, whatever the backend.
+		if math.Abs(total-sol.Objective) <= 1e-6*sol.Objective {
+			total = sol.Objective
 		}
 		a.intended[j] = make([]float64, len(jb.workers))
 		for w, wi := range jb.workers {
