@@ -1,10 +1,14 @@
 package aggregator
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 
 	"github.com/grid-ina/grid/harness/gradproto"
@@ -95,6 +99,9 @@ func FromSolverPlan(t *topo.Topology, p *solver.Plan, opt PlanOptions) (*Deploym
 	if values != 32 && values != 64 {
 		return nil, fmt.Errorf("%d values per packet: the aggregator supports 32 and 64", values)
 	}
+	if p.Topology != t.Name {
+		return nil, fmt.Errorf("topology: the plan is for topology %q, not %q", p.Topology, t.Name)
+	}
 	addr, err := t.Plan()
 	if err != nil {
 		return nil, err
@@ -122,6 +129,48 @@ func FromSolverPlan(t *topo.Topology, p *solver.Plan, opt PlanOptions) (*Deploym
 		}
 	}
 	return &b.d, nil
+}
+
+// LoadDeployment reads a topology file and a plan.json that grid solve
+// wrote for it, and converts them with FromSolverPlan; errors name the file.
+func LoadDeployment(topoPath, planPath string, opt PlanOptions) (*Deployment, error) {
+	t, err := topo.Load(topoPath)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(planPath)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	var p solver.Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", jsonPosition(planPath, data, err), err)
+	}
+	d, err := FromSolverPlan(t, &p, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", planPath, err)
+	}
+	return d, nil
+}
+
+// jsonPosition is path:line:column of a JSON decoding error, or path
+// alone when the error has no offset.
+func jsonPosition(path string, data []byte, err error) string {
+	var off int64
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = max(syn.Offset-1, 0) // the offset counts the offending byte
+	case errors.As(err, &typ):
+		off = typ.Offset
+	default:
+		return path
+	}
+	before := data[:min(int(off), len(data))]
+	line := 1 + bytes.Count(before, []byte("\n"))
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("%s:%d:%d", path, line, col)
 }
 
 type planBuilder struct {

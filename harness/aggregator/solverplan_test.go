@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -260,5 +262,44 @@ func TestCapacityMeterFollowsTheScaledSwitchCapacity(t *testing.T) {
 	}
 	if c := d.Switches[0].Config.Capacity; c != nil {
 		t.Errorf("without a scale the meter is configured: %+v", c)
+	}
+}
+
+func TestLoadDeploymentNamesThePlanFileAndPosition(t *testing.T) {
+	tp, p := testbedPlan(t, solver.AlgoGRIDPaths)
+	dir := t.TempDir()
+	topoPath := filepath.Join(repo.RootOrFail(t), "topologies", "testbed.yaml")
+	good := filepath.Join(dir, "plan.json")
+	f, err := os.Create(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteJSON(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	d, err := LoadDeployment(topoPath, good, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err := FromSolverPlan(tp, p, PlanOptions{}); err != nil || !reflect.DeepEqual(d, want) {
+		t.Fatalf("loaded deployment differs from the converted plan (%v)", err)
+	}
+
+	for _, tc := range []struct{ name, content, want string }{
+		{"syntax error", "{\n  \"algorithm\": \"grid\",\n  \"jobs\": [,]\n}\n", "bad.json:3:12: invalid character ','"},
+		{"wrong type", "{\n  \"jobs\": [{\"workers\": [{\"shares\": [{\"fraction\": \"all\"}]}]}]\n}\n", "bad.json:2:"},
+		{"other topology", `{"topology": "fat-tree-k4", "jobs": []}`, `bad.json: topology: the plan is for topology "fat-tree-k4", not "testbed"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := filepath.Join(dir, "bad.json")
+			if err := os.WriteFile(bad, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadDeployment(topoPath, bad, PlanOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
 	}
 }
