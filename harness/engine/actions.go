@@ -185,12 +185,17 @@ func (c *compiler) uintParam(v *bmv2json.Value) (func(k *pkt) uint64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.uintOf(d), nil
+}
+
+// uintOf evaluates d as an unsigned index or amount.
+func (c *compiler) uintOf(d *dataExpr) func(k *pkt) uint64 {
 	if d.fast != nil {
 		f := d.fast
-		return func(k *pkt) uint64 { return uint64(f(k)) }, nil
+		return func(k *pkt) uint64 { return uint64(f(k)) }
 	}
 	s := d.slow
-	return func(k *pkt) uint64 { return truncBig(s(k)) }, nil
+	return func(k *pkt) uint64 { return truncBig(s(k)) }
 }
 
 // primitive compiles one primitive call; n is the action's length, for jumps.

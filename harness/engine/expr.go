@@ -37,6 +37,27 @@ type dataExpr struct {
 	fld *field
 	// param is set when the expression reads an action parameter.
 	param *paramInfo
+	// Set on fast expressions whose shape a store fuses into its own
+	// closure, saving a call per level (see store): masked is x & maskC,
+	// bin is x op y on fast operands, leaf is x op y on field slots.
+	masked *dataExpr
+	maskC  int64
+	bin    *binOp
+	leaf   *leafOp
+}
+
+// binOp is a fast binary operation whose operands are closures.
+type binOp struct {
+	op   string
+	l, r func(k *pkt) int64
+}
+
+// leafOp is a fast binary operation on a field and a field or a constant.
+type leafOp struct {
+	op     string
+	l, r   int // field slots; r is unused when rconst
+	c      int64
+	rconst bool
 }
 
 type exprKind uint8
@@ -674,9 +695,12 @@ func (c *compiler) arith(op string, l, r *dataExpr) (*dataExpr, error) {
 		}
 	}
 	if lf != nil && rf != nil && e.bits <= fastBits && l.bits <= fastBits && r.bits <= fastBits {
-		if f := leafArith(op, l, r); f != nil {
-			e.fast = f
+		if f, leaf := leafArith(op, l, r); f != nil {
+			e.fast, e.leaf = f, leaf
 			return e, nil
+		}
+		if op == "+" || op == "-" || op == "&" || op == "|" || op == "^" {
+			e.bin = &binOp{op: op, l: lf, r: rf}
 		}
 		switch op {
 		case "+":
@@ -704,6 +728,7 @@ func (c *compiler) arith(op string, l, r *dataExpr) (*dataExpr, error) {
 			if r.cval != nil {
 				cv := r.cval.Int64()
 				e.fast = func(k *pkt) int64 { return lf(k) & cv }
+				e.masked, e.maskC, e.bin = l, cv, nil
 			} else {
 				e.fast = func(k *pkt) int64 { return lf(k) & rf(k) }
 			}
@@ -1046,6 +1071,12 @@ func (c *compiler) store(f *field, e *dataExpr) func(k *pkt) {
 		return nil
 	}
 	slot, m := f.slot, mask64(f.width)
+	// Storing keeps the low width bits, which x & c leaves as in x when
+	// c's low width bits are all ones: p4c's masks to the operand width
+	// are then no-ops.
+	if e.masked != nil && e.masked.fast != nil && f.words == 1 && uint64(e.maskC)&m == m {
+		return c.store(f, e.masked)
+	}
 	if src := e.fld; src != nil && !src.isValid && src.words == f.words && (!src.signed || src.width >= f.width) {
 		ss, n := src.slot, f.words
 		if n == 1 {
@@ -1065,13 +1096,74 @@ func (c *compiler) store(f *field, e *dataExpr) func(k *pkt) {
 		case e.param != nil && e.param.words == 1:
 			ps := e.param.slot
 			return func(k *pkt) { k.f[slot] = k.args[ps] & m }
-		case e.fast != nil:
+		case e.leaf != nil:
+			if st := storeLeaf(slot, m, e.leaf); st != nil {
+				return st
+			}
+		case e.bin != nil:
+			if st := storeBin(slot, m, e.bin); st != nil {
+				return st
+			}
+		}
+		if e.fast != nil {
 			fe := e.fast
 			return func(k *pkt) { k.f[slot] = uint64(fe(k)) & m }
 		}
 	}
 	s := c.slowOf(e)
 	return func(k *pkt) { k.setBig(f, s(k)) }
+}
+
+// storeLeaf fuses a store into field slot (width mask m) with a leaf
+// operation: on unsigned operands below 2^62, uint64 arithmetic keeps the
+// same low bits as the int64 arithmetic of the unfused closures.
+func storeLeaf(slot int, m uint64, o *leafOp) func(k *pkt) {
+	ls, rs := o.l, o.r
+	if o.rconst {
+		c := uint64(o.c)
+		switch o.op {
+		case "+":
+			return func(k *pkt) { k.f[slot] = (k.f[ls] + c) & m }
+		case "-":
+			return func(k *pkt) { k.f[slot] = (k.f[ls] - c) & m }
+		case "&":
+			return func(k *pkt) { k.f[slot] = k.f[ls] & c & m }
+		case "|":
+			return func(k *pkt) { k.f[slot] = (k.f[ls] | c) & m }
+		}
+		return nil
+	}
+	switch o.op {
+	case "+":
+		return func(k *pkt) { k.f[slot] = (k.f[ls] + k.f[rs]) & m }
+	case "-":
+		return func(k *pkt) { k.f[slot] = (k.f[ls] - k.f[rs]) & m }
+	case "&":
+		return func(k *pkt) { k.f[slot] = k.f[ls] & k.f[rs] & m }
+	case "|":
+		return func(k *pkt) { k.f[slot] = (k.f[ls] | k.f[rs]) & m }
+	case "^":
+		return func(k *pkt) { k.f[slot] = (k.f[ls] ^ k.f[rs]) & m }
+	}
+	return nil
+}
+
+// storeBin fuses a store with a binary operation on fast operands.
+func storeBin(slot int, m uint64, o *binOp) func(k *pkt) {
+	lf, rf := o.l, o.r
+	switch o.op {
+	case "+":
+		return func(k *pkt) { k.f[slot] = uint64(lf(k)+rf(k)) & m }
+	case "-":
+		return func(k *pkt) { k.f[slot] = uint64(lf(k)-rf(k)) & m }
+	case "&":
+		return func(k *pkt) { k.f[slot] = uint64(lf(k)&rf(k)) & m }
+	case "|":
+		return func(k *pkt) { k.f[slot] = uint64(lf(k)|rf(k)) & m }
+	case "^":
+		return func(k *pkt) { k.f[slot] = uint64(lf(k)^rf(k)) & m }
+	}
+	return nil
 }
 
 // isOnes reports whether c is 2^n-1 with n at least the width of the
@@ -1095,7 +1187,20 @@ func leafSlot(e *dataExpr) (int, bool) {
 
 // leafArith fuses an operator with field and constant operands into one
 // closure (the common shapes of p4c's output), or returns nil.
-func leafArith(op string, l, r *dataExpr) func(k *pkt) int64 {
+func leafArith(op string, l, r *dataExpr) (func(k *pkt) int64, *leafOp) {
+	f := leafArithFunc(op, l, r)
+	if f == nil {
+		return nil, nil
+	}
+	ls, _ := leafSlot(l)
+	if r.cval != nil {
+		return f, &leafOp{op: op, l: ls, c: r.cval.Int64(), rconst: true}
+	}
+	rs, _ := leafSlot(r)
+	return f, &leafOp{op: op, l: ls, r: rs}
+}
+
+func leafArithFunc(op string, l, r *dataExpr) func(k *pkt) int64 {
 	ls, lok := leafSlot(l)
 	if !lok {
 		return nil

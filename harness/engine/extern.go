@@ -188,10 +188,25 @@ func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error
 	if err != nil {
 		return nil, err
 	}
-	idx, err := c.uintParam(iv)
+	ie, err := c.data(iv)
 	if err != nil {
 		return nil, err
 	}
+	// The common shape, a narrow register read at a field's index into a
+	// field, reads both slots directly.
+	if is, ok := leafSlot(ie); ok && dst != nil && dst.words == 1 && c.p.regDecls[ri].Bitwidth <= 64 {
+		slot, m := dst.slot, mask64(dst.width)
+		return func(k *pkt) {
+			r := k.sw.registers[ri]
+			i := k.f[is]
+			if i >= uint64(r.size) {
+				k.trace("register_read %s[%d]: index out of bounds (size %d), destination unchanged", r.name, i, r.size)
+				return
+			}
+			k.f[slot] = r.cells[i] & m
+		}, nil
+	}
+	idx := c.uintOf(ie)
 	return func(k *pkt) {
 		r := k.sw.registers[ri]
 		i := idx(k)
@@ -223,7 +238,7 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 		return nil, err
 	}
 	c.useRegister(ri)
-	idx, err := c.uintParam(iv)
+	ie, err := c.data(iv)
 	if err != nil {
 		return nil, err
 	}
@@ -232,6 +247,20 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 		return nil, err
 	}
 	width := c.p.regDecls[ri].Bitwidth
+	is, leafIdx := leafSlot(ie)
+	if ss, leafSrc := leafSlot(src); leafIdx && leafSrc && width <= 64 {
+		m := mask64(width)
+		return func(k *pkt) {
+			r := k.sw.registers[ri]
+			i := k.f[is]
+			if i >= uint64(r.size) {
+				k.trace("register_write %s[%d]: index out of bounds (size %d), nothing written", r.name, i, r.size)
+				return
+			}
+			r.cells[i] = k.f[ss] & m
+		}, nil
+	}
+	idx := c.uintOf(ie)
 	if src.fast != nil && width <= 64 {
 		f := src.fast
 		m := mask64(width)

@@ -293,6 +293,33 @@ func TestRegistersCountersAndMeters(t *testing.T) {
 	}
 }
 
+// TestRegisterIndexOutOfBoundsChangesNothing follows bmv2, which logs an
+// out of range index and leaves both the destination and the register as
+// they were, for narrow and wide (two-word) registers.
+func TestRegisterIndexOutOfBoundsChangesNothing(t *testing.T) {
+	for _, width := range []int{32, 96} {
+		t.Run(fmt.Sprintf("bit<%d>", width), func(t *testing.T) {
+			p := miniProgram(t, fmt.Sprintf(`["a",8,false],["r",%d,false]`, width),
+				`{"op":"register_read","parameters":[`+fld("h", "r")+`,{"type":"register_array","value":"ingress.reg"},`+fld("h", "a")+`]},`+
+					`{"op":"register_write","parameters":[{"type":"register_array","value":"ingress.reg"},`+fld("h", "a")+`,`+fld("h", "a")+`]},`+
+					`{"op":"register_write","parameters":[{"type":"register_array","value":"ingress.reg"},`+op("+", fld("h", "a"), hexv("0x1"))+`,`+fld("h", "r")+`]}`,
+				map[string]string{"register_arrays": fmt.Sprintf(`[{"name":"ingress.reg","id":0,"size":4,"bitwidth":%d}]`, width)})
+			sw := NewSwitch(p, Config{})
+			in := append([]byte{7}, bytes.Repeat([]byte{0xab}, width/8)...)
+			out := run(t, sw, 0, in)
+			if len(out) != 1 || !bytes.Equal(out[0].data, in) {
+				t.Fatalf("got %+v, want the packet unchanged (r not overwritten by a read at index 7)", out)
+			}
+			for i := range 4 {
+				v, err := sw.ReadRegister("reg", i)
+				if err != nil || !bytes.Equal(v, make([]byte, width/8)) {
+					t.Errorf("reg[%d] = % x (%v), want 0 after writes at indices 7 and 8", i, v, err)
+				}
+			}
+		})
+	}
+}
+
 func TestMulticastAndCloneSessionsReplicate(t *testing.T) {
 	p := miniProgram(t, `["a",8,false]`,
 		assign(fld("standard_metadata", "mcast_grp"), hexv("0x0005"))+`,`+
