@@ -20,9 +20,6 @@ import (
 // only in its once-a-second link-watch run, not at once.
 const ifindexBase = 100
 
-// defaultMTU applies to links that give none.
-const defaultMTU = 1500
-
 // blueprint is a topology resolved into kernel objects: namespace and
 // interface names, ifindexes, MACs and addresses, plus the handles the build
 // opens on them.
@@ -62,20 +59,15 @@ type linkPlan struct {
 	a, b *ifacePlan
 }
 
-// newBlueprint resolves t for run, whose interfaces carry tag.
+// newBlueprint resolves t for run, whose interfaces carry tag. t must be
+// valid, as plan (t.Plan validates it) proves: node names are unique and fit
+// topo.NamePattern, a subset of what a file under NetnsDir may be called, and
+// links join known nodes on unshared ports. The errors left are
+// inconsistencies between t and plan.
 func newBlueprint(run, tag string, t *topo.Topology, plan *topo.AddressPlan) (*blueprint, error) {
 	bp := &blueprint{run: run, tag: tag, topo: t}
 	byName := make(map[string]*nodePlan, len(t.Nodes))
 	for _, n := range t.Nodes {
-		if !nodeNameRE.MatchString(n.Name) {
-			return nil, fmt.Errorf("%s: node %q: name cannot be part of a namespace name (letters, digits, '_', '.', '-')", where(t, n.Line), n.Name)
-		}
-		if byName[n.Name] != nil {
-			return nil, fmt.Errorf("%s: node %q defined twice", where(t, n.Line), n.Name)
-		}
-		if n.ID <= 0 {
-			return nil, fmt.Errorf("%s: node %q has no id (load topologies with topo.Load or topo.Parse, which assign them)", where(t, n.Line), n.Name)
-		}
 		np := &nodePlan{node: n, ns: NamespaceName(run, n.Name), handle: -1, sock: -1}
 		byName[n.Name] = np
 		bp.nodes = append(bp.nodes, np)
@@ -94,29 +86,18 @@ func newBlueprint(run, tag string, t *topo.Topology, plan *topo.AddressPlan) (*b
 	}
 	for _, np := range bp.nodes {
 		sort.Slice(np.ifaces, func(i, j int) bool { return np.ifaces[i].port < np.ifaces[j].port })
-		for i := 1; i < len(np.ifaces); i++ {
-			if np.ifaces[i].port == np.ifaces[i-1].port {
-				return nil, fmt.Errorf("%s: node %q port %d is used by two links", where(t, np.ifaces[i].link.link.Line), np.node.Name, np.ifaces[i].port)
-			}
-		}
 	}
 	return bp, nil
 }
 
 func (bp *blueprint) iface(byName map[string]*nodePlan, plan *topo.AddressPlan, l *topo.Link, ep topo.Endpoint) (*ifacePlan, error) {
 	np := byName[ep.Node]
-	if np == nil {
-		return nil, fmt.Errorf("%s: link endpoint %s:%d: no such node", where(bp.topo, l.Line), ep.Node, ep.Port)
-	}
 	name, err := ifaceName(bp.tag, np.node.Kind, np.node.ID, ep.Port)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where(bp.topo, l.Line), err)
+		return nil, err
 	}
 	bp.ifaces++
-	ip := &ifacePlan{node: np, name: name, port: ep.Port, index: ifindexBase + bp.ifaces, mtu: l.MTU}
-	if ip.mtu == 0 {
-		ip.mtu = defaultMTU
-	}
+	ip := &ifacePlan{node: np, name: name, port: ep.Port, index: ifindexBase + bp.ifaces, mtu: l.EffectiveMTU()}
 	if np.node.Kind == topo.KindSwitch {
 		sp, ok := plan.Port(ep.Node, ep.Port)
 		if !ok {
@@ -136,18 +117,6 @@ func (bp *blueprint) iface(byName map[string]*nodePlan, plan *topo.AddressPlan, 
 	}
 	np.ifaces = append(np.ifaces, ip)
 	return ip, nil
-}
-
-// where names a place in the topology's file for error messages.
-func where(t *topo.Topology, line int) string {
-	src := t.Source
-	if src == "" {
-		src = "topology " + t.Name
-	}
-	if line > 0 {
-		return fmt.Sprintf("%s:%d", src, line)
-	}
-	return src
 }
 
 // state is the run's record for the blueprint, before anything is built.

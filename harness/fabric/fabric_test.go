@@ -520,6 +520,27 @@ func TestUpRefusesAnExistingRunAndBuildsNothing(t *testing.T) {
 	}
 }
 
+func TestUpRejectsAnInvalidTopologyWithTopoErrorAndCreatesNothing(t *testing.T) {
+	needRoot(t)
+	run := newRunName(t)
+	t.Cleanup(func() { Clean(run) })
+	for name, change := range map[string]func(tp *topo.Topology){
+		"name unfit for a namespace": func(tp *topo.Topology) { tp.Nodes[0].Name = "c/1" },
+		"duplicate name":             func(tp *topo.Topology) { tp.Nodes[1].Name = tp.Nodes[0].Name },
+		"port clash":                 func(tp *topo.Topology) { tp.Links[1].A = tp.Links[0].A },
+		"unknown node":               func(tp *topo.Topology) { tp.Links[0].B.Node = "nowhere" },
+	} {
+		tp := fatTree(t, 4, 0)
+		change(tp)
+		_, err := Up(context.Background(), tp, Options{Name: run})
+		var located *topo.Error
+		if !errors.As(err, &located) || located.Field == "" {
+			t.Errorf("%s: up returned %v, want topo's error naming the field", name, err)
+		}
+		requireNothingLeft(t, run, "")
+	}
+}
+
 func TestCancelledUpRollsBackEverything(t *testing.T) {
 	needRoot(t)
 	run := newRunName(t)

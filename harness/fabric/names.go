@@ -16,10 +16,6 @@ const maxRunName = 32
 
 var runNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
-// nodeNameRE is what may follow the run prefix in a namespace name: a file name
-// under /run/netns that ip(8) and shells handle without quoting.
-var nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-
 // CheckRunName reports whether name can name a run.
 func CheckRunName(name string) error {
 	if len(name) > maxRunName {

@@ -82,14 +82,6 @@ func indexOfNode(t *testing.T, bp *blueprint, name string) int {
 	return -1
 }
 
-func TestBlueprintRejectsNodeNamesUnfitForNamespaces(t *testing.T) {
-	tp := &topo.Topology{Name: "bad", Source: "bad.yaml", Nodes: []*topo.Node{{Name: "a/b", Kind: topo.KindHost, Line: 7}}}
-	_, err := newBlueprint("r", "g000", tp, &topo.AddressPlan{})
-	if err == nil || err.Error() != `bad.yaml:7: node "a/b": name cannot be part of a namespace name (letters, digits, '_', '.', '-')` {
-		t.Fatalf("err = %v", err)
-	}
-}
-
 func TestStateRoundTripsThroughTheStateFile(t *testing.T) {
 	useTempStateDir(t)
 	bp := fatTreeBlueprint(t, 4)
