@@ -7,31 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-// referenceDir locates <repo root>/../shared/p4c-conformance/reference.
-func referenceDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	ref := filepath.Join(dir, "..", "shared", "p4c-conformance", "reference")
-	if _, err := os.Stat(ref); err != nil {
-		t.Skipf("real p4c reference output absent (%s): %v", ref, err)
-	}
-	return ref
-}
+	"github.com/grid-ina/grid/harness/internal/repo"
+)
 
 func assertRoundTrip(t *testing.T, name string, data []byte) {
 	t.Helper()
@@ -93,7 +71,7 @@ func firstDifference(path string, a, b any) string {
 }
 
 func TestRealP4cOutputSurvivesUnmarshalMarshal(t *testing.T) {
-	ref := referenceDir(t)
+	ref := repo.SharedOrSkip(t, "p4c-conformance", "reference")
 	files, err := filepath.Glob(filepath.Join(ref, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Skipf("no JSON in %s", ref)

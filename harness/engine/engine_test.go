@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grid-ina/grid/harness/internal/repo"
 )
 
 func loadFile(t testing.TB, path string) *Program {
@@ -21,30 +23,6 @@ func loadFile(t testing.TB, path string) *Program {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return p
-}
-
-// sharedDir returns <repo root>/../shared/<sub>, skipping when absent.
-func sharedDir(t testing.TB, sub string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", sub)
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("%s is absent: %v", d, err)
-	}
-	return d
 }
 
 // ipv4Frame builds Ethernet+IPv4 with a correct header checksum and a
@@ -210,7 +188,7 @@ func TestControlPlaneErrorsNameTheirSubject(t *testing.T) {
 }
 
 func TestRealP4cProgramsLoadOrNameWhatIsUnsupported(t *testing.T) {
-	ref := sharedDir(t, "p4c-conformance/reference")
+	ref := repo.SharedOrSkip(t, "p4c-conformance", "reference")
 	files, _ := filepath.Glob(filepath.Join(ref, "*.json"))
 	if len(files) == 0 {
 		t.Skipf("no JSON in %s", ref)

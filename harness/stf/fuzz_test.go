@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grid-ina/grid/harness/internal/repo"
 )
 
 // FuzzParse feeds arbitrary text to the parser: it must never panic, every
@@ -14,7 +16,10 @@ func FuzzParse(f *testing.F) {
 	f.Add("add acl 10 k:0x0a&&&0xff a.b(x:1) = H\npacket 0 0a0b\nexpect 1 0a**$\n")
 	f.Add("mc_node_create 1 2 3\ncheck_counter c($A) bytes >= 3\nmeter_set_rates m 1 0.5:10")
 	f.Add("add t k:0x****/4 act()\nsetdefault t NoAction()\nremove all\nno_packet\nwait")
-	seeds, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "p4c-conformance", "programs", "*.stf"))
+	var seeds []string
+	if dir, err := repo.Shared("p4c-conformance", "programs"); err == nil {
+		seeds, _ = filepath.Glob(filepath.Join(dir, "*.stf"))
+	}
 	for _, s := range seeds[:min(len(seeds), 20)] {
 		if cmds, err := ParseFile(s); err == nil {
 			var b strings.Builder
