@@ -45,6 +45,9 @@ func FuzzEngineAgreesWithModel(f *testing.F) {
 	rs := *res
 	rs.Flags, rs.Node, rs.Bitmap, rs.Count = gradproto.FlagResend, 1, 1, 1
 	f.Add(uint8(1), rs.Marshal())
+	wide := rs
+	wide.Flags, wide.Values = 0, make([]int32, 64) // the other build's length
+	f.Add(uint8(1), wide.Marshal())
 	f.Add(uint8(1), []byte{1, 2, 3})
 	prog := compileForEngine(f, Build{Units: 4})
 	f.Fuzz(func(t *testing.T, port uint8, frame []byte) {
