@@ -190,6 +190,52 @@ func maxMinBisect(cands []float64, feasible func(lambda float64) (bool, error)) 
 	return uniq[best], nil
 }
 
+// maxMinGallop is maxMinBisect for when the optimum is likely near the
+// lowest candidate (a good heuristic supplied the lower bound): it probes
+// the 1st, 2nd, 4th, 8th... lowest candidate until one is infeasible, then
+// bisects between the last feasible and that one.
+func maxMinGallop(cands []float64, feasible func(lambda float64) (bool, error)) (float64, error) {
+	sort.Float64s(cands)
+	uniq := cands[:0]
+	for _, c := range cands {
+		if len(uniq) == 0 || c > uniq[len(uniq)-1]*(1+1e-12) {
+			uniq = append(uniq, c)
+		}
+	}
+	good, bad := -1, len(uniq) // uniq[good] feasible, uniq[bad] infeasible
+	for step := 1; ; step *= 2 {
+		i := min(good+step, len(uniq)-1)
+		ok, err := feasible(uniq[i])
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			bad = i
+			break
+		}
+		good = i
+		if i == len(uniq)-1 {
+			break
+		}
+	}
+	for bad-good > 1 {
+		mid := (good + bad) / 2
+		ok, err := feasible(uniq[mid])
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	if good < 0 {
+		return 0, errNoneFeasible
+	}
+	return uniq[good], nil
+}
+
 // slotsAt is how many flows of rate lambda fit into capacity c.
 func slotsAt(c, lambda float64) float64 {
 	if math.IsInf(c, 1) {
@@ -410,7 +456,7 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exact
 	}
 	best, lam := heur.best, heur.lambda
 	if len(rates) > 0 {
-		l, err := maxMinBisect(rates, func(l float64) (bool, error) {
+		l, err := maxMinGallop(rates, func(l float64) (bool, error) {
 			ok, err := feasible(l)
 			if ok {
 				best = found

@@ -77,7 +77,7 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	files, err := sim.WriteResults(filepath.Join(c.String("results"), c.String("name")), rows, algos)
+	files, err := sim.WriteResults(filepath.Join(c.String("results"), c.String("name")), rows, algos, cfg.ModelName())
 	if err != nil {
 		return err
 	}

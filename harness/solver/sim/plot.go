@@ -32,8 +32,9 @@ var palette = []color.Color{
 }
 
 // Plot writes <scenario>-<metric>.png and .svg into dir: one line per
-// algorithm, the mean over runs against the number of workers.
-func Plot(dir string, rows []Row, algorithms []string) ([]string, error) {
+// algorithm, the mean over runs against the number of workers; model names
+// the network model in the titles.
+func Plot(dir string, rows []Row, algorithms []string, model string) ([]string, error) {
 	var scenarios []string
 	for _, r := range rows {
 		if !slices.Contains(scenarios, r.Scenario) {
@@ -44,18 +45,21 @@ func Plot(dir string, rows []Row, algorithms []string) ([]string, error) {
 	for _, sc := range scenarios {
 		for _, m := range Metrics {
 			p := plot.New()
-			p.Title.Text = fmt.Sprintf("%s: %s", sc, m.Title)
+			p.Title.Text = fmt.Sprintf("%s: %s (%s)", sc, m.Title, model)
 			p.X.Label.Text = "workers"
 			p.Y.Label.Text = m.YLabel
 			p.Y.Min = 0
 			p.Legend.Top = true
-			p.Legend.Left = m.File == "ps-load"
 			p.Add(plotter.NewGrid())
 			p.X.Tick.Marker = workerTicks(rows, sc)
+			top := 0.0
 			for i, algo := range algorithms {
 				pts := meanByWorkers(rows, sc, algo, m.value)
 				if len(pts) == 0 {
 					continue
+				}
+				for _, pt := range pts {
+					top = max(top, pt.Y)
 				}
 				line, points, err := plotter.NewLinePoints(pts)
 				if err != nil {
@@ -68,6 +72,8 @@ func Plot(dir string, rows []Row, algorithms []string) ([]string, error) {
 				p.Add(line, points)
 				p.Legend.Add(algo, line, points)
 			}
+			// Headroom above the data keeps the legend (top right) off the lines.
+			p.Y.Max = 1.4 * max(top, 1e-9)
 			for _, ext := range []string{"png", "svg"} {
 				name := filepath.Join(dir, fmt.Sprintf("%s-%s.%s", sc, m.File, ext))
 				if err := p.Save(7*vg.Inch, 4.5*vg.Inch, name); err != nil {
@@ -105,7 +111,7 @@ func meanByWorkers(rows []Row, scenario, algo string, value func(Row) float64) p
 // WriteResults writes the CSV and the plots into a temporary directory next
 // to dir and renames it into place, replacing an older dir, so readers never
 // see half-written results.
-func WriteResults(dir string, rows []Row, algorithms []string) ([]string, error) {
+func WriteResults(dir string, rows []Row, algorithms []string, model string) ([]string, error) {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
@@ -126,7 +132,7 @@ func WriteResults(dir string, rows []Row, algorithms []string) ([]string, error)
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("results: write csv: %w", err)
 	}
-	files, err := Plot(tmp, rows, algorithms)
+	files, err := Plot(tmp, rows, algorithms, model)
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,14 @@ func rowOf(scenario string, n int, seed uint64, p *solver.Plan) Row {
 	return r
 }
 
+// ModelName describes the network model of cfg for titles.
+func (cfg Config) ModelName() string {
+	if cfg.IgnoreLinks {
+		return "paper model, links unlimited"
+	}
+	return "100 Gbps links"
+}
+
 // CSVHeader names the CSV columns.
 var CSVHeader = []string{"scenario", "workers", "seed", "algorithm", "lambda_gbps", "mean_rate_gbps", "switch_agg_gbps", "ps_load_gbps", "bound_gbps", "solve_seconds"}
 

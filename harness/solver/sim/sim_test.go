@@ -31,7 +31,7 @@ func TestRunWritesCSVAndPlotsIntoPlace(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil { // an older run to be replaced
 		t.Fatal(err)
 	}
-	files, err := WriteResults(dir, rows, cfg.Algorithms)
+	files, err := WriteResults(dir, rows, cfg.Algorithms, cfg.ModelName())
 	if err != nil {
 		t.Fatal(err)
 	}
