@@ -229,7 +229,7 @@ func (s *Setup) STF() []string {
 var unitRegisters = []string{RegisterUnitTag, "GridIngress.unit_seen", "GridIngress.unit_count", "GridIngress.unit_summed", "GridIngress.unit_nsum"}
 
 // ResetUnits empties every memory unit, e.g. between jobs, to reclaim units
-// that late originals occupied (see p4/README.md, "Limits").
+// that late originals occupied (see p4/README.md, "Stale units and reclaim").
 func ResetUnits(sw *engine.Switch) error {
 	for _, r := range unitRegisters {
 		if err := sw.ResetRegister(r); err != nil {
