@@ -29,9 +29,9 @@ func init() {
 			"   register_write R I V   check_register R(I) == V   check_counter C(I) packets|bytes == N\n\n" +
 			"Every mismatch is shown as a byte diff with the differing bytes marked; the exit status is 1 when\n" +
 			"a test fails. Several STF files each run on a fresh switch; a .p4 program is compiled with the\n" +
-			"-D definitions plus those of the test's '# build: NAME[=VALUE] ...' line, once per distinct set.\n" +
-			"--trace prints each command and the\n" +
-			"switch's per-packet log (parser states, tables hit or missed, actions, drops).\n\n" +
+			"-D definitions plus those of the test's '# build: NAME[=VALUE] ...' line (which win), once per\n" +
+			"distinct set. --trace prints each command and the switch's per-packet log (parser states,\n" +
+			"tables hit or missed, actions, drops).\n\n" +
 			"Examples:\n   grid p4test p4/examples/basic_ipv4.p4 p4/examples/basic_ipv4.stf --trace\n" +
 			"   grid p4test p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf",
 		Flags: []cli.Flag{
@@ -46,6 +46,11 @@ func init() {
 			}
 			if len(files) < 2 {
 				return cli.Exit("grid p4test: want PROG.p4|PROG.json and TEST.stf (see grid p4test --help)", 1)
+			}
+			for _, f := range files[1:] {
+				if filepath.Ext(f) != ".stf" {
+					return cli.Exit(fmt.Sprintf("grid p4test: %s: a test must be an .stf file (the program comes first)", f), 1)
+				}
 			}
 			prog := &programSource{path: files[0], includes: c.StringSlice("include"), defines: parseDefines(c.StringSlice("define")), built: map[string][]byte{}}
 			opts := stf.Options{}

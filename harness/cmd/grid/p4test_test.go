@@ -13,7 +13,8 @@ import (
 )
 
 // exitCode runs the CLI with cli's os.Exit replaced, so commands that fail
-// with cli.Exit can be tested in-process; it returns the output and code.
+// with cli.Exit can be tested in-process; it returns the output (with the
+// exit message) and code.
 func exitCode(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	code := 0
@@ -24,6 +25,7 @@ func exitCode(t *testing.T, args ...string) (string, int) {
 	var coder cli.ExitCoder
 	if errors.As(err, &coder) {
 		code = coder.ExitCode()
+		out += coder.Error() // cli prints it to its global ErrWriter
 	} else if err != nil {
 		t.Fatalf("grid %s: %v", strings.Join(args, " "), err)
 	}
@@ -65,18 +67,6 @@ func TestP4testFailsWithAByteDiff(t *testing.T) {
 	}
 }
 
-func TestP4testReportsBadArguments(t *testing.T) {
-	for _, args := range [][]string{
-		{"p4test", examples + "basic_ipv4.p4"},
-		{"p4test", examples + "README.md", examples + "basic_ipv4.stf"},
-		{"p4test", examples + "basic_ipv4.p4", examples + "basic_ipv4.p4"},
-	} {
-		if _, code := exitCode(t, args...); code != 1 {
-			t.Errorf("grid %s: exit %d, want 1", strings.Join(args, " "), code)
-		}
-	}
-}
-
 func TestConformanceRunsSelectedPrograms(t *testing.T) {
 	dir, err := conformance.DefaultDir()
 	if err != nil {
@@ -103,6 +93,90 @@ func TestP4testRunsSeveralFilesAndCountsThem(t *testing.T) {
 	for _, want := range []string{"basic_ipv4.stf PASS", "FAIL bad.stf: 1 failure(s)", "2 of 3 tests pass"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// portProgram is a P4 program that sends every frame to port OUT_PORT (1
+// unless defined), for testing how p4test chooses a build.
+const portProgram = `#include <core.p4>
+#include <v1model.p4>
+#ifndef OUT_PORT
+#define OUT_PORT 1
+#endif
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers_t { eth_t eth; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t h, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(h.eth); transition accept; }
+}
+control VC(inout headers_t h, inout meta_t m) { apply { } }
+control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) { apply { sm.egress_spec = OUT_PORT; } }
+control E(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t h, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers_t h) { apply { pkt.emit(h.eth); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+`
+
+// writeFiles writes name → text into a temporary directory and returns it.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestP4testBuildsWithDefinesAndTheTestsBuildLine(t *testing.T) {
+	const frame = "000000000001 000000000002 0800"
+	dir := writeFiles(t, map[string]string{
+		"port.p4":   portProgram,
+		"two.stf":   "# build: OUT_PORT=2\npacket 0 " + frame + "\nexpect 2 " + frame + " $\n",
+		"three.stf": "packet 0 " + frame + "\nexpect 3 " + frame + " $\n",
+	})
+	p4, two, three := filepath.Join(dir, "port.p4"), filepath.Join(dir, "two.stf"), filepath.Join(dir, "three.stf")
+	// -D applies to every test; the build line of two.stf overrides it.
+	out, code := exitCode(t, "p4test", p4, two, three, "-D", "OUT_PORT=3")
+	if code != 0 || !strings.Contains(out, "2 of 2 tests pass") {
+		t.Errorf("with -D OUT_PORT=3: exit %d, output:\n%s", code, out)
+	}
+	// Without -D the program's default port 1 applies to three.stf.
+	out, code = exitCode(t, "p4test", p4, three)
+	if code != 1 || !strings.Contains(out, "unexpected packet #1 on port 1") {
+		t.Errorf("without -D: exit %d, output:\n%s", code, out)
+	}
+}
+
+func TestP4testErrorsNameTheFileAndLine(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"syntax.stf":  "packet 0 0800\npacket zz 00\n",
+		"table.stf":   "\nadd no_such_table hdr.ipv4.dstAddr:0x0a000000/8 MyIngress.drop()\n",
+		"action.stf":  "add ipv4_lpm hdr.ipv4.dstAddr:0x0a000000/8 no_such_action()\n",
+		"field.stf":   "add ipv4_lpm hdr.ipv4.noSuchField:0x0a000000/8 MyIngress.drop()\n",
+		"program.txt": "not a program",
+	})
+	prog := examples + "basic_ipv4.p4"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{prog}, "want PROG.p4|PROG.json and TEST.stf"},
+		{[]string{filepath.Join(dir, "missing.p4"), examples + "basic_ipv4.stf"}, "missing.p4: no such file"},
+		{[]string{filepath.Join(dir, "missing.json"), examples + "basic_ipv4.stf"}, "missing.json: no such file"},
+		{[]string{filepath.Join(dir, "program.txt"), examples + "basic_ipv4.stf"}, "program.txt: want a .p4 program or its bmv2 .json"},
+		{[]string{prog, examples + "basic_ipv4.p4"}, "basic_ipv4.p4: a test must be an .stf file"},
+		{[]string{prog, filepath.Join(dir, "missing.stf")}, "missing.stf: no such file"},
+		{[]string{prog, filepath.Join(dir, "syntax.stf")}, "syntax.stf:2:8: port: \"zz\" is not a number"},
+		{[]string{prog, filepath.Join(dir, "table.stf")}, "table.stf:2: add: no table \"no_such_table\""},
+		{[]string{prog, filepath.Join(dir, "action.stf")}, "action.stf:1: add: no action \"no_such_action\""},
+		{[]string{prog, filepath.Join(dir, "field.stf")}, "field.stf:1: add: table MyIngress.ipv4_lpm has no key field \"hdr.ipv4.noSuchField\""},
+	} {
+		out, code := exitCode(t, append([]string{"p4test"}, c.args...)...)
+		if code != 1 || !strings.Contains(out, c.want) {
+			t.Errorf("grid p4test %s: exit %d, want 1 and a message containing %q; output:\n%s", strings.Join(c.args, " "), code, c.want, out)
 		}
 	}
 }
