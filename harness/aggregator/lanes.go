@@ -60,7 +60,7 @@ func laneIngress() string {
 	var b strings.Builder
 	b.WriteString(laneHeader)
 	b.WriteString("/* One register array per value lane, GRID_UNITS cells each. */\n")
-	b.WriteString(split(func(i int) string { return fmt.Sprintf("register<bit<32>>(GRID_UNITS) lane_%02d;\n", i) }))
+	b.WriteString(split(func(i int) string { return fmt.Sprintf("GRID_REGISTER(bit<32>)(GRID_UNITS) lane_%02d;\n", i) }))
 	b.WriteString(`
 /* meta.old = unit values (masked by meta.keep: 0 for a fresh unit),
  * meta.sum = meta.old + packet values (wrapping), and meta.ovf collects the

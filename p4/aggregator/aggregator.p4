@@ -14,6 +14,19 @@
 #include <core.p4>
 #include <v1model.p4>
 
+/* From V1MODEL_VERSION 20200408 on, v1model's register, counter and meter
+ * take their index type as a type argument; before (p4c's default) the
+ * index is bit<32>. The program indexes with bit<32> either way. */
+#if V1MODEL_VERSION >= 20200408
+#define GRID_REGISTER(T) register<T, bit<32>>
+#define GRID_COUNTER counter<bit<32>>
+#define GRID_METER meter<bit<32>>
+#else
+#define GRID_REGISTER(T) register<T>
+#define GRID_COUNTER counter
+#define GRID_METER meter
+#endif
+
 #ifndef GRID_UNITS
 #define GRID_UNITS 16384
 #endif
@@ -199,21 +212,21 @@ control GridVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 
 control GridIngress(inout headers_t hdr, inout metadata_t meta,
                     inout standard_metadata_t standard_metadata) {
-    counter(NUM_PORTS, CounterType.packets_and_bytes) port_rx;
-    counter(GRID_JOBS * 16, CounterType.packets) job_stats;
+    GRID_COUNTER(NUM_PORTS, CounterType.packets_and_bytes) port_rx;
+    GRID_COUNTER(GRID_JOBS * 16, CounterType.packets) job_stats;
     /* The switch's processing capacity C_s for fragments it aggregates. */
-    meter(1, MeterType.packets) capacity;
+    GRID_METER(1, MeterType.packets) capacity;
 
     /* Memory units: tag = state ++ job ++ fragment; seen/count are the
      * workers counted towards the fan-in, summed/nsum those whose values
      * the lanes hold. */
-    register<bit<64>>(GRID_UNITS) unit_tag;
-    register<bit<64>>(GRID_UNITS) unit_seen;
-    register<bit<16>>(GRID_UNITS) unit_count;
-    register<bit<64>>(GRID_UNITS) unit_summed;
-    register<bit<16>>(GRID_UNITS) unit_nsum;
+    GRID_REGISTER(bit<64>)(GRID_UNITS) unit_tag;
+    GRID_REGISTER(bit<64>)(GRID_UNITS) unit_seen;
+    GRID_REGISTER(bit<16>)(GRID_UNITS) unit_count;
+    GRID_REGISTER(bit<64>)(GRID_UNITS) unit_summed;
+    GRID_REGISTER(bit<16>)(GRID_UNITS) unit_nsum;
     /* When the unit last took a contribution (ingress_global_timestamp, microseconds). */
-    register<bit<48>>(GRID_UNITS) unit_time;
+    GRID_REGISTER(bit<48>)(GRID_UNITS) unit_time;
 
 #include "lanes_ingress.p4"
 
@@ -473,7 +486,7 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
 
 control GridEgress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
-    counter(NUM_PORTS, CounterType.packets_and_bytes) port_tx;
+    GRID_COUNTER(NUM_PORTS, CounterType.packets_and_bytes) port_tx;
 
     /* A result replica leaving towards a worker host gets its address. */
     action to_host(mac_t dmac, ip4_t ip) {
