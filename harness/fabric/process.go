@@ -53,26 +53,14 @@ func (p Process) Alive() bool {
 	return err == nil && start == p.Start && state != 'Z' && state != 'X'
 }
 
-// stop terminates the recorded process: SIGTERM, then SIGKILL if it has not
-// gone after grace. A PID that now belongs to another process is left alone.
-func (p Process) stop(grace time.Duration) error {
+// kill sends SIGKILL to the recorded process, if it still runs, and waits
+// up to a second for it to go. A PID that now belongs to another process is
+// left alone.
+func (p Process) kill() error {
 	if !p.Alive() {
 		return nil
 	}
-	slog.Debug("stopping process", "pid", p.PID, "role", p.Role, "node", p.Node)
-	if err := unix.Kill(p.PID, unix.SIGTERM); err != nil && err != unix.ESRCH {
-		return fmt.Errorf("stop %s process %d: %w", p.Role, p.PID, err)
-	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !p.Alive() {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !p.Alive() {
-		return nil
-	}
+	slog.Debug("killing process", "pid", p.PID, "role", p.Role, "node", p.Node)
 	if err := unix.Kill(p.PID, unix.SIGKILL); err != nil && err != unix.ESRCH {
 		return fmt.Errorf("kill %s process %d: %w", p.Role, p.PID, err)
 	}

@@ -71,8 +71,8 @@ func teardown(run string) error {
 	})
 }
 
-// stopProcesses sends SIGTERM to every recorded process still alive, waits for
-// them together, then SIGKILLs the rest.
+// stopProcesses sends SIGTERM to every recorded process still alive, waits
+// stopGrace for them together, then SIGKILLs the rest.
 func stopProcesses(procs []Process) error {
 	var alive []Process
 	for _, p := range procs {
@@ -96,7 +96,7 @@ func stopProcesses(procs []Process) error {
 	}
 	var errs []error
 	for _, p := range alive {
-		errs = append(errs, p.stop(0))
+		errs = append(errs, p.kill())
 	}
 	return errors.Join(errs...)
 }
