@@ -187,6 +187,33 @@ func TestFabricCommands(t *testing.T) {
 		})
 	}
 
+	t.Run("LsListsTheLinksWhoseDelayAndLossAwaitTheSwitch", func(t *testing.T) {
+		run := newRunName()
+		t.Cleanup(func() { fabric.Clean(run) })
+		file := filepath.Join(t.TempDir(), "delay.yaml")
+		yaml := "nodes:\n  - {name: s1, kind: switch}\n  - {name: h1, kind: host}\n  - {name: h2, kind: host}\nlinks:\n" +
+			"  - {endpoints: [\"s1:p1\", \"h1:eth0\"], bandwidth: 1Gbps, delay: 2ms, loss: 0.5%}\n  - {endpoints: [\"s1:p2\", \"h2:eth0\"]}\n"
+		if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := grid("up", file, "--name", run).CombinedOutput(); err != nil {
+			t.Fatalf("grid up: %v\n%s", err, out)
+		}
+		st, err := fabric.LoadState(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := grid("ls", run).CombinedOutput()
+		if err != nil {
+			t.Fatalf("grid ls: %v\n%s", err, out)
+		}
+		listed := strings.Contains(string(out), "delay and loss NOT applied on 1 link(s)") &&
+			strings.Contains(string(out), "\n  s1:p1--h1:eth0  delay 2ms  loss 0.5%\n")
+		if listed == st.Emulation.Netem {
+			t.Fatalf("netem present: %v, but grid ls lists the link awaiting emulation: %v:\n%s", st.Emulation.Netem, listed, out)
+		}
+	})
+
 	t.Run("ExecPassesStreamsAndExitStatus", func(t *testing.T) {
 		run := newRunName()
 		t.Cleanup(func() { fabric.Clean(run) })
