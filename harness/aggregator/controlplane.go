@@ -3,6 +3,7 @@ package aggregator
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"sort"
 	"strings"
 
@@ -30,8 +31,8 @@ const (
 	CounterJobStat = "GridIngress.job_stats"
 	CounterPortRx  = "GridIngress.port_rx"
 	CounterPortTx  = "GridEgress.port_tx"
-	// CounterGradRoute is the direct counter of grad_route (per (job, node)
-	// entry: fragments in transit).
+	// CounterGradRoute is the direct counter of grad_route (per (job,
+	// node, worker) entry: fragments in transit).
 	CounterGradRoute = "GridIngress.grad_route_counter"
 	RegisterUnitTag  = "GridIngress.unit_tag"
 )
@@ -92,6 +93,12 @@ type Setup struct {
 	Capacity *gradproto.Capacity
 }
 
+// ipv4 is an IPv4 address as a number.
+func ipv4(a netip.Addr) uint64 {
+	b := a.As4()
+	return uint64(b[0])<<24 | uint64(b[1])<<16 | uint64(b[2])<<8 | uint64(b[3])
+}
+
 func exact(name string, v uint64, bits int) Field {
 	return Field{Name: name, Value: v, Bits: bits, PrefixLen: -1}
 }
@@ -109,9 +116,8 @@ func Entries(cfg gradproto.SwitchConfig) (*Setup, error) {
 			Params: []Field{exact("mac", p.MAC.Uint64(), 48)}})
 	}
 	for _, r := range cfg.Routes {
-		a := r.Prefix.Masked().Addr().As4()
 		s.Entries = append(s.Entries, TableEntry{Table: TableIPv4LPM,
-			Keys:   []Field{{Name: "hdr.ipv4.dstAddr", Value: uint64(a[0])<<24 | uint64(a[1])<<16 | uint64(a[2])<<8 | uint64(a[3]), Bits: 32, PrefixLen: r.Prefix.Bits()}},
+			Keys:   []Field{{Name: "hdr.ipv4.dstAddr", Value: ipv4(r.Prefix.Masked().Addr()), Bits: 32, PrefixLen: r.Prefix.Bits()}},
 			Action: ActionForward, Params: []Field{exact("dmac", r.NextHop.Uint64(), 48), exact("port", uint64(r.Port), 9)}})
 	}
 	for _, a := range cfg.Aggregations {
@@ -121,7 +127,7 @@ func Entries(cfg gradproto.SwitchConfig) (*Setup, error) {
 	}
 	for _, g := range cfg.GradRoutes {
 		s.Entries = append(s.Entries, TableEntry{Table: TableGradRoute,
-			Keys:   []Field{exact("hdr.grid.job", uint64(g.Job), 16), exact("hdr.grid.node", uint64(g.Node), 16)},
+			Keys:   []Field{exact("hdr.grid.job", uint64(g.Job), 16), exact("hdr.grid.node", uint64(g.Node), 16), exact("hdr.ipv4.srcAddr", ipv4(g.Src), 32)},
 			Action: ActionForward, Params: []Field{exact("dmac", g.NextHop.Uint64(), 48), exact("port", uint64(g.Port), 9)}})
 	}
 	for _, g := range cfg.ResultGroups {
@@ -131,10 +137,9 @@ func Entries(cfg gradproto.SwitchConfig) (*Setup, error) {
 		s.Groups = append(s.Groups, MulticastGroup{Group: g.Group, Rid: 1, Ports: g.Ports})
 	}
 	for _, h := range cfg.ResultHosts {
-		ip := h.IP.As4()
 		s.Entries = append(s.Entries, TableEntry{Table: TableResultHost,
 			Keys:   []Field{exact("hdr.grid.job", uint64(h.Job), 16), exact("standard_metadata.egress_port", uint64(h.Port), 9)},
-			Action: ActionToHost, Params: []Field{exact("dmac", h.MAC.Uint64(), 48), exact("ip", uint64(ip[0])<<24|uint64(ip[1])<<16|uint64(ip[2])<<8|uint64(ip[3]), 32)}})
+			Action: ActionToHost, Params: []Field{exact("dmac", h.MAC.Uint64(), 48), exact("ip", ipv4(h.IP), 32)}})
 	}
 	return s, nil
 }

@@ -21,8 +21,9 @@ func TestEntriesRejectsABadPlanNamingTheEntry(t *testing.T) {
 		{gradproto.SwitchConfig{Routes: []gradproto.Route{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Port: 600}}}, "routes[0]: port 600"},
 		{gradproto.SwitchConfig{ResultGroups: []gradproto.ResultGroup{{Job: 1, Group: 0}}}, "result_groups[0]: multicast group 0"},
 		{gradproto.SwitchConfig{Capacity: &gradproto.Capacity{PacketsPerSecond: 0, Burst: 4}}, "capacity: rate 0"},
-		{gradproto.SwitchConfig{GradRoutes: []gradproto.GradRoute{{Job: 1, Node: 2, Port: 1}, {Job: 1, Node: 2, Port: 2}}},
-			"grad_routes[1]: job 1 node 2 already in grad_routes[0]"},
+		{gradproto.SwitchConfig{GradRoutes: []gradproto.GradRoute{{Job: 1, Node: 2, Src: netip.AddrFrom4([4]byte{10, 0, 1, 1}), Port: 1}, {Job: 1, Node: 2, Src: netip.AddrFrom4([4]byte{10, 0, 1, 1}), Port: 2}}},
+			"grad_routes[1]: job 1 node 2 worker 10.0.1.1 already in grad_routes[0]"},
+		{gradproto.SwitchConfig{GradRoutes: []gradproto.GradRoute{{Job: 1, Node: 2, Port: 1}}}, "grad_routes[0]: worker address invalid IP is not an IPv4 address"},
 		{gradproto.SwitchConfig{Routes: []gradproto.Route{{Prefix: netip.MustParsePrefix("10.0.0.0/8")}, {Prefix: netip.MustParsePrefix("10.1.0.0/8")}}},
 			"routes[1]: prefix 10.0.0.0/8 already in routes[0]"},
 	} {

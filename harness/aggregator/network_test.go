@@ -63,7 +63,7 @@ func twoSwitchPlan(job uint16) (*gradproto.Plan, [2]gradproto.SwitchConfig, map[
 		}
 		c.ResultGroups = []gradproto.ResultGroup{group}
 	}
-	cfg[0].GradRoutes = []gradproto.GradRoute{{Job: job, Node: s1Node, Port: 3, NextHop: mac(1, 3)}}
+	cfg[0].GradRoutes = []gradproto.GradRoute{{Job: job, Node: s1Node, Src: plan.Members[0].IP, Port: 3, NextHop: mac(1, 3)}}
 	cfg[1].Aggregations = []gradproto.Aggregation{{Job: job, Node: s1Node, FanIn: 3}}
 	links := map[gradproto.Attach]gradproto.Attach{{Switch: 0, Port: 3}: {Switch: 1, Port: 3}}
 	return plan, cfg, links, at
@@ -104,7 +104,7 @@ func TestOffPathAggregationAcrossTwoSwitchesSurvivesAnySingleLoss(t *testing.T) 
 			if st := models[1].Stats[job]; st == nil || st[gradproto.EvEmitted] == 0 {
 				t.Fatalf("S1 sent no partial sums: %v", st)
 			}
-			h, err := engines[0].Switch.FindEntry(TableGradRoute, []engine.Match{engine.Exact([]byte{0, job}), engine.Exact([]byte{0, 2})}, 0)
+			h, err := engines[0].Switch.FindEntry(TableGradRoute, []engine.Match{engine.Exact([]byte{0, job}), engine.Exact([]byte{0, 2}), engine.Exact(plan.Members[0].IP.AsSlice())}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,7 +53,9 @@ type SwitchDeployment struct {
 
 // JobDeployment is one job's endpoints: its id in packets and tables (its
 // position in the plan, from 1), the plan its workers and PS follow
-// (member i is Workers[i]) and the hosts.
+// (member i is Workers[i]) and the hosts. Plan.Gateway is the PS's gateway
+// MAC; the switches ignore destination MACs on arrival, and hosts with
+// kernel sockets use their own gateway (topo.HostInterface.GatewayMAC).
 type JobDeployment struct {
 	Name    string
 	Plan    gradproto.Plan
@@ -80,7 +82,8 @@ func (d *Deployment) Switch(name string) (*SwitchDeployment, bool) {
 //     follow the plan's result streams (switches[].aggregate[].out_port,
 //     switches[].streams), since partial sums travel to the PS by IPv4;
 //   - switches[].aggregate becomes agg_config with the switch's id as node
-//     id; switches[].forward becomes grad_route, keyed (job, node);
+//     id; switches[].forward becomes grad_route, keyed (job, node, the
+//     worker's address);
 //   - switches[].multicast becomes a result group per (job, in_port), with
 //     result_host rewrites on ports that lead to the job's workers;
 //   - each worker's share names its node (the PS is node 0) and gets the
@@ -88,9 +91,8 @@ func (d *Deployment) Switch(name string) (*SwitchDeployment, bool) {
 //
 // It fails, naming the plan field, on what the data plane cannot do: a
 // worker split over several nodes, more than 64 workers per node, a fan-in
-// that disagrees with the workers' shares, or two rules that one table
-// entry would have to merge (gradients of one (job, node), or routes to one
-// PS, leaving a switch on different ports).
+// that disagrees with the workers' shares, or result streams of one PS
+// leaving a switch on different ports (partial sums follow one IPv4 route).
 func FromSolverPlan(t *topo.Topology, p *solver.Plan, opt PlanOptions) (*Deployment, error) {
 	values := opt.Values
 	if values == 0 {
@@ -414,7 +416,6 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 			return err
 		}
 	}
-	grad := map[[2]uint16]int{} // (job, node) -> index in sp.Forward
 	for k, fw := range sp.Forward {
 		f := fmt.Sprintf("forward[%d]", k)
 		id, err := job(f, fw.Job)
@@ -424,20 +425,15 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		if fw.NodeID < 0 || fw.NodeID > math.MaxUint16 {
 			return fmt.Errorf("%s.%s: node_id %d outside 0..%d", field, f, fw.NodeID, math.MaxUint16)
 		}
-		key := [2]uint16{id, uint16(fw.NodeID)}
-		if prev, dup := grad[key]; dup {
-			if p := sp.Forward[prev]; p.OutPort != fw.OutPort {
-				return fmt.Errorf("%s.%s: worker %s's gradients for %s leave on port %d, worker %s's (forward[%d]) on port %d: the aggregator routes gradients by (job, node) only",
-					field, f, fw.Worker, fw.Node, fw.OutPort, p.Worker, prev, p.OutPort)
-			}
-			continue
+		src, ok := b.memberIP(id, fw.Worker)
+		if !ok {
+			return fmt.Errorf("%s.%s: worker %q is not a worker of job %s", field, f, fw.Worker, fw.Job)
 		}
 		p, nh, err := port(f+".out_port", fw.OutPort)
 		if err != nil {
 			return err
 		}
-		grad[key] = k
-		cfg.GradRoutes = append(cfg.GradRoutes, gradproto.GradRoute{Job: id, Node: key[1], Port: p, NextHop: nh})
+		cfg.GradRoutes = append(cfg.GradRoutes, gradproto.GradRoute{Job: id, Node: uint16(fw.NodeID), Src: src, Port: p, NextHop: nh})
 	}
 	for k, m := range sp.Multicast {
 		f := fmt.Sprintf("multicast[%d]", k)
@@ -472,6 +468,17 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		cfg.Capacity = &c
 	}
 	return nil
+}
+
+// memberIP is the address worker host sends job's gradients from.
+func (b *planBuilder) memberIP(job uint16, host string) (netip.Addr, bool) {
+	jd := &b.d.Jobs[job-1]
+	for i, w := range jd.Workers {
+		if w == host {
+			return jd.Plan.Members[i].IP, true
+		}
+	}
+	return netip.Addr{}, false
 }
 
 // addResultHost rewrites result replicas leaving port towards a worker of

@@ -225,21 +225,25 @@ var stfCases = []stfCase{
 			return b
 		}},
 	{"forward_other_node", `Fragments for other aggregation nodes are forwarded unchanged except
-		for the MAC addresses, TTL and IPv4 checksum: one for node 2 follows its grad_route entry out
-		port 9 (off the shortest path to the PS), one for the PS node goes by IPv4 to the PS, plain
+		for the MAC addresses, TTL and IPv4 checksum: worker 0's for node 2 follows its grad_route entry
+		out port 9 (off the shortest path to the PS), worker 1's for node 2 has no entry (routes are per
+		worker) and goes by IPv4, one for the PS node goes by IPv4 to the PS, plain
 		UDP goes by IPv4, a packet without a route and a non-IPv4 frame are dropped. A fragment for
 		this switch's node with 64 values (the other build's UDP length) is not aggregated, nor its
 		first 32 values added: it goes by IPv4 to the PS.`,
 		func(t *testing.T) *stfBuilder {
 			st := mustStar(t, 1, 2, 1, 32)
-			st.Config.GradRoutes = []gradproto.GradRoute{{Job: 1, Node: 2, Port: 9, NextHop: gradproto.HostMAC(900)}}
+			st.Config.GradRoutes = []gradproto.GradRoute{{Job: 1, Node: 2, Src: st.Plan.Members[0].IP, Port: 9, NextHop: gradproto.HostMAC(900)}}
 			st.Config.Ports = append(st.Config.Ports, gradproto.PortMAC{Port: 9, MAC: gradproto.SwitchPortMAC(9)})
 			b := newBuilder(t, Build{}, st)
 			other := st.Plan
 			other.Members = append([]gradproto.Member(nil), st.Plan.Members...)
 			other.Members[0].Node = 2
-			b.note("fragment for node 2: grad_route")
+			b.note("worker 0's fragment for node 2: its grad_route entry")
 			b.send(st.WorkerPort(0), b.frag(&other, 0, 4, 0, val(0)))
+			b.note("worker 1's fragment for node 2: no entry for worker 1, IPv4 to the PS")
+			other.Members[1].Node = 2
+			b.send(st.WorkerPort(1), b.frag(&other, 1, 4, 0, val(1)))
 			b.note("fragment for the PS node: IPv4 to the PS")
 			b.send(st.WorkerPort(2), b.frag(&st.Plan, 2, 4, 0, val(2)))
 			b.note("plain UDP to port 53")

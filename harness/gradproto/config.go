@@ -20,8 +20,8 @@ type SwitchConfig struct {
 	// Aggregations are the (job, node) pairs this switch aggregates, with
 	// the plan's fan-in (table agg_config). Node is this switch's node id.
 	Aggregations []Aggregation
-	// GradRoutes send fragments of (job, node) along the plan's path
-	// towards node (table grad_route).
+	// GradRoutes send a worker's fragments for (job, node) along the
+	// plan's path towards node (table grad_route).
 	GradRoutes []GradRoute
 	// ResultGroups replicate a job's results arriving on a port to the
 	// listed ports (table job_mcast and the packet replication engine).
@@ -60,10 +60,13 @@ type Aggregation struct {
 	ReclaimMicros    uint64
 }
 
-// GradRoute forwards fragments of job Job for aggregation node Node out
-// Port to NextHop.
+// GradRoute forwards the fragments of job Job for aggregation node Node
+// that the worker with address Src sends out Port to NextHop. The plan's
+// paths are per worker: two workers of one (job, node) may leave a switch
+// on different ports.
 type GradRoute struct {
 	Job, Node uint16
+	Src       netip.Addr
 	Port      uint16
 	NextHop   MAC
 }
@@ -146,7 +149,10 @@ func (c *SwitchConfig) Validate() error {
 		if g.Port > MaxPort {
 			return fmt.Errorf("grad_routes[%d]: port %d above %d", i, g.Port, MaxPort)
 		}
-		if err := unique("grad_routes", i, fmt.Sprintf("job %d node %d", g.Job, g.Node)); err != nil {
+		if !g.Src.Is4() {
+			return fmt.Errorf("grad_routes[%d]: worker address %v is not an IPv4 address", i, g.Src)
+		}
+		if err := unique("grad_routes", i, fmt.Sprintf("job %d node %d worker %v", g.Job, g.Node, g.Src)); err != nil {
 			return err
 		}
 	}

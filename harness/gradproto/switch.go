@@ -87,7 +87,7 @@ type Switch struct {
 
 	lpm      []Route // longest prefix first
 	agg      map[[2]uint16]Aggregation
-	grad     map[[2]uint16]GradRoute
+	grad     map[gradKey]GradRoute
 	mcast    map[[2]uint16]uint16 // (job, in port) -> group
 	groups   map[uint16][]uint16
 	hosts    map[[2]uint16]ResultHost
@@ -121,7 +121,7 @@ func NewSwitch(cfg SwitchConfig, values, units int) (*Switch, error) {
 	}
 	s := &Switch{
 		cfg: cfg, values: values, units: make([]Unit, units), Start: time.Now(),
-		agg: map[[2]uint16]Aggregation{}, grad: map[[2]uint16]GradRoute{}, mcast: map[[2]uint16]uint16{},
+		agg: map[[2]uint16]Aggregation{}, grad: map[gradKey]GradRoute{}, mcast: map[[2]uint16]uint16{},
 		groups: map[uint16][]uint16{}, hosts: map[[2]uint16]ResultHost{}, portMACs: map[uint16]MAC{},
 		Now: time.Now, Stats: map[uint16]*[NumEvents]uint64{},
 	}
@@ -134,7 +134,7 @@ func NewSwitch(cfg SwitchConfig, values, units int) (*Switch, error) {
 		s.agg[[2]uint16{a.Job, a.Node}] = a
 	}
 	for _, g := range cfg.GradRoutes {
-		s.grad[[2]uint16{g.Job, g.Node}] = g
+		s.grad[gradKey{g.Job, g.Node, g.Src}] = g
 	}
 	for _, g := range cfg.ResultGroups {
 		s.mcast[[2]uint16{g.Job, g.InPort}] = g.Group
@@ -150,6 +150,12 @@ func NewSwitch(cfg SwitchConfig, values, units int) (*Switch, error) {
 		s.tokens = float64(cfg.Capacity.Burst)
 	}
 	return s, nil
+}
+
+// gradKey is grad_route's key: job, node and the sending worker's address.
+type gradKey struct {
+	job, node uint16
+	src       netip.Addr
 }
 
 // Units returns the memory units (read-only view for checks).
@@ -254,7 +260,7 @@ func (s *Switch) Process(inPort uint16, frame []byte) []Output {
 			a, agg := s.agg[[2]uint16{h.Job, h.Node}]
 			if agg && valsValid {
 				rt, f = s.aggregate(f, h, a)
-			} else if g, ok := s.grad[[2]uint16{h.Job, h.Node}]; ok {
+			} else if g, ok := s.grad[gradKey{h.Job, h.Node, netip.AddrFrom4([4]byte(f[offIP+12 : offIP+16]))}]; ok {
 				copy(f[0:6], g.NextHop[:])
 				port, rt = g.Port, routeDone
 				f[offIP+8]--

@@ -287,11 +287,13 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
 
     direct_counter(CounterType.packets_and_bytes) grad_route_counter;
 
-    /* Fragments on their way to their aggregation node, along the plan. */
+    /* Fragments on their way to their aggregation node, along the plan's
+     * path for their worker (paths are per worker). */
     table grad_route {
         key = {
             hdr.grid.job: exact;
             hdr.grid.node: exact;
+            hdr.ipv4.srcAddr: exact;
         }
         actions = { forward; NoAction; }
         default_action = NoAction();
