@@ -450,12 +450,15 @@ func configureHostInterface(np *nodePlan, ip *ifacePlan) error {
 	}); err != nil {
 		return fmt.Errorf("add neighbour %s lladdr %s: %w", gw, hi.GatewayMAC, err)
 	}
-	// The first interface carries the main default route. A multi-homed
-	// host's further interfaces each get a routing table whose default
-	// route leaves through them, chosen by source address: a socket bound
-	// to an interface's address sends through that interface.
-	anywhere := &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}
-	route := &netlink.Route{LinkIndex: ip.index, Dst: anywhere, Gw: gw, Flags: int(netlink.FLAG_ONLINK)}
+	// Hosts route the plan's network (topo.HostNetwork) via the gateway and
+	// nothing else: a packet for anywhere else fails at the sender with
+	// ENETUNREACH instead of reaching a switch and its traffic counts. The
+	// first interface's route is in the main table. A multi-homed host's
+	// further interfaces each get a routing table whose route leaves
+	// through them, chosen by source address: a socket bound to an
+	// interface's address sends through that interface.
+	hostNet := &net.IPNet{IP: topo.HostNetwork.Addr().AsSlice(), Mask: net.CIDRMask(topo.HostNetwork.Bits(), 32)}
+	route := &netlink.Route{LinkIndex: ip.index, Dst: hostNet, Gw: gw, Flags: int(netlink.FLAG_ONLINK)}
 	if ip != np.ifaces[0] {
 		route.Table = sourceTableBase + ip.port
 		rule := netlink.NewRule()
@@ -467,7 +470,7 @@ func configureHostInterface(np *nodePlan, ip *ifacePlan) error {
 		}
 	}
 	if err := np.nl.RouteAdd(route); err != nil {
-		return fmt.Errorf("add default route via %s (table %d): %w", gw, route.Table, err)
+		return fmt.Errorf("add route %s via %s (table %d): %w", topo.HostNetwork, gw, route.Table, err)
 	}
 	return nil
 }

@@ -363,6 +363,22 @@ func TestHostSendsThroughItsGatewayWithoutARPAndWithCorrectChecksums(t *testing.
 	if !bytes.HasSuffix(frame, payload) {
 		t.Errorf("payload missing from %x", frame)
 	}
+
+	// Only the hosts' network is routed: anything else fails at the sender.
+	inNamespace(t, h1.Namespace, func() {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		err = unix.Sendto(fd, payload, 0, &unix.SockaddrInet4{Port: 9999, Addr: [4]byte{192, 0, 2, 1}})
+		if !errors.Is(err, unix.ENETUNREACH) {
+			t.Errorf("send from h1 to 192.0.2.1 outside the hosts' network: %v, want ENETUNREACH", err)
+		}
+	})
+	if got, err := receive(capture, unix.MSG_DONTWAIT); err == nil {
+		t.Errorf("a frame for outside the hosts' network reached e1: %x", got)
+	}
 }
 
 func netipAddr(t *testing.T, prefix string) [4]byte {

@@ -27,8 +27,8 @@ func init() {
 		ArgsUsage: "TOPOLOGY.yaml",
 		Description: "Creates one network namespace per host and per switch, named RUN-NODE (see 'ip netns list'),\n" +
 			"and one veth pair per link. Host interfaces get their address, a static neighbour entry for\n" +
-			"their gateway and a default route (further interfaces of a multi-homed host are chosen by\n" +
-			"source address), so no ARP is needed. IPv6 and multicast are off, and so is transmit checksum\n" +
+			"their gateway and a route to 10.0.0.0/8, the hosts' network, through it (further interfaces of\n" +
+			"a multi-homed host are chosen by source address), so no ARP is needed. IPv6 and multicast are off, and so is transmit checksum\n" +
 			"offload on host interfaces. Every interface is shaped to its link bandwidth with tbf; link\n" +
 			"delay and loss need netem, and where the kernel lacks it they are recorded for the switch\n" +
 			"back end to emulate. A switch's ports are the veth ends in its namespace, named TAGs<id>p<port>\n" +
