@@ -20,6 +20,12 @@ func init() {
 		Description: "Topology files (YAML, documented by topologies/schema.json) describe the hosts, switches and\n" +
 			"links grid builds. The generators write the paper's topologies; show checks a file and draws it.\n\n" +
 			"Example:\n  grid topo fattree --k 4 -o /tmp/k4.yaml && grid topo show /tmp/k4.yaml --svg /tmp/k4.svg",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.ShowSubcommandHelp(c)
+			}
+			return fmt.Errorf("topo: no subcommand %q (fattree, leafspine, testbed, fig1 or show; see 'grid topo --help')", c.Args().First())
+		},
 		Subcommands: []*cli.Command{
 			{
 				Name:  "fattree",

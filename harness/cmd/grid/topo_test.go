@@ -114,3 +114,14 @@ func TestTopoShowReportsFileLineAndField(t *testing.T) {
 		t.Errorf("error = %v", err)
 	}
 }
+
+func TestTopoNamesAnUnknownSubcommand(t *testing.T) {
+	_, err := runGrid(t, "topo", "fatree", "--k", "4")
+	if err == nil || !strings.HasPrefix(err.Error(), `topo: no subcommand "fatree" (fattree, leafspine,`) {
+		t.Errorf("error = %v", err)
+	}
+	out, err := runGrid(t, "topo")
+	if err != nil || !strings.Contains(out, "COMMANDS:") || !strings.Contains(out, "fattree ") {
+		t.Errorf("grid topo without a subcommand: %v\n%s", err, out)
+	}
+}
