@@ -15,7 +15,9 @@
 // (state splitting), table applications in expressions and at several
 // mutually exclusive places, switch on action_run and on values, header
 // stacks (next/last/lastIndex, push/pop, run-time indexes for reads and
-// field writes), structs nested in headers, select ranges and masks,
+// field writes), header unions (members, isValid of the union, union
+// assignment, emit; stacks of unions with constant indexes and
+// extract(hs.next.member)), structs nested in headers, select ranges and masks,
 // const entries (exact, lpm, ternary, range, optional, @priority),
 // registers, counters, meters (indexed and direct), hash, checksums,
 // clone/resubmit/recirculate with field lists, random, log_msg,
@@ -38,10 +40,15 @@ import (
 	"github.com/grid-ina/grid/harness/bmv2json"
 	"github.com/grid-ina/grid/harness/p4c/backend"
 	"github.com/grid-ina/grid/harness/p4c/frontend"
+	"github.com/grid-ina/grid/harness/p4c/frontend/check"
 	"github.com/grid-ina/grid/harness/p4c/frontend/diag"
 	"github.com/grid-ina/grid/harness/p4c/midend"
 	"github.com/grid-ina/grid/harness/p4c/p4info"
 )
+
+// features are the language features beyond the front end's default
+// subset that the lowering supports.
+var features = check.Features{HeaderUnions: true}
 
 // Options configure a compilation.
 type Options struct {
@@ -68,7 +75,7 @@ type Result struct {
 // Compile compiles the P4 file at path. Errors are source diagnostics
 // (`file:line:col: error: ...` or `file:line:col: unsupported: ...`).
 func Compile(path string, opts Options) (*Result, error) {
-	prog, err := frontend.Load(path, frontend.Options{IncludeDirs: opts.IncludeDirs, Defines: opts.Defines})
+	prog, err := frontend.Load(path, frontend.Options{IncludeDirs: opts.IncludeDirs, Defines: opts.Defines, Features: features})
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,29 @@ func Convert(p *midend.Program) (*bmv2json.Program, error) {
 		}
 		out.HeaderStacks = append(out.HeaderStacks, st)
 	}
+	for i, ut := range p.UnionTypes {
+		hut := bmv2json.HeaderUnionType{Name: ut.Name, ID: i, Headers: [][]string{}}
+		for _, m := range ut.Members {
+			hut.Headers = append(hut.Headers, []string{m.Name, m.Type.Name})
+		}
+		out.HeaderUnionTypes = append(out.HeaderUnionTypes, hut)
+	}
+	unionID := map[*midend.Union]int{}
+	for i, u := range p.Unions {
+		unionID[u] = i
+		hu := bmv2json.HeaderUnion{Name: u.Name, ID: i, UnionType: u.Type.Name, HeaderIDs: []int{}, PiOmit: true}
+		for _, h := range u.Members {
+			hu.HeaderIDs = append(hu.HeaderIDs, headerID[h])
+		}
+		out.HeaderUnions = append(out.HeaderUnions, hu)
+	}
+	for i, s := range p.UnionStacks {
+		hs := bmv2json.HeaderUnionStack{Name: s.Name, ID: i, UnionType: s.Type.Name, Size: len(s.Elems), HeaderUnionIDs: []int{}}
+		for _, u := range s.Elems {
+			hs.HeaderUnionIDs = append(hs.HeaderUnionIDs, unionID[u])
+		}
+		out.HeaderUnionStacks = append(out.HeaderUnionStacks, hs)
+	}
 	for _, fl := range p.FieldLists {
 		el := fl.Elements
 		if el == nil {

@@ -91,6 +91,17 @@ func (a *actx) value(e ast.Expr) (val, error) {
 		if err != nil {
 			return nil, err
 		}
+		if us, ok := base.(*unionStackV); ok {
+			c := x.Index.Info().Const
+			if c == nil || c.Int == nil {
+				return nil, unsupported(x.Index, "a header union stack index that is not a compile-time constant")
+			}
+			i := int(c.Int.Int64())
+			if i < 0 || i >= len(us.elem) {
+				return nil, srcError(x, "index %d out of bounds of stack of size %d", i, len(us.elem))
+			}
+			return us.elem[i], nil
+		}
 		st, ok := base.(*stackV)
 		if !ok {
 			return nil, unsupported(x, "indexing a non-stack value")
@@ -226,6 +237,10 @@ func (a *actx) member(x *ast.Member) (val, error) {
 		case *structV:
 			if f, ok := b.fields[x.Name]; ok {
 				return f, nil
+			}
+		case *unionV:
+			if h, ok := b.members[x.Name]; ok {
+				return h, nil
 			}
 		case *headerV:
 			if sd, ok := x.Info().Type.(*ast.StructDecl); ok && sd.Kind == ast.KindStruct {

@@ -519,6 +519,9 @@ func (a *actx) builtin(c *ast.Call) (val, error) {
 	}
 	switch c.Builtin {
 	case "isValid":
+		if u, ok := rv.(*unionV); ok {
+			return &scalarV{ref: b2d(exprOp("valid_union", nil, bmv2json.Named("header_union", u.u.Name))), t: ast.TBool}, nil
+		}
 		h, ok := rv.(*headerV)
 		if !ok {
 			return nil, unsupported(c, "isValid on this value")

@@ -26,6 +26,9 @@ type Program struct {
 	HeaderTypes  []*HeaderType
 	Headers      []*Header
 	Stacks       []*Stack
+	UnionTypes   []*UnionType
+	Unions       []*Union
+	UnionStacks  []*UnionStack
 	Errors       []bmv2json.NamedValue
 	Enums        []bmv2json.Enum
 	FieldLists   []*FieldList
@@ -71,6 +74,34 @@ type Stack struct {
 	Name  string
 	Type  *HeaderType
 	Elems []*Header
+}
+
+// UnionType is a header_union type: its members' names and header types
+// in declaration order.
+type UnionType struct {
+	Name    string
+	Members []UnionMember
+}
+
+// UnionMember is one member of a header union type.
+type UnionMember struct {
+	Name string
+	Type *HeaderType
+}
+
+// Union is a header union instance; Members are its member header
+// instances, in the order of its type's members.
+type Union struct {
+	Name    string
+	Type    *UnionType
+	Members []*Header
+}
+
+// UnionStack is a stack of header unions.
+type UnionStack struct {
+	Name  string
+	Type  *UnionType
+	Elems []*Union
 }
 
 // FieldList is a list of fields preserved by clone/resubmit/recirculate.

@@ -43,6 +43,7 @@ type lowerer struct {
 	stdMeta *Header
 	names   map[string]bool // every bmv2 object name used so far
 	headerT map[*ast.StructDecl]*HeaderType
+	unionT  map[*ast.StructDecl]*UnionType
 	// actions lowered per (declaration, scope): an action declared in a
 	// control inlined twice is two actions.
 	actions map[actionKey]*Action
@@ -97,6 +98,7 @@ func Lower(prog *ast.Program, source string) (_ *Program, err error) {
 		out:         &Program{Source: filepath.Base(source)},
 		names:       map[string]bool{},
 		headerT:     map[*ast.StructDecl]*HeaderType{},
+		unionT:      map[*ast.StructDecl]*UnionType{},
 		actions:     map[actionKey]*Action{},
 		tables:      map[tableKey]*Table{},
 		multi:       map[tableKey]*multiApply{},
@@ -340,7 +342,7 @@ func (l *lowerer) alloc(n ast.Node, t ast.Type, instName, scalarName string) (va
 			l.out.Headers = append(l.out.Headers, h)
 			return &headerV{h: h, decl: x}, nil
 		case ast.KindHeaderUnion:
-			return nil, unsupported(n, "header unions")
+			return l.allocUnion(x, l.uniqueName(instName))
 		}
 		sv := &structV{decl: x, fields: map[string]val{}}
 		for _, f := range x.Fields {
@@ -353,6 +355,9 @@ func (l *lowerer) alloc(n ast.Node, t ast.Type, instName, scalarName string) (va
 		return sv, nil
 	case *ast.StackType:
 		ed, ok := x.Elem.(*ast.StructDecl)
+		if ok && ed.Kind == ast.KindHeaderUnion {
+			return l.allocUnionStack(ed, l.uniqueName(instName), x.Size)
+		}
 		if !ok || ed.Kind != ast.KindHeader {
 			return nil, unsupported(n, "stack of %v", x.Elem)
 		}
@@ -371,6 +376,58 @@ func (l *lowerer) alloc(n ast.Node, t ast.Type, instName, scalarName string) (va
 		return nil, unsupported(n, "varbit fields")
 	}
 	return nil, unsupported(n, "storage of type %v", t)
+}
+
+// unionType returns the bmv2 header union type of a header_union
+// declaration, creating it (and its members' header types) on first use.
+func (l *lowerer) unionType(d *ast.StructDecl) *UnionType {
+	if ut, ok := l.unionT[d]; ok {
+		return ut
+	}
+	ut := &UnionType{Name: d.Name}
+	for _, f := range d.Fields {
+		hd := f.Type.Resolved().(*ast.StructDecl) // the checker allows only headers in unions
+		ut.Members = append(ut.Members, UnionMember{Name: f.Name, Type: l.headerType(hd, hd.Name)})
+	}
+	l.unionT[d] = ut
+	l.out.UnionTypes = append(l.out.UnionTypes, ut)
+	return ut
+}
+
+// allocUnion creates the union instance name with one header instance per
+// member, named "name.member" as p4c names them.
+func (l *lowerer) allocUnion(d *ast.StructDecl, name string) (*unionV, error) {
+	ut := l.unionType(d)
+	u := &Union{Name: name, Type: ut}
+	uv := &unionV{u: u, decl: d, members: map[string]*headerV{}}
+	for i, f := range d.Fields {
+		hd := f.Type.Resolved().(*ast.StructDecl)
+		if err := checkHeaderFields(hd.Fields); err != nil {
+			return nil, err
+		}
+		h := &Header{Name: l.uniqueName(name + "." + f.Name), Type: ut.Members[i].Type}
+		l.out.Headers = append(l.out.Headers, h)
+		u.Members = append(u.Members, h)
+		uv.members[f.Name] = &headerV{h: h, decl: hd}
+	}
+	l.out.Unions = append(l.out.Unions, u)
+	return uv, nil
+}
+
+// allocUnionStack creates a stack of size header unions named name[i].
+func (l *lowerer) allocUnionStack(d *ast.StructDecl, name string, size int) (*unionStackV, error) {
+	st := &UnionStack{Name: name, Type: l.unionType(d)}
+	sv := &unionStackV{s: st, decl: d}
+	for i := 0; i < size; i++ {
+		uv, err := l.allocUnion(d, l.uniqueName(fmt.Sprintf("%s[%d]", name, i)))
+		if err != nil {
+			return nil, err
+		}
+		st.Elems = append(st.Elems, uv.u)
+		sv.elem = append(sv.elem, uv)
+	}
+	l.out.UnionStacks = append(l.out.UnionStacks, st)
+	return sv, nil
 }
 
 // uniqueScalar returns a fresh field name in the scalars header.

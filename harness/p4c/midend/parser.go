@@ -455,6 +455,19 @@ func (a *actx) packetIn(c *ast.Call) (val, error) {
 			a.emit(prim("extract", bmv2json.Named("stack", st.s.Name)))
 			return nil, nil
 		}
+		if m, ok := arg.(*ast.Member); ok && m.Kind == ast.MemberField {
+			if next, ok := m.X.(*ast.Member); ok && next.Kind == ast.MemberStackNext {
+				// hs.next.member of a header union stack.
+				sv, err := a.value(next.X)
+				if err != nil {
+					return nil, err
+				}
+				if us, ok := sv.(*unionStackV); ok {
+					a.emit(prim("extract", &bmv2json.Value{Type: "union_stack", Kind: bmv2json.KindNames, Names: []string{us.s.Name, m.Name}}))
+					return nil, nil
+				}
+			}
+		}
 		v, err := a.value(arg)
 		if err != nil {
 			return nil, err
@@ -505,6 +518,16 @@ func (l *lowerer) lowerDeparser(d ast.Decl, hdrs val) error {
 		case *stackV:
 			for _, e := range x.elem {
 				dp.Order = append(dp.Order, e.h.Name)
+			}
+		case *unionV:
+			for _, h := range x.u.Members {
+				dp.Order = append(dp.Order, h.Name)
+			}
+		case *unionStackV:
+			for _, e := range x.elem {
+				if err := emit(n, e); err != nil {
+					return err
+				}
 			}
 		case *structV:
 			for _, f := range x.decl.Fields {

@@ -157,6 +157,16 @@ func (a *actx) invalidate(n ast.Node, v val) error {
 		for _, e := range x.elem {
 			a.emitPrim(prim("remove_header", bmv2json.Named("header", e.h.Name)))
 		}
+	case *unionV:
+		for _, h := range x.u.Members {
+			a.emitPrim(prim("remove_header", bmv2json.Named("header", h.Name)))
+		}
+	case *unionStackV:
+		for _, e := range x.elem {
+			if err := a.invalidate(n, e); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -310,6 +320,20 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 						return err
 					}
 				}
+			}
+			return nil
+		}
+	case *unionV:
+		if s, ok := src.(*unionV); ok && s.decl == d.decl {
+			if s != d {
+				a.emitPrim(prim("assign_union", bmv2json.Named("header_union", d.u.Name), bmv2json.Named("header_union", s.u.Name)))
+			}
+			return nil
+		}
+	case *unionStackV:
+		if s, ok := src.(*unionStackV); ok && len(s.elem) == len(d.elem) {
+			if s != d {
+				a.emitPrim(prim("assign_union_stack", bmv2json.Named("header_union_stack", d.s.Name), bmv2json.Named("header_union_stack", s.s.Name)))
 			}
 			return nil
 		}

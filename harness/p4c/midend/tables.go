@@ -207,6 +207,10 @@ func (c *cctx) tableKeys(a *actx, td *ast.TableDecl, t *Table) error {
 			return unsupported(k, "match kind %s", mk)
 		}
 		name := ExprText(k.Expr)
+		if c, ok := k.Expr.(*ast.Call); ok && c.Kind == ast.CallBuiltin && c.Builtin == "isValid" {
+			// p4c names a validity key after bmv2's $valid$ field.
+			name = ExprText(c.Receiver()) + ".$valid$"
+		}
 		if n, ok := k.Annos.StringArg("name"); ok {
 			name = n
 		}

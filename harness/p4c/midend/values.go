@@ -45,6 +45,21 @@ type stackV struct {
 	elem []*headerV
 }
 
+// unionV is a header union instance; members are its member headers by
+// name.
+type unionV struct {
+	u       *Union
+	decl    *ast.StructDecl
+	members map[string]*headerV
+}
+
+// unionStackV is a stack of header unions.
+type unionStackV struct {
+	s    *UnionStack
+	decl *ast.StructDecl
+	elem []*unionV
+}
+
 // structV is a flattened struct value: each field its own val.
 type structV struct {
 	decl   *ast.StructDecl
@@ -73,6 +88,8 @@ func (*scalarV) isVal() {}
 func (*headerV) isVal() {}
 func (*stackV) isVal()  {}
 func (*structV) isVal() {}
+func (*unionV) isVal()  {}
+func (*unionStackV) isVal() {}
 func (*tupleV) isVal()  {}
 func (*objV) isVal()    {}
 
@@ -250,6 +267,10 @@ func kindOf(v val) string {
 		return "a header"
 	case *stackV:
 		return "a header stack"
+	case *unionV:
+		return "a header union"
+	case *unionStackV:
+		return "a header union stack"
 	case *structV:
 		return "a struct"
 	case *tupleV:
