@@ -84,14 +84,14 @@ type objV struct {
 	declScope *scope
 }
 
-func (*scalarV) isVal() {}
-func (*headerV) isVal() {}
-func (*stackV) isVal()  {}
-func (*structV) isVal() {}
-func (*unionV) isVal()  {}
+func (*scalarV) isVal()     {}
+func (*headerV) isVal()     {}
+func (*stackV) isVal()      {}
+func (*structV) isVal()     {}
+func (*unionV) isVal()      {}
 func (*unionStackV) isVal() {}
-func (*tupleV) isVal()  {}
-func (*objV) isVal()    {}
+func (*tupleV) isVal()      {}
+func (*objV) isVal()        {}
 
 // typeInfo describes how a scalar type is stored in bmv2.
 type typeInfo struct {
