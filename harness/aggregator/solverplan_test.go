@@ -295,12 +295,25 @@ func TestCapacityMeterFollowsTheScaledSwitchCapacity(t *testing.T) {
 			t.Errorf("%s: capacity %+v, want %.0f fragments/s, burst 8", s.Name, c, want)
 		}
 	}
+	d, err = FromSolverPlan(tp, p, PlanOptions{Values: 64, CapacityScale: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, want := d.Switches[0].Config.Capacity, 100e6/(8*318); c == nil || c.Burst != 64 || c.PacketsPerSecond < want*0.999 || c.PacketsPerSecond > want*1.001 {
+		t.Errorf("64 values: capacity %+v, want %.0f fragments/s, burst 64", c, want)
+	}
+	if v := d.Jobs[0].Plan.Values; v != 64 {
+		t.Errorf("64 values: the job's plan has %d", v)
+	}
 	d, err = FromSolverPlan(tp, p, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := d.Switches[0].Config.Capacity; c != nil {
 		t.Errorf("without a scale the meter is configured: %+v", c)
+	}
+	if _, err := FromSolverPlan(tp, p, PlanOptions{Values: 48}); err == nil || !strings.Contains(err.Error(), "48 values per packet") {
+		t.Errorf("48 values: %v", err)
 	}
 }
 
