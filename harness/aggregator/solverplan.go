@@ -395,11 +395,9 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		if !node.Programmable {
 			return fmt.Errorf("%s.%s: %s is not programmable", field, f, sp.Name)
 		}
+		// Equal to the member count, the fan-in is at most 64 (addJob's slot limit).
 		if got := b.members[id][uint16(node.ID)]; got != a.FanIn {
 			return fmt.Errorf("%s.%s: fan_in %d for job %s, but %d of its workers' shares name %s", field, f, a.FanIn, a.Job, got, sp.Name)
-		}
-		if a.FanIn > gradproto.MaxFanIn {
-			return fmt.Errorf("%s.%s: fan_in %d above %d", field, f, a.FanIn, gradproto.MaxFanIn)
 		}
 		cfg.Aggregations = append(cfg.Aggregations, gradproto.Aggregation{Job: id, Node: uint16(node.ID), FanIn: uint16(a.FanIn), ReclaimMicros: b.opt.ReclaimMicros})
 		if err := b.routeToPS(sp.Name, id, a.OutPort, field+"."+f+".out_port"); err != nil {
