@@ -17,7 +17,10 @@
 // stacks (next/last/lastIndex, push/pop, run-time indexes for reads and
 // field writes), header unions (members, isValid of the union, union
 // assignment, emit; stacks of unions with constant indexes and
-// extract(hs.next.member)), structs nested in headers, select ranges and masks,
+// extract(hs.next.member)), varbit fields (extract(h, bits) as extract_VL,
+// assignment as assign_VL, ==, emit, checksum inputs, varbit locals),
+// lookahead of a whole header, / and % (a power-of-two divisor as a shift
+// or mask, like p4c), structs nested in headers, select ranges and masks,
 // const entries (exact, lpm, ternary, range, optional, @priority),
 // registers, counters, meters (indexed and direct), hash, checksums,
 // clone/resubmit/recirculate with field lists, random, log_msg,
@@ -48,7 +51,7 @@ import (
 
 // features are the language features beyond the front end's default
 // subset that the lowering supports.
-var features = check.Features{HeaderUnions: true}
+var features = check.Features{HeaderUnions: true, Varbit: true}
 
 // Options configure a compilation.
 type Options struct {

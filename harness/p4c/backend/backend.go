@@ -41,7 +41,12 @@ func Convert(p *midend.Program) (*bmv2json.Program, error) {
 		if fields == nil {
 			fields = []bmv2json.HeaderField{}
 		}
-		out.HeaderTypes = append(out.HeaderTypes, bmv2json.HeaderType{Name: ht.Name, ID: i, Fields: fields})
+		bt := bmv2json.HeaderType{Name: ht.Name, ID: i, Fields: fields}
+		if ht.MaxLength > 0 {
+			n := ht.MaxLength
+			bt.MaxLength = &n
+		}
+		out.HeaderTypes = append(out.HeaderTypes, bt)
 	}
 	headerID := map[*midend.Header]int{}
 	for i, h := range p.Headers {

@@ -207,7 +207,7 @@ func (l *lowerer) copyStorage(p *ast.Param, t ast.Type, v val) (val, error) {
 // opposed to an extern, control or packet object).
 func isData(v val) bool {
 	switch v.(type) {
-	case *headerV, *stackV, *structV, *tupleV, *unionV, *unionStackV:
+	case *headerV, *stackV, *structV, *tupleV, *unionV, *unionStackV, *varbitV:
 		return true
 	}
 	return false

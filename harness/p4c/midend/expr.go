@@ -243,6 +243,12 @@ func (a *actx) member(x *ast.Member) (val, error) {
 				return h, nil
 			}
 		case *headerV:
+			if vb, ok := x.Info().Type.(*ast.VarbitType); ok {
+				if b.dyn != nil || b.last != nil || len(b.path) > 0 {
+					return nil, unsupported(x, "a varbit field of a stack element chosen at run time")
+				}
+				return &varbitV{ref: bmv2json.Field(b.h.Name, x.Name), t: vb}, nil
+			}
 			if sd, ok := x.Info().Type.(*ast.StructDecl); ok && sd.Kind == ast.KindStruct {
 				return &headerV{h: b.h, decl: b.decl, dyn: b.dyn, last: b.last, path: append(append([]string(nil), b.path...), x.Name)}, nil
 			}
@@ -459,6 +465,25 @@ func (a *actx) binary(x *ast.Binary) (val, error) {
 	case ast.OpBitAnd, ast.OpBitOr, ast.OpBitXor:
 		op := map[ast.BinaryOp]string{ast.OpBitAnd: "&", ast.OpBitOr: "|", ast.OpBitXor: "^"}[x.Op]
 		return &scalarV{ref: fixWidth(exprOp(op, l, r), info), t: t}, nil
+	case ast.OpDiv, ast.OpMod:
+		if info.signed || info.width == 0 {
+			return nil, unsupported(x, "operator %s on values of type %v known only at run time", x.Op, t)
+		}
+		// Like p4c, a power-of-two divisor becomes a shift or a mask;
+		// otherwise bmv2's own / and % (the result never exceeds the
+		// dividend, so no width fix is needed).
+		if c := x.Y.Info().Const; c != nil && c.Int != nil && c.Int.Sign() > 0 && c.Int.BitLen()-1 == int(c.Int.TrailingZeroBits()) {
+			k := int(c.Int.TrailingZeroBits())
+			if x.Op == ast.OpDiv {
+				return &scalarV{ref: exprOp(">>", l, hexInt(int64(k), 0)), t: t}, nil
+			}
+			return &scalarV{ref: exprOp("&", l, maskHex(min(k, info.width))), t: t}, nil
+		}
+		op := "/"
+		if x.Op == ast.OpMod {
+			op = "%"
+		}
+		return &scalarV{ref: exprOp(op, l, r), t: t}, nil
 	case ast.OpAddSat, ast.OpSubSat:
 		op := "+"
 		if x.Op == ast.OpSubSat {
@@ -499,6 +524,13 @@ func (a *actx) equal(n ast.Node, lv, rv val) (*bmv2json.Value, error) {
 			return nil, unsupported(n, "comparison of mismatched values")
 		}
 		return exprOp("==", l.ref, r.ref), nil
+	case *varbitV:
+		r, ok := rv.(*varbitV)
+		if !ok {
+			return nil, unsupported(n, "comparison of mismatched values")
+		}
+		// bmv2 compares varbit fields by their current length and bytes.
+		return exprOp("==", l.ref, r.ref), nil
 	case *headerV:
 		r, ok := rv.(*headerV)
 		if !ok || l.dyn != nil || r.dyn != nil {
@@ -517,6 +549,20 @@ func (a *actx) equal(n ast.Node, lv, rv val) (*bmv2json.Value, error) {
 		}
 		bothValid := exprOp("and", lvld, rvld)
 		return exprOp("and", same, exprOp("or", exprOp("not", nil, bothValid), fields)), nil
+	case *stackV:
+		r, ok := rv.(*stackV)
+		if !ok || len(r.elem) != len(l.elem) {
+			return nil, unsupported(n, "comparison of a header stack with a different value")
+		}
+		res := bmv2json.Bool(true)
+		for i := range l.elem {
+			c, err := a.equal(n, l.elem[i], r.elem[i])
+			if err != nil {
+				return nil, err
+			}
+			res = and(res, c)
+		}
+		return res, nil
 	case *structV:
 		r, ok := rv.(*structV)
 		if !ok {

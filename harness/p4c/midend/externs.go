@@ -315,6 +315,8 @@ func (a *actx) calcInputs(e ast.Expr) ([]bmv2json.CalcInput, error) {
 			t := a.l.tempScalar(x.t)
 			a.emitPrim(a.assignPrim(t.ref, x.ref))
 			out = append(out, calcInput("field", t.ref, nil))
+		case *varbitV:
+			out = append(out, calcInput("field", x.ref, nil))
 		case *headerV:
 			if x.dyn != nil || len(x.path) > 0 {
 				return unsupported(n, "hash or checksum input of this kind")

@@ -60,6 +60,9 @@ type HeaderType struct {
 	// flattened name.
 	types []ast.Type
 	flat  map[string]string
+	// MaxLength is the maximum length in bytes of a header with a varbit
+	// field (0 for fixed-length headers).
+	MaxLength int
 }
 
 // Header is a header or metadata instance.

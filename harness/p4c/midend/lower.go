@@ -251,13 +251,19 @@ func (l *lowerer) headerType(d *ast.StructDecl, name string) *HeaderType {
 		return ht
 	}
 	ht := &HeaderType{Name: name, flat: map[string]string{}}
-	total := 0
+	total, varbits := 0, 0
 	var add func(fields []*ast.Field, path []string)
 	add = func(fields []*ast.Field, path []string) {
 		for _, f := range fields {
 			ft := f.Type.Resolved()
 			if sd, ok := ft.(*ast.StructDecl); ok && sd.Kind == ast.KindStruct {
 				add(sd.Fields, append(append([]string(nil), path...), f.Name))
+				continue
+			}
+			if vb, ok := ft.(*ast.VarbitType); ok {
+				ht.Fields = append(ht.Fields, bmv2json.HeaderField{Name: f.Name, Varbit: true})
+				ht.types = append(ht.types, ft)
+				varbits += vb.MaxWidth
 				continue
 			}
 			ti, ok := scalarType(ft)
@@ -277,6 +283,9 @@ func (l *lowerer) headerType(d *ast.StructDecl, name string) *HeaderType {
 		}
 	}
 	add(d.Fields, nil)
+	if varbits > 0 {
+		ht.MaxLength = (total + varbits) / 8
+	}
 	if d.Kind != ast.KindHeader && total%8 != 0 {
 		// bmv2 wants metadata types to be whole bytes, as p4c pads them.
 		ht.Fields = append(ht.Fields, bmv2json.HeaderField{Name: "_padding", Bitwidth: 8 - total%8})
@@ -338,7 +347,11 @@ func (l *lowerer) alloc(n ast.Node, t ast.Type, instName, scalarName string) (va
 			if err := checkHeaderFields(x.Fields); err != nil {
 				return nil, err
 			}
-			h := &Header{Name: l.uniqueName(instName), Type: l.headerType(x, x.Name)}
+			ht := l.headerType(x, x.Name)
+			if err := checkByteAligned(x, ht); err != nil {
+				return nil, err
+			}
+			h := &Header{Name: l.uniqueName(instName), Type: ht}
 			l.out.Headers = append(l.out.Headers, h)
 			return &headerV{h: h, decl: x}, nil
 		case ast.KindHeaderUnion:
@@ -362,6 +375,9 @@ func (l *lowerer) alloc(n ast.Node, t ast.Type, instName, scalarName string) (va
 			return nil, unsupported(n, "stack of %v", x.Elem)
 		}
 		ht := l.headerType(ed, ed.Name)
+		if err := checkByteAligned(ed, ht); err != nil {
+			return nil, err
+		}
 		st := &Stack{Name: l.uniqueName(instName), Type: ht}
 		sv := &stackV{s: st, decl: ed}
 		for i := 0; i < x.Size; i++ {
@@ -373,7 +389,15 @@ func (l *lowerer) alloc(n ast.Node, t ast.Type, instName, scalarName string) (va
 		l.out.Stacks = append(l.out.Stacks, st)
 		return sv, nil
 	case *ast.VarbitType:
-		return nil, unsupported(n, "varbit fields")
+		// Like p4c: a varbit outside a header lives in the "field" of a
+		// metadata instance of a one-field header type $varbitW.
+		name := instName
+		if name == "" {
+			name = strings.ReplaceAll(scalarName, ".", "_")
+		}
+		h := &Header{Name: l.uniqueName(name), Type: l.varbitHolder(x), Metadata: true}
+		l.out.Headers = append(l.out.Headers, h)
+		return &varbitV{ref: bmv2json.Field(h.Name, "field"), t: x}, nil
 	}
 	return nil, unsupported(n, "storage of type %v", t)
 }
@@ -405,6 +429,9 @@ func (l *lowerer) allocUnion(d *ast.StructDecl, name string) (*unionV, error) {
 		if err := checkHeaderFields(hd.Fields); err != nil {
 			return nil, err
 		}
+		if err := checkByteAligned(hd, ut.Members[i].Type); err != nil {
+			return nil, err
+		}
 		h := &Header{Name: l.uniqueName(name + "." + f.Name), Type: ut.Members[i].Type}
 		l.out.Headers = append(l.out.Headers, h)
 		u.Members = append(u.Members, h)
@@ -430,6 +457,36 @@ func (l *lowerer) allocUnionStack(d *ast.StructDecl, name string, size int) (*un
 	return sv, nil
 }
 
+// varbitHolder returns the header type $varbitW whose only field is a
+// varbit<W>, creating it on first use.
+func (l *lowerer) varbitHolder(t *ast.VarbitType) *HeaderType {
+	name := fmt.Sprintf("$varbit%d", t.MaxWidth)
+	for _, ht := range l.out.HeaderTypes {
+		if ht.Name == name {
+			return ht
+		}
+	}
+	ht := &HeaderType{Name: name, Fields: []bmv2json.HeaderField{{Name: "field", Varbit: true}}, types: []ast.Type{t}, MaxLength: t.MaxWidth / 8}
+	l.out.HeaderTypes = append(l.out.HeaderTypes, ht)
+	return ht
+}
+
+// checkByteAligned rejects a header bmv2 cannot hold: its fixed-width
+// fields must add up to whole bytes (p4c's bmv2 back end rejects it too).
+func checkByteAligned(d *ast.StructDecl, ht *HeaderType) error {
+	bits := 0
+	for _, f := range ht.Fields {
+		bits += f.Bitwidth
+	}
+	if bits%8 != 0 {
+		return &Error{Pos: d.Pos, Msg: fmt.Sprintf("header %s has %d bits of fixed-width fields; bmv2 headers must be a multiple of 8 bits", d.Name, bits)}
+	}
+	return nil
+}
+
+// hasVarbit reports whether a header type has a varbit field.
+func hasVarbit(ht *HeaderType) bool { return ht.MaxLength > 0 }
+
 // uniqueScalar returns a fresh field name in the scalars header.
 func (l *lowerer) uniqueScalar(base string) string {
 	if base == "" {
@@ -451,8 +508,13 @@ func (l *lowerer) uniqueScalar(base string) string {
 // tempScalar allocates a compiler temporary of type t.
 func (l *lowerer) tempScalar(t ast.Type) *scalarV {
 	ti, ok := scalarType(t)
+	if _, lit := t.(*ast.IntLitType); lit {
+		ti, ok = typeInfo{width: 32}, true
+	}
 	if !ok {
-		ti = typeInfo{width: 32}
+		// Callers pass scalar types; a non-scalar here is a lowering bug,
+		// reported as an internal compiler error rather than a wrong width.
+		panic(fmt.Sprintf("temporary of non-scalar type %v", t))
 	}
 	name := l.uniqueScalar("tmp")
 	l.scalars.Fields = append(l.scalars.Fields, bmv2json.HeaderField{Name: name, Bitwidth: ti.width, Signed: ti.signed})
@@ -504,6 +566,9 @@ func checkHeaderFields(fields []*ast.Field) error {
 			if err := checkHeaderFields(sd.Fields); err != nil {
 				return err
 			}
+			continue
+		}
+		if _, ok := ft.(*ast.VarbitType); ok {
 			continue
 		}
 		if _, ok := scalarType(ft); !ok {

@@ -419,10 +419,16 @@ func (a *actx) packetIn(c *ast.Call) (val, error) {
 	}
 	switch c.Method.Name {
 	case "extract":
+		if len(c.Args) == 2 {
+			return a.extractVarbit(c)
+		}
 		if len(c.Args) != 1 {
-			return nil, unsupported(c, "extract with a variable-length field")
+			return nil, unsupported(c, "extract with %d arguments", len(c.Args))
 		}
 		arg := c.Args[0].Value
+		if ht, ok := arg.Info().Type.(*ast.StructDecl); ok && ht.Kind == ast.KindHeader && declHasVarbit(ht) {
+			return nil, srcError(arg, "header %s has a varbit field: extract it with two arguments, extract(hdr, lengthInBits)", ht.Name)
+		}
 		if _, ok := arg.(*ast.DontCare); ok {
 			// extract(_): parse into a scratch header nobody reads.
 			ht, ok := arg.Info().Type.(*ast.StructDecl)
@@ -480,6 +486,9 @@ func (a *actx) packetIn(c *ast.Call) (val, error) {
 		return nil, nil
 	case "lookahead":
 		t := c.Info().Type
+		if hd, ok := t.(*ast.StructDecl); ok && hd.Kind == ast.KindHeader {
+			return a.lookaheadHeader(c, hd)
+		}
 		st, ok := scalarType(t)
 		if !ok {
 			return nil, unsupported(c, "lookahead of type %v", t)
@@ -494,6 +503,85 @@ func (a *actx) packetIn(c *ast.Call) (val, error) {
 		return nil, nil
 	}
 	return nil, unsupported(c, "packet_in.%s", c.Method.Name)
+}
+
+// lookaheadHeader lowers lookahead<H>() of a fixed-width header as p4c
+// does: the header's bits are peeked into a temporary, and a valid
+// temporary header gets each field sliced out of it.
+func (a *actx) lookaheadHeader(c *ast.Call, hd *ast.StructDecl) (val, error) {
+	if declHasVarbit(hd) {
+		return nil, unsupported(c, "lookahead of header %s with a varbit field", hd.Name)
+	}
+	v, err := a.l.alloc(c, hd, "lookahead_"+hd.Name, "")
+	if err != nil {
+		return nil, err
+	}
+	h := v.(*headerV)
+	width := 0
+	for _, f := range h.h.Type.Fields {
+		width += f.Bitwidth
+	}
+	bits := a.l.tempScalar(&ast.BitsType{Width: width})
+	a.emit(prim("set", bits.ref, &bmv2json.Value{Type: "lookahead", Kind: bmv2json.KindInts, Ints: []int{0, width}}))
+	a.emitPrim(prim("add_header", bmv2json.Named("header", h.h.Name)))
+	off := 0
+	for _, f := range h.h.Type.Fields {
+		r := bits.ref
+		if sh := width - off - f.Bitwidth; sh > 0 {
+			r = exprOp(">>", r, hexInt(int64(sh), 0))
+		}
+		a.emit(prim("set", bmv2json.Field(h.h.Name, f.Name), param(exprOp("&", r, maskHex(f.Bitwidth)))))
+		off += f.Bitwidth
+	}
+	return h, nil
+}
+
+// extractVarbit lowers extract(hdr, bits) into bmv2's extract_VL: bits is
+// the length of the header's varbit field.
+func (a *actx) extractVarbit(c *ast.Call) (val, error) {
+	arg := c.Args[0].Value
+	ht, ok := arg.Info().Type.(*ast.StructDecl)
+	if !ok || ht.Kind != ast.KindHeader || !declHasVarbit(ht) {
+		return nil, srcError(arg, "two-argument extract needs a header with a varbit field, not %v", arg.Info().Type)
+	}
+	n, err := a.data(c.Args[1].Value)
+	if err != nil {
+		return nil, err
+	}
+	var dst *bmv2json.Value
+	if m, ok := arg.(*ast.Member); ok && m.Kind == ast.MemberStackNext {
+		sv, err := a.value(m.X)
+		if err != nil {
+			return nil, err
+		}
+		st, ok := sv.(*stackV)
+		if !ok {
+			return nil, unsupported(m, ".next of a non-stack")
+		}
+		dst = bmv2json.Named("stack", st.s.Name)
+	} else {
+		v, err := a.value(arg)
+		if err != nil {
+			return nil, err
+		}
+		h, ok := v.(*headerV)
+		if !ok || h.dyn != nil || h.h == nil {
+			return nil, unsupported(arg, "extract into this value")
+		}
+		dst = bmv2json.Named("regular", h.h.Name)
+	}
+	a.emit(prim("extract_VL", dst, bmv2json.Wrap(n)))
+	return nil, nil
+}
+
+// declHasVarbit reports whether a header declaration has a varbit field.
+func declHasVarbit(d *ast.StructDecl) bool {
+	for _, f := range d.Fields {
+		if _, ok := f.Type.Resolved().(*ast.VarbitType); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // lowerDeparser collects the emit order of the deparser.

@@ -277,6 +277,9 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 			a.emitPrim(prim("assign_header", bmv2json.Named("header", d.h.Name), bmv2json.Named("header", s.h.Name)))
 			return nil
 		case *tupleV, *structV:
+			if hasVarbit(d.h.Type) {
+				return unsupported(n, "initializing a header with a varbit field")
+			}
 			// Header initializer: the header becomes valid with these fields.
 			a.emitPrim(prim("add_header", bmv2json.Named("header", d.h.Name)))
 			if len(a.l.headerFields(d)) != len(d.decl.Fields) {
@@ -320,6 +323,13 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 						return err
 					}
 				}
+			}
+			return nil
+		}
+	case *varbitV:
+		if s, ok := src.(*varbitV); ok {
+			if s.ref != d.ref {
+				a.emitPrim(prim("assign_VL", d.ref, s.ref))
 			}
 			return nil
 		}

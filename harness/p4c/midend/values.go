@@ -60,6 +60,14 @@ type unionStackV struct {
 	elem []*unionV
 }
 
+// varbitV is a varbit<W> field: a header field (or the "field" of a
+// $varbitW metadata instance holding a varbit local). bmv2 only copies and
+// compares such fields, so it is kept apart from scalars.
+type varbitV struct {
+	ref *bmv2json.Value
+	t   *ast.VarbitType
+}
+
 // structV is a flattened struct value: each field its own val.
 type structV struct {
 	decl   *ast.StructDecl
@@ -89,6 +97,7 @@ func (*headerV) isVal()     {}
 func (*stackV) isVal()      {}
 func (*structV) isVal()     {}
 func (*unionV) isVal()      {}
+func (*varbitV) isVal()     {}
 func (*unionStackV) isVal() {}
 func (*tupleV) isVal()      {}
 func (*objV) isVal()        {}
@@ -269,6 +278,8 @@ func kindOf(v val) string {
 		return "a header stack"
 	case *unionV:
 		return "a header union"
+	case *varbitV:
+		return "a varbit field"
 	case *unionStackV:
 		return "a header union stack"
 	case *structV:
