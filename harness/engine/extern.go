@@ -178,6 +178,12 @@ func (s *Switch) newExternState() {
 	}
 }
 
+// outOfBounds traces an access at index i past the register's end, which
+// bmv2 logs and otherwise ignores (see TestRegisterIndexOutOfBoundsChangesNothing).
+func (r *registerArray) outOfBounds(k *pkt, primitive string, i uint64, effect string) {
+	k.trace("%s %s[%d]: index out of bounds (size %d), %s", primitive, r.name, i, r.size, effect)
+}
+
 func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error) {
 	ri, err := c.externIndex(rv, "register_array", "register", c.p.registers)
 	if err != nil {
@@ -200,7 +206,7 @@ func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error
 			r := k.sw.registers[ri]
 			i := k.f[is]
 			if i >= uint64(r.size) {
-				k.trace("register_read %s[%d]: index out of bounds (size %d), destination unchanged", r.name, i, r.size)
+				r.outOfBounds(k, "register_read", i, "destination unchanged")
 				return
 			}
 			k.f[slot] = r.cells[i] & m
@@ -211,7 +217,7 @@ func (c *compiler) registerRead(dv, rv, iv *bmv2json.Value) (func(k *pkt), error
 		r := k.sw.registers[ri]
 		i := idx(k)
 		if i >= uint64(r.size) {
-			k.trace("register_read %s[%d]: index out of bounds (size %d), destination unchanged", r.name, i, r.size)
+			r.outOfBounds(k, "register_read", i, "destination unchanged")
 			return
 		}
 		f := dst
@@ -254,7 +260,7 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 			r := k.sw.registers[ri]
 			i := k.f[is]
 			if i >= uint64(r.size) {
-				k.trace("register_write %s[%d]: index out of bounds (size %d), nothing written", r.name, i, r.size)
+				r.outOfBounds(k, "register_write", i, "nothing written")
 				return
 			}
 			r.cells[i] = k.f[ss] & m
@@ -268,7 +274,7 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 			r := k.sw.registers[ri]
 			i := idx(k)
 			if i >= uint64(r.size) {
-				k.trace("register_write %s[%d]: index out of bounds (size %d), nothing written", r.name, i, r.size)
+				r.outOfBounds(k, "register_write", i, "nothing written")
 				return
 			}
 			r.cells[i] = uint64(f(k)) & m
@@ -280,7 +286,7 @@ func (c *compiler) registerWrite(rv, iv, sv *bmv2json.Value) (func(k *pkt), erro
 		r := k.sw.registers[ri]
 		i := idx(k)
 		if i >= uint64(r.size) {
-			k.trace("register_write %s[%d]: index out of bounds (size %d), nothing written", r.name, i, r.size)
+			r.outOfBounds(k, "register_write", i, "nothing written")
 			return
 		}
 		z := k.tmpB.And(s(k), msk)

@@ -7,7 +7,11 @@ import (
 )
 
 // FuzzLoad feeds arbitrary documents to the loader: it must return a
-// program or an error, never crash.
+// program or an error, never crash. The seeds are whole programs of ~10 KB,
+// whose minimization by byte removal takes Go's default minute per new
+// input: run it with a short -fuzzminimizetime, e.g.
+//
+//	go test -run '^$' -fuzz '^FuzzLoad$' -fuzztime 60s -fuzzminimizetime 3s ./harness/engine
 func FuzzLoad(f *testing.F) {
 	for _, path := range []string{"testdata/ipv4_lpm.json", "../bmv2json/testdata/forms.json"} {
 		if data, err := os.ReadFile(path); err == nil {
