@@ -121,7 +121,7 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 			}
 			return placed
 		}
-		opened := 0
+		openedCount := 0
 		for len(left) > 0 && psRoom[jb.ps] >= 1 {
 			type cand struct {
 				s        int
@@ -130,7 +130,7 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 			}
 			var cands []cand
 			for _, s := range in.progList {
-				if swRoom[s] < 2 || a.streams[j][s] != nil || opened == 0 && first >= 0 && s != first {
+				if swRoom[s] < 2 || a.streams[j][s] != nil || openedCount == 0 && first >= 0 && s != first {
 					continue
 				}
 				p := in.shortestPath(dc, s, jb.ps, nil)
@@ -182,7 +182,21 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 			psRoom[jb.ps]--
 			a.streams[j][best] = bestStream.nodes
 			fill(best, room, true)
-			opened++
+			openedCount++
+		}
+		// Left workers may still fit if one placed worker moves aside.
+		var opened []int
+		for s := range a.streams[j] {
+			opened = append(opened, s)
+		}
+		sort.Ints(opened)
+		// Only worth it for a few: with many left the rate is out of reach anyway.
+		if len(left) <= max(4, len(jb.workers)/32) {
+			for _, w := range sortedKeys(left) {
+				if pk.augment(a, j, w, opened, room, swRoom) {
+					delete(left, w)
+				}
+			}
 		}
 		// The rest send to the PS directly, one stream each.
 		for _, w := range sortedKeys(left) {
@@ -255,4 +269,84 @@ func (in *Instance) packStart(dc distCache, k int, floor, ceiling float64) *assi
 		maxMinBisect(fine, feasible) //nolint:errcheck // errNoneFeasible keeps the coarse result
 	}
 	return best
+}
+
+// augment places left worker w of job j on one of the open aggregators by
+// moving one placed worker of the job that blocks w's route onto another
+// route (to any open aggregator) with room. It updates room and swRoom.
+func (pk *packer) augment(a *assignment, j, w int, open []int, room, swRoom []float64) bool {
+	in := pk.in
+	jb := in.jobs[j]
+	for _, A := range open {
+		for _, r := range pk.routesOf(jb.workers[w], A) {
+			var blocked []int
+			for _, ai := range r.arcs {
+				if room[ai] < 1 {
+					blocked = append(blocked, ai)
+				}
+			}
+			if len(blocked) == 0 && swRoom[A] >= 1 {
+				takeIn(room, r.arcs)
+				swRoom[A]--
+				a.shares[j][w] = []share{{node: A, frac: 1, path: r.nodes}}
+				return true
+			}
+			for v, ss := range a.shares[j] {
+				if v == w || len(ss) != 1 || ss[0].node == jb.ps {
+					continue
+				}
+				X, old := ss[0].node, in.pathArcs(ss[0].path)
+				if !containsAll(old, blocked) && len(blocked) > 0 || len(blocked) == 0 && X != A {
+					continue // moving v frees neither w's blocked links nor room at A
+				}
+				// Take v off its route, then look for a new one for v that leaves room for w.
+				for _, ai := range old {
+					room[ai]++
+				}
+				swRoom[X]++
+				if swRoom[A] >= 1 && fitsIn(room, r.arcs) {
+					takeIn(room, r.arcs)
+					swRoom[A]--
+					for _, B := range open {
+						if swRoom[B] < 1 {
+							continue
+						}
+						for _, q := range pk.routesOf(jb.workers[v], B) {
+							if fitsIn(room, q.arcs) {
+								takeIn(room, q.arcs)
+								swRoom[B]--
+								a.shares[j][v] = []share{{node: B, frac: 1, path: q.nodes}}
+								a.shares[j][w] = []share{{node: A, frac: 1, path: r.nodes}}
+								return true
+							}
+						}
+					}
+					// No new home for v: undo w.
+					for _, ai := range r.arcs {
+						room[ai]++
+					}
+					swRoom[A]++
+				}
+				takeIn(room, old)
+				swRoom[X]--
+			}
+		}
+	}
+	return false
+}
+
+func containsAll(set, items []int) bool {
+	for _, x := range items {
+		found := false
+		for _, y := range set {
+			if x == y {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
