@@ -102,7 +102,7 @@ func init() {
 
 func writeGenerated(c *cli.Context, generate func() (*topo.Topology, error)) error {
 	if c.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (use -o FILE to choose the output)", c.Args().First())
+		return fmt.Errorf("topo %s: unexpected argument %q (use -o FILE to choose the output)", c.Command.Name, c.Args().First())
 	}
 	t, err := generate()
 	if err != nil {
@@ -145,7 +145,7 @@ func showTopology(c *cli.Context) error {
 		return err
 	}
 	if len(args) != 1 {
-		return fmt.Errorf("show needs exactly one topology FILE, got %d arguments", len(args))
+		return fmt.Errorf("topo show: give exactly one topology FILE, not %d arguments (see 'grid topo show --help')", len(args))
 	}
 	t, err := topo.Load(args[0])
 	if err != nil {
