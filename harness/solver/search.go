@@ -16,7 +16,6 @@ import (
 type search struct {
 	in          *Instance
 	dc          distCache
-	k           int
 	onlyReroute bool // Geryon: keep every worker at the PS, change paths only
 	// ceiling is an upper bound on lambda (0: none); reaching it ends the search.
 	ceiling float64
@@ -25,7 +24,7 @@ type search struct {
 }
 
 func (in *Instance) newSearch(dc distCache, k int) *search {
-	return &search{in: in, dc: dc, k: k, routes: in.newRouteCache(dc, k)}
+	return &search{in: in, dc: dc, routes: in.newRouteCache(dc, k)}
 }
 
 type score struct {
