@@ -46,15 +46,7 @@ var CanBuild = sync.OnceValue(func() error {
 	if err := CheckRoot(); err != nil {
 		return err
 	}
-	th, err := lockNsThread()
-	if err != nil {
-		return err
-	}
-	defer th.release()
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("create a network namespace: %w", err)
-	}
-	return th.back()
+	return inScratchNamespace(func() error { return nil })
 })
 
 // Up builds topology t as a run: one network namespace per node, one veth

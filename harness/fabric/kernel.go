@@ -64,19 +64,10 @@ func txChecksum(sock int, ifname string) (bool, error) {
 }
 
 // probeNetem tries to add a netem qdisc to a scratch veth pair in an anonymous
-// namespace, which the kernel frees with everything in it as soon as this
-// function returns, even if the process is killed meanwhile. It returns why
-// the qdisc could not be added, or nil when netem works.
+// namespace. It returns why the qdisc could not be added, or nil when netem
+// works.
 func probeNetem() error {
-	th, err := lockNsThread()
-	if err != nil {
-		return err
-	}
-	defer th.release()
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("create scratch namespace: %w", err)
-	}
-	result := func() error {
+	return inScratchNamespace(func() error {
 		h, err := netlink.NewHandleAt(netns.None(), unix.NETLINK_ROUTE)
 		if err != nil {
 			return fmt.Errorf("open rtnetlink socket: %w", err)
@@ -97,9 +88,5 @@ func probeNetem() error {
 			return fmt.Errorf("add netem qdisc: %w", err)
 		}
 		return nil
-	}()
-	if err := th.back(); err != nil {
-		return err
-	}
-	return result
+	})
 }

@@ -85,6 +85,25 @@ func (t *nsThread) enter(ns netns.NsHandle) error {
 	return nil
 }
 
+// inScratchNamespace runs f on a thread inside a new anonymous network
+// namespace, which the kernel frees with everything in it once the thread
+// has left, even if the process is killed meanwhile.
+func inScratchNamespace(f func() error) error {
+	th, err := lockNsThread()
+	if err != nil {
+		return err
+	}
+	defer th.release()
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("create a network namespace: %w", err)
+	}
+	result := f()
+	if err := th.back(); err != nil {
+		return errors.Join(result, err)
+	}
+	return result
+}
+
 // create makes a new network namespace, mounts it as NetnsDir/name and leaves
 // the thread inside it, returning an open handle. The caller configures the
 // namespace and then calls back. An existing name is an error, never reused.
