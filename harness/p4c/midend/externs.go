@@ -55,14 +55,19 @@ func (l *lowerer) allocInstance(d *ast.InstanceDecl, prefix string) (*objV, erro
 		if err != nil {
 			return nil, err
 		}
+		// register<T> or, with V1MODEL_VERSION >= 20200408, register<T, I>:
+		// T is the element type either way.
 		w := 0
-		if len(ot.Args) == 1 {
+		if len(ot.Args) >= 1 {
 			if t, ok := scalarType(ot.Args[0]); ok {
 				w = t.width
 			}
 		}
 		if w == 0 {
-			return nil, unsupported(d, "register of non-bit type")
+			if len(ot.Args) >= 1 {
+				return nil, unsupported(d, "register of element type %v (only bit<W>, int<W> and bool)", ot.Args[0])
+			}
+			return nil, unsupported(d, "register without an element type")
 		}
 		o.reg = &Register{Name: l.uniqueName(o.name), Pos: d.Pos, Annos: d.Annos, Size: size, Width: w}
 		l.out.Registers = append(l.out.Registers, o.reg)

@@ -391,7 +391,7 @@ func (c *checker) structDecl(d *ast.StructDecl) {
 		c.unsupportedf(d, "header_union %s (header unions are outside the compiler's subset)", d.Name)
 	}
 	seen := map[string]*ast.Field{}
-	for _, f := range d.Fields {
+	for i, f := range d.Fields {
 		if prev := seen[f.Name]; prev != nil {
 			c.errorf(f, "%s: duplicate field in %s %s (previous at %s)", f.Name, d.Kind, d.Name, prev.Position())
 		}
@@ -399,6 +399,12 @@ func (c *checker) structDecl(d *ast.StructDecl) {
 		t := c.resolveType(f.Type, c.global)
 		if t == nil {
 			continue
+		}
+		if c.containsStruct(t, d, map[*ast.StructDecl]bool{}) {
+			c.errorf(f, "%s.%s: recursive type: %s %s contains itself", d.Name, f.Name, d.Kind, d.Name)
+			// Drop the field so that later passes never walk the cycle.
+			d.Fields = append(append([]*ast.Field(nil), d.Fields[:i]...), d.Fields[i+1:]...)
+			return
 		}
 		switch d.Kind {
 		case ast.KindHeader:
@@ -436,6 +442,30 @@ func (c *checker) structDecl(d *ast.StructDecl) {
 			}
 		}
 	}
+}
+
+// containsStruct reports whether a value of type t contains a value of
+// type target (through struct, header, union fields and stacks).
+func (c *checker) containsStruct(t ast.Type, target *ast.StructDecl, seen map[*ast.StructDecl]bool) bool {
+	switch x := t.(type) {
+	case *ast.StackType:
+		return c.containsStruct(x.Elem, target, seen)
+	case *ast.StructDecl:
+		if x == target {
+			return true
+		}
+		if seen[x] {
+			return false
+		}
+		seen[x] = true
+		c.structDecl(x) // resolves x's field types (a no-op while x is being checked)
+		for _, f := range x.Fields {
+			if ft := f.Type.Resolved(); ft != nil && c.containsStruct(ft, target, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fixedWidthStruct reports whether every field of s (recursively) is a
