@@ -24,8 +24,10 @@
 // const entries (exact, lpm, ternary, range, optional, @priority),
 // registers, counters, meters (indexed and direct), hash, checksums,
 // clone/resubmit/recirculate with field lists, random, log_msg,
-// assert/assume and truncate. It reports as unsupported: a table applied
-// twice on one path, entries written `priority = N`, action profiles and
+// assert/assume and truncate, and older P4_16 forms p4c's test suite
+// still uses (`table t()`, VerifyChecksum(in H, ...)). Like p4c it rejects
+// `priority = N` in const entries. It reports as unsupported: a table applied
+// twice on one path, non-const entries written `priority = N`, action profiles and
 // selectors, idle timeout, digests, value sets, generic functions, deparser
 // statements other than (validity-guarded) emits, and if-statements in
 // functions called from parsers.

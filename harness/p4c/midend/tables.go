@@ -484,7 +484,11 @@ func (c *cctx) tableEntries(td *ast.TableDecl, t *Table) error {
 		// tried in source order unless @priority(N) says otherwise.
 		en := Entry{Pos: e.Pos, Priority: i + 1}
 		if e.Priority != nil {
-			return unsupported(e.Priority, "entry priorities written as `priority = N` (use @priority(N))")
+			if td.EntriesConst {
+				// p4c rejects this too (frontends/p4/entryPriorities).
+				return srcError(e.Priority, "table %s: a table with const entries cannot have entry priorities (`priority = N`); use @priority(N) or non-const entries", td.Name)
+			}
+			return unsupported(e.Priority, "entry priorities written as `priority = N` in non-const entries (use @priority(N))")
 		}
 		if an := e.Annos.Get("priority"); an != nil {
 			v, ok := AnnotationInt(an)

@@ -617,11 +617,8 @@ func (c *checker) actionRef(r *ast.ActionRef, sc *scope, t *ast.TableDecl, full 
 		c.errorf(r, "table %s: action %s needs arguments here (%d)", t.Name, a.Name, len(params))
 		return a
 	}
-	for _, arg := range r.Args {
-		if arg.Name != "" {
-			c.unsupportedf(arg, "named arguments in table action references")
-			return a
-		}
+	if !c.positionalActionArgs(r, a, params) {
+		return a
 	}
 	required := 0
 	for _, p := range params {
@@ -646,6 +643,64 @@ func (c *checker) actionRef(r *ast.ActionRef, sc *scope, t *ast.TableDecl, full 
 		}
 	}
 	return a
+}
+
+// positionalActionArgs puts named arguments of an action reference
+// (`a(v = 1, w = 2)`) into the order of params, which is how the rest of
+// the compiler reads them. Every parameter up to the last one named must be
+// given; named and positional arguments cannot be mixed.
+func (c *checker) positionalActionArgs(r *ast.ActionRef, a *ast.ActionDecl, params []*ast.Param) bool {
+	named := 0
+	for _, arg := range r.Args {
+		if arg.Name != "" {
+			named++
+		}
+	}
+	if named == 0 {
+		return true
+	}
+	if named != len(r.Args) {
+		c.errorf(r, "action %s: named and positional arguments cannot be mixed", a.Name)
+		return false
+	}
+	byName := map[string]*ast.Arg{}
+	for _, arg := range r.Args {
+		if byName[arg.Name] != nil {
+			c.errorf(arg, "action %s: argument %s given twice", a.Name, arg.Name)
+			return false
+		}
+		byName[arg.Name] = arg
+	}
+	var ordered []*ast.Arg
+	for _, p := range params {
+		arg := byName[p.Name]
+		if arg == nil {
+			break
+		}
+		ordered = append(ordered, arg)
+		delete(byName, p.Name)
+	}
+	for _, arg := range r.Args {
+		if byName[arg.Name] == arg {
+			if findParam(a.Params, arg.Name) == nil {
+				c.errorf(arg, "action %s has no parameter %s", a.Name, arg.Name)
+			} else {
+				c.unsupportedf(arg, "named action argument %s after a parameter left to its default or bound elsewhere", arg.Name)
+			}
+			return false
+		}
+	}
+	r.Args = ordered
+	return true
+}
+
+func findParam(ps []*ast.Param, name string) *ast.Param {
+	for _, p := range ps {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
 }
 
 func (c *checker) entry(t *ast.TableDecl, e *ast.Entry, keyTypes []ast.Type, listed map[*ast.ActionDecl]bool, sc *scope) {

@@ -359,7 +359,11 @@ func unifyBlock(x, y *ast.ObjectType, b map[*ast.TypeParam]ast.Type) bool {
 		return false
 	}
 	for i := range xp {
-		if xp[i].Dir != yp[i].Dir || !unify(substArgs(xp[i].Type.Resolved(), b), yp[i].Type.Resolved(), b) {
+		// An `in` parameter where the prototype says inout is accepted:
+		// older v1model declared VerifyChecksum(in H hdr, ...) and p4c's
+		// test programs of that era still write it; the block only reads it.
+		sameDir := xp[i].Dir == yp[i].Dir || xp[i].Dir == ast.DirInOut && yp[i].Dir == ast.DirIn
+		if !sameDir || !unify(substArgs(xp[i].Type.Resolved(), b), yp[i].Type.Resolved(), b) {
 			return false
 		}
 	}

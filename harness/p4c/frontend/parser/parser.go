@@ -861,6 +861,11 @@ func (p *parser) tableDecl(annos ast.Annotations) *ast.TableDecl {
 	kw := p.expect("table")
 	name, _ := p.ident()
 	t := &ast.TableDecl{Pos: kw.Pos, Annos: annos, Name: name, Control: p.control}
+	if p.accept("(") {
+		// `table t() { ... }`: the empty parameter list older P4_16
+		// programs (and p4c's test suite) still write.
+		p.expect(")")
+	}
 	p.expect("{")
 	for !p.is("}") {
 		pa := p.annotations()
