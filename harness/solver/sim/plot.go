@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -70,7 +71,7 @@ func Plot(dir string, rows []Row, algorithms []string, model string) ([]string, 
 				line.Width = vg.Points(1.5)
 				points.Shape = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}[i%6]
 				p.Add(line, points)
-				p.Legend.Add(algo, line, points)
+				p.Legend.Add(legendName(rows, sc, algo), line, points)
 			}
 			// Headroom above the data keeps the legend (top right) off the lines.
 			p.Y.Max = 1.4 * max(top, 1e-9)
@@ -170,4 +171,21 @@ func workerTicks(rows []Row, scenario string) plot.Ticker {
 		}
 	}
 	return plot.ConstantTicks(ticks)
+}
+
+// legendName is the algorithm with the model it optimised, e.g.
+// "grid-exact (paper)", which tells readers why an exact method can trail.
+func legendName(rows []Row, scenario, algo string) string {
+	models := map[string]bool{}
+	for _, r := range rows {
+		if r.Scenario == scenario && r.Algorithm == algo {
+			models[r.Model] = true
+		}
+	}
+	var ms []string
+	for m := range models {
+		ms = append(ms, m)
+	}
+	slices.Sort(ms)
+	return fmt.Sprintf("%s (%s)", algo, strings.Join(ms, "/"))
 }

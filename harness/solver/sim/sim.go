@@ -41,6 +41,8 @@ type Row struct {
 	Workers   int
 	Seed      uint64
 	Algorithm string
+	// Model is the network model the algorithm optimised (solver.Plan.Model).
+	Model string
 	// LambdaGbps is the slowest worker's rate, MeanRateGbps the average worker rate.
 	LambdaGbps, MeanRateGbps float64
 	// SwitchAggGbps is the traffic aggregated in switches (sum of switch loads);
@@ -91,7 +93,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 }
 
 func rowOf(scenario string, n int, seed uint64, p *solver.Plan) Row {
-	r := Row{Scenario: scenario, Workers: n, Seed: seed, Algorithm: p.Algorithm, LambdaGbps: p.LambdaGbps, SolveSeconds: p.SolveSeconds}
+	r := Row{Scenario: scenario, Workers: n, Seed: seed, Algorithm: p.Algorithm, Model: p.Model, LambdaGbps: p.LambdaGbps, SolveSeconds: p.SolveSeconds}
 	var sum float64
 	var cnt int
 	for _, j := range p.Jobs {
@@ -120,7 +122,7 @@ func (cfg Config) ModelName() string {
 }
 
 // CSVHeader names the CSV columns.
-var CSVHeader = []string{"scenario", "workers", "seed", "algorithm", "lambda_gbps", "mean_rate_gbps", "switch_agg_gbps", "ps_load_gbps", "bound_gbps", "solve_seconds"}
+var CSVHeader = []string{"scenario", "workers", "seed", "algorithm", "model", "lambda_gbps", "mean_rate_gbps", "switch_agg_gbps", "ps_load_gbps", "bound_gbps", "solve_seconds"}
 
 // WriteCSV writes rows with CSVHeader.
 func WriteCSV(w io.Writer, rows []Row) error {
@@ -130,7 +132,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
 	for _, r := range rows {
-		if err := cw.Write([]string{r.Scenario, strconv.Itoa(r.Workers), strconv.FormatUint(r.Seed, 10), r.Algorithm,
+		if err := cw.Write([]string{r.Scenario, strconv.Itoa(r.Workers), strconv.FormatUint(r.Seed, 10), r.Algorithm, r.Model,
 			f(r.LambdaGbps), f(r.MeanRateGbps), f(r.SwitchAggGbps), f(r.PSLoadGbps), f(r.BoundGbps), f(r.SolveSeconds)}); err != nil {
 			return err
 		}

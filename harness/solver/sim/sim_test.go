@@ -43,7 +43,7 @@ func TestRunWritesCSVAndPlotsIntoPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-	if err != nil || len(recs) != 5 || recs[0][4] != "lambda_gbps" {
+	if err != nil || len(recs) != 5 || recs[0][5] != "lambda_gbps" {
 		t.Fatalf("csv: %v, %d records", err, len(recs))
 	}
 	png, err := os.ReadFile(filepath.Join(dir, "fattree-tor-worker-rate.png"))
