@@ -17,6 +17,7 @@ type action struct {
 	params   []paramInfo
 	argWords int
 	prims    []func(k *pkt)
+	jumps    bool  // some primitive is a _jump or _jump_if_zero, which set k.pc
 	regs     []int // lock groups of the registers the action uses, held while it runs
 }
 
@@ -26,6 +27,12 @@ func (a *action) run(k *pkt, args []uint64) {
 	if len(a.regs) > 0 {
 		k.lockRegisters(a.regs)
 		defer k.unlockRegisters(a.regs)
+	}
+	if !a.jumps {
+		for _, prim := range a.prims {
+			prim(k)
+		}
+		return
 	}
 	for k.pc = 0; k.pc < len(a.prims); {
 		pc := k.pc
@@ -54,6 +61,7 @@ func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 			return nil, err
 		}
 		a.prims = append(a.prims, f)
+		a.jumps = a.jumps || pr.Op == "_jump" || pr.Op == "_jump_if_zero"
 	}
 	a.regs = c.regs
 	if len(a.regs) > 0 {
