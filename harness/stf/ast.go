@@ -36,6 +36,10 @@
 //	    as simple_switch_CLI takes them (rates in units per microsecond,
 //	    multicast node handles counted from 0 in creation order).
 //
+// A comment line "# build: NAME[=VALUE] ..." (a grid extension, see
+// ReadBuild) names preprocessor definitions the test's program must be
+// compiled with; `grid p4test` honours it.
+//
 // Tables, actions, counters, registers and meters are found by full name or
 // by a unique suffix, key fields by their P4 name ("hdr.ipv4.dstAddr") or a
 // unique suffix of it ("ipv4.dstAddr"), as bmv2stf.py does.
