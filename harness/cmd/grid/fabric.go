@@ -27,14 +27,15 @@ func init() {
 		ArgsUsage: "TOPOLOGY.yaml",
 		Description: "Creates one network namespace per host and per switch, named RUN-NODE (see 'ip netns list'),\n" +
 			"and one veth pair per link. Host interfaces get their address, a static neighbour entry for\n" +
-			"their gateway and a route to 10.0.0.0/8, the hosts' network, through it (further interfaces of\n" +
-			"a multi-homed host are chosen by source address), so no ARP is needed. IPv6 and multicast are off, and so is transmit checksum\n" +
-			"offload on host interfaces. Every interface is shaped to its link bandwidth with tbf; link\n" +
-			"delay and loss need netem, and where the kernel lacks it they are recorded for the switch\n" +
-			"back end to emulate. A switch's ports are the veth ends in its namespace, named TAGs<id>p<port>\n" +
-			"after the P4 port number; 'grid ls RUN' shows the mapping, kept in /run/grid/RUN/state.json.\n" +
-			"The run stays up after grid exits; remove it with 'grid down RUN'. Interrupting 'grid up'\n" +
-			"(Ctrl-C, SIGTERM) or any error rolls back what was built. Needs root.\n\n" +
+			"their gateway and a route through it to 10.0.0.0/8, the hosts' network (further interfaces\n" +
+			"of a multi-homed host are chosen by source address), so no ARP is needed. IPv6 and multicast\n" +
+			"are off, and so is transmit checksum offload on host interfaces. Every interface is shaped to\n" +
+			"its link bandwidth with tbf; link delay and loss need netem, and where the kernel lacks it\n" +
+			"they are recorded for the switch back end to emulate ('grid ls RUN' lists them). A switch's\n" +
+			"ports are the veth ends in its namespace, named TAGs<id>p<port> after the P4 port number;\n" +
+			"'grid ls RUN' shows the mapping, kept in /run/grid/RUN/state.json. The run stays up after\n" +
+			"grid exits; remove it with 'grid down RUN'. Interrupting 'grid up' (Ctrl-C, SIGTERM) or any\n" +
+			"error rolls back what was built. Needs root.\n\n" +
 			"Example:\n  sudo grid up topologies/fattree-k4.yaml --name ft4\n  sudo grid exec ft4 h1 -- ip addr\n  sudo grid down ft4",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Aliases: []string{"n"}, Usage: "run name, the prefix of its namespaces (default: the file name without extension)"},
