@@ -14,8 +14,9 @@
 // still run), if-statements in actions (forward jumps) and in parser states
 // (state splitting), table applications in expressions and at several
 // mutually exclusive places, switch on action_run and on values, header
-// stacks (next/last/lastIndex, push/pop, run-time indexes for reads and
-// field writes), header unions (members, isValid of the union, union
+// stacks (next/last/lastIndex, push/pop, run-time indexes for reads,
+// field writes and whole-element writes outside parsers), bit slices as
+// out/inout arguments, header unions (members, isValid of the union, union
 // assignment, emit; stacks of unions with constant indexes and
 // extract(hs.next.member)), varbit fields (extract(h, bits) as extract_VL,
 // assignment as assign_VL, ==, emit, checksum inputs, varbit locals),

@@ -68,6 +68,9 @@ func (a *actx) call(c *ast.Call, isStmt bool) (val, error) {
 func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggregates bool) (func(*actx) error, error) {
 	type copyOut struct {
 		dst, src val
+		// slice, when set, is the bit slice the value is copied back to
+		// (dst is then unused).
+		slice *ast.Slice
 	}
 	var outs []copyOut
 	bound := map[*ast.Param]bool{}
@@ -124,7 +127,16 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 				sc.m[p] = v
 			}
 		case ast.DirOut, ast.DirInOut:
-			if isScalar {
+			if sl, ok := arg.Value.(*ast.Slice); ok && isScalar && !hasCall(sl) {
+				// A slice l-value: copy in (inout), write back the
+				// slice of the field afterwards.
+				t := a.l.tempScalar(pt)
+				if p.Dir == ast.DirInOut {
+					a.emitPrim(a.assignPrim(t.ref, sv.ref))
+				}
+				sc.m[p] = t
+				outs = append(outs, copyOut{src: t, slice: sl})
+			} else if isScalar {
 				if !sv.loc {
 					return nil, unsupported(arg.Value, "out argument that is not a location")
 				}
@@ -183,6 +195,12 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 	}
 	return func(into *actx) error {
 		for _, o := range outs {
+			if o.slice != nil {
+				if err := into.storeSlice(o.slice, o.slice, o.src.(*scalarV).ref); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := into.store(c, o.dst, o.src); err != nil {
 				return err
 			}

@@ -136,6 +136,61 @@ func (a *actx) declStmt(x *ast.DeclStmt) error {
 	return unsupported(x, "%s declaration here", strings.TrimPrefix(fmt.Sprintf("%T", x.Decl), "*ast."))
 }
 
+// storeRuntimeElement writes a whole header into the stack element
+// chosen at run time by d (hs[i] or hs.last), as p4c does: one guarded
+// copy per element, so an index out of range writes nothing.
+func (a *actx) storeRuntimeElement(n ast.Node, d *headerV, src val) error {
+	if a.inParser || len(d.path) > 0 || d.dyn.Kind != bmv2json.KindOp || d.dyn.Op.Op != "dereference_header_stack" {
+		return unsupported(n, "copying into a stack element chosen at run time here")
+	}
+	name := d.dyn.Op.Left.Str
+	var st *Stack
+	for _, s := range a.l.out.Stacks {
+		if s.Name == name {
+			st = s
+		}
+	}
+	if st == nil {
+		return unsupported(n, "copying into a stack element chosen at run time here")
+	}
+	// Evaluate the index once, before any element changes (it may be a
+	// field of the stack itself). A run-time index is already a field
+	// (see value's *ast.Index); hs.last's index is below the stack size.
+	idx := d.dyn.Op.Right
+	width := 32
+	if h, f, ok := idx.FieldRef(); ok {
+		width = a.l.fieldWidth(h, f)
+	}
+	t := a.l.tempScalar(&ast.BitsType{Width: width})
+	a.emitPrim(a.assignPrim(t.ref, idx))
+	idx = t.ref
+	for i, e := range st.Elems {
+		jz := len(*a.prims)
+		a.emit(prim("_jump_if_zero", param(b2d(exprOp("==", idx, hexInt(int64(i), 32)))), hexInt(0, 32)))
+		if err := a.store(n, &headerV{h: e, decl: d.decl}, src); err != nil {
+			return err
+		}
+		a.patch(jz, 1, len(*a.prims))
+	}
+	return nil
+}
+
+// fieldWidth is the width of field f of header instance h (32 when
+// unknown, which cannot happen for references the lowering made).
+func (l *lowerer) fieldWidth(h, f string) int {
+	for _, x := range l.out.Headers {
+		if x.Name != h {
+			continue
+		}
+		for _, fd := range x.Type.Fields {
+			if fd.Name == f {
+				return fd.Bitwidth
+			}
+		}
+	}
+	return 32
+}
+
 // invalidate marks every header inside v invalid.
 func (a *actx) invalidate(n ast.Node, v val) error {
 	switch x := v.(type) {
@@ -198,6 +253,15 @@ func (a *actx) assignStmt(x *ast.AssignStmt) error {
 
 // assignSlice lowers `f[h:l] = v` to a read-modify-write of f.
 func (a *actx) assignSlice(x *ast.AssignStmt, sl *ast.Slice) error {
+	v, err := a.data(x.RHS)
+	if err != nil {
+		return err
+	}
+	return a.storeSlice(x, sl, v)
+}
+
+// storeSlice writes the data value v into the slice sl of a field.
+func (a *actx) storeSlice(n ast.Node, sl *ast.Slice, v *bmv2json.Value) error {
 	// x[h1:l1][h2:l2] is x[l1+h2 : l1+l2].
 	baseExpr, hi, lo := sl.X, sl.HiVal, sl.LoVal
 	for {
@@ -214,11 +278,7 @@ func (a *actx) assignSlice(x *ast.AssignStmt, sl *ast.Slice) error {
 	}
 	bs, ok := base.(*scalarV)
 	if !ok || !bs.loc {
-		return unsupported(x, "assignment to a slice of this expression")
-	}
-	v, err := a.data(x.RHS)
-	if err != nil {
-		return err
+		return unsupported(n, "assignment to a slice of this expression")
 	}
 	bt, _ := scalarType(bs.t)
 	w := hi - lo + 1
@@ -255,8 +315,11 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 		a.emitPrim(a.assignPrim(d.ref, s.ref))
 		return nil
 	case *headerV:
-		if hs, ok := src.(*headerV); d.dyn != nil || ok && hs.dyn != nil {
-			return unsupported(n, "copying a stack element chosen at run time")
+		if hs, ok := src.(*headerV); ok && hs.dyn != nil {
+			return unsupported(n, "copying from a stack element chosen at run time")
+		}
+		if d.dyn != nil {
+			return a.storeRuntimeElement(n, d, src)
 		}
 		if hs, ok := src.(*headerV); len(d.path) > 0 || ok && len(hs.path) > 0 {
 			return unsupported(n, "copying a struct inside a header")
