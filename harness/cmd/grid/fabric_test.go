@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,6 +169,15 @@ func TestFabricCommands(t *testing.T) {
 			t.Fatalf("grid clean %s: %v\n%s", run, err, out)
 		}
 		nothingLeft(t, run)
+		ifs, err := net.Interfaces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range ifs {
+			if strings.HasPrefix(i.Name, st.Tag) {
+				t.Errorf("interface %s of the killed run is in the root namespace", i.Name)
+			}
+		}
 	})
 
 	for name, sig := range map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": syscall.SIGTERM} {
