@@ -20,7 +20,9 @@
 // assignment, emit; stacks of unions with constant indexes and
 // extract(hs.next.member)), varbit fields (extract(h, bits) as extract_VL,
 // assignment as assign_VL, ==, emit, checksum inputs, varbit locals),
-// lookahead of a whole header, / and % (a power-of-two divisor as a shift
+// for loops (unrolled when the trip count is known at compile time, else
+// a backward _jump, which simple_switch runs but grid's engine does not
+// load yet), lookahead of a whole header, / and % (a power-of-two divisor as a shift
 // or mask, like p4c), structs nested in headers, select ranges and masks,
 // const entries (exact, lpm, ternary, range, optional, @priority),
 // registers, counters, meters (indexed and direct), hash, checksums,
@@ -54,7 +56,7 @@ import (
 
 // features are the language features beyond the front end's default
 // subset that the lowering supports.
-var features = check.Features{HeaderUnions: true, Varbit: true}
+var features = check.Features{HeaderUnions: true, Varbit: true, Loops: true}
 
 // Options configure a compilation.
 type Options struct {

@@ -26,6 +26,14 @@ type actx struct {
 	// exits collects the jumps that follow an exit primitive: bmv2 stops
 	// the pipeline after the action, the rest of the action is skipped.
 	exits *[]int
+	// loop is the innermost enclosing for loop (nil outside loops).
+	loop *loopCtx
+}
+
+// loopCtx collects the jumps of break and continue statements of one for
+// loop, patched once the loop's exit and update are placed.
+type loopCtx struct {
+	breaks, continues []int
 }
 
 // retCtx collects the jumps of `return` statements of an inlined function
@@ -71,6 +79,19 @@ func (a *actx) stmt(s ast.Stmt) error {
 			return unsupported(x, "if-statements in functions called from a parser")
 		}
 		return a.ifStmt(x)
+	case *ast.ForStmt, *ast.ForInStmt:
+		return a.forStmt(x)
+	case *ast.BreakStmt, *ast.ContinueStmt:
+		if a.loop == nil {
+			return unsupported(x, "break or continue outside a loop of this block")
+		}
+		if _, ok := x.(*ast.BreakStmt); ok {
+			a.loop.breaks = append(a.loop.breaks, len(*a.prims))
+		} else {
+			a.loop.continues = append(a.loop.continues, len(*a.prims))
+		}
+		a.emit(prim("_jump", hexInt(0, 32)))
+		return nil
 	case *ast.ExitStmt:
 		if a.inParser {
 			return unsupported(x, "exit in a parser")
