@@ -29,7 +29,7 @@ control MyIngress(inout headers h, inout metadata m, inout standard_metadata_t s
             h.h.odd = h.h.odd + i;
         }
         h.h.brk = 0;
-        for (bit<8> i = 0; i < 200; i = i + 1) {
+        for (bit<8> i = 0; i < 12; i = i + 1) {
             if (i == h.h.a) { break; }
             h.h.brk = h.h.brk + 1;
         }
