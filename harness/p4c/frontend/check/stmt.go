@@ -504,6 +504,12 @@ func (c *checker) tableDecl(t *ast.TableDecl, sc *scope) {
 		ds := sc.lookup(k.MatchKind.Name)
 		mk, isMember := firstDecl(ds).(*ast.EnumMember)
 		if !isMember || mk == nil {
+			if d := firstDecl(ds); d != nil {
+				// A local name (often a table called lpm or exact) hides
+				// the match kind.
+				c.errorf(k.MatchKind, "%s refers to the %s %s declared at %s, which hides the match kind %s; rename it", k.MatchKind.Name, describeDecl(d), d.DeclName(), d.Position(), k.MatchKind.Name)
+				continue
+			}
 			c.errorf(k.MatchKind, "%s: unknown match kind (known: %s)", k.MatchKind.Name, matchKindList(c.prog))
 			continue
 		}

@@ -317,7 +317,9 @@ func ParseInt(text string) (*IntValue, error) {
 		body = body[1:]
 	}
 	base := 10
+	prefixed := false
 	if len(body) > 2 && body[0] == '0' {
+		prefixed = true
 		switch body[1] {
 		case 'x', 'X':
 			base, body = 16, body[2:]
@@ -327,10 +329,13 @@ func ParseInt(text string) (*IntValue, error) {
 			base, body = 8, body[2:]
 		case 'd', 'D':
 			base, body = 10, body[2:]
+		default:
+			prefixed = false
 		}
 	}
 	clean := strings.ReplaceAll(body, "_", "")
-	if clean == "" || strings.HasPrefix(body, "_") {
+	// Like p4c's lexer, an underscore may follow a base prefix (0x_0A).
+	if clean == "" || !prefixed && strings.HasPrefix(body, "_") {
 		return nil, fmt.Errorf("invalid integer literal %q", text)
 	}
 	n, ok := new(big.Int).SetString(clean, base)

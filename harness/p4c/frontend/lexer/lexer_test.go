@@ -25,6 +25,7 @@ func TestParseIntLiteralForms(t *testing.T) {
 		{"16s5", "5", 16, true},
 		{"16s-3", "-3", 16, true},
 		{"48w0xffff_ffff_ffff", "281474976710655", 48, false},
+		{"16w0x_0A_0B", "2571", 16, false},
 	}
 	for _, c := range cases {
 		v, err := ParseInt(c.text)
@@ -37,7 +38,7 @@ func TestParseIntLiteralForms(t *testing.T) {
 			t.Errorf("%s = %s w%d s%v; want %s w%d s%v", c.text, v.Value, v.Width, v.Signed, c.value, c.width, c.signed)
 		}
 	}
-	for _, bad := range []string{"0x", "8wz", "0b102", "0w5", "12abc"} {
+	for _, bad := range []string{"0x", "0x_", "8wz", "0b102", "0w5", "12abc"} {
 		if _, err := ParseInt(bad); err == nil {
 			t.Errorf("%s: accepted, want an error", bad)
 		}
