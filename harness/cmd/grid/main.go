@@ -29,6 +29,10 @@ func newApp() *cli.App {
 		Description: "grid builds namespace topologies, compiles P4 to bmv2 JSON, runs P4 switches, solves\n" +
 			"gradient routing plans and runs emulated training jobs. 'grid COMMAND --help' explains each command.",
 		Commands:             commands,
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(c.App.ErrWriter, "grid: no command %q (see 'grid --help')\n", name)
+			cli.OsExiter(2)
+		},
 		EnableBashCompletion: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log debug messages"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -45,5 +46,12 @@ func TestPositionalArgsKeepsEverythingAfterDoubleDash(t *testing.T) {
 	pos, name, _, _ := positionalOf(t, "run", "h1", "-n", "x", "--", "ip", "-br", "--name", "addr")
 	if !reflect.DeepEqual(pos, []string{"run", "h1", "ip", "-br", "--name", "addr"}) || name != "x" {
 		t.Fatalf("positional %v, name %q", pos, name)
+	}
+}
+
+func TestUnknownCommandIsNamedAndExitsTwo(t *testing.T) {
+	out, code := exitCode(t, "bogus")
+	if code != 2 || !strings.Contains(out, `no command "bogus"`) {
+		t.Fatalf("grid bogus: exit %d, output %q", code, out)
 	}
 }
