@@ -8,11 +8,14 @@
 package preproc
 
 import (
+	"bytes"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
 	"github.com/grid-ina/grid/harness/p4c/frontend/diag"
@@ -100,11 +103,57 @@ func Preprocess(file string, src []byte, opts Options, diags *diag.List) []lexer
 }
 
 func (p *pp) file(name string, src []byte) {
-	p.diags.Sources[name] = src
 	toks, errs := lexer.Lex(name, src)
 	for _, e := range errs {
 		p.diags.Errorf(e.Pos, "%s", e.Msg)
 	}
+	p.tokens(name, src, toks)
+}
+
+// stdLexed caches the tokens of the embedded standard headers (core.p4,
+// v1model.p4), which every compilation includes: lexing is independent of
+// the macros in force, so only the directives have to run again.
+var stdLexed sync.Map // file name -> *lexedFile
+
+type lexedFile struct {
+	src  []byte
+	toks []lexer.Token
+}
+
+// stdFile preprocesses an embedded standard header from its cached
+// tokens (lexed on first use; a different src under the same name is
+// lexed afresh and replaces the cache entry).
+func (p *pp) stdFile(name string, src []byte) {
+	c, ok := stdLexed.Load(name)
+	lf, _ := c.(*lexedFile)
+	if !ok || !bytes.Equal(lf.src, src) {
+		toks, errs := lexer.Lex(name, src)
+		if len(errs) > 0 {
+			for _, e := range errs {
+				p.diags.Errorf(e.Pos, "%s", e.Msg)
+			}
+			p.tokens(name, src, toks)
+			return
+		}
+		lf = &lexedFile{src: bytes.Clone(src), toks: toks}
+		stdLexed.Store(name, lf)
+	}
+	// Each compilation gets its own copy: the integer values end up in
+	// the syntax tree, which later passes may change.
+	toks := slices.Clone(lf.toks)
+	for i := range toks {
+		if iv := toks[i].Int; iv != nil {
+			cp := *iv
+			cp.Value = new(big.Int).Set(iv.Value)
+			toks[i].Int = &cp
+		}
+	}
+	p.tokens(name, src, toks)
+}
+
+// tokens preprocesses the lexed tokens of file name (whose text is src).
+func (p *pp) tokens(name string, src []byte, toks []lexer.Token) {
+	p.diags.Sources[name] = src
 	var conds []cond
 	emitting := func() bool { return len(conds) == 0 || conds[len(conds)-1].active }
 	i := 0
@@ -314,7 +363,7 @@ func (p *pp) include(kw lexer.Token, args []lexer.Token) {
 	if p.opts.StdInclude != nil {
 		if src, ok := p.opts.StdInclude(name); ok {
 			p.depth++
-			p.file(stdPath(name), src)
+			p.stdFile(stdPath(name), src)
 			p.depth--
 			return
 		}

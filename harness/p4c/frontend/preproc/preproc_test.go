@@ -173,3 +173,39 @@ func TestExponentialMacroExpansionStopsWithOneError(t *testing.T) {
 		t.Errorf("want one expansion-limit error, got:\n%v", d)
 	}
 }
+
+// The embedded standard headers are lexed once and cached; their
+// directives still see each compilation's macros, and a different text
+// under the same name is not served from the cache.
+func TestCachedStandardHeaderStillFollowsMacrosAndItsText(t *testing.T) {
+	header := "#ifdef NEW_API\nnew_decl 8w7\n#else\nold_decl 8w7\n#endif\n"
+	std := func(text *string) func(string) ([]byte, bool) {
+		return func(name string) ([]byte, bool) {
+			if name == "cached_std.p4" {
+				return []byte(*text), true
+			}
+			return nil, false
+		}
+	}
+	files := map[string]string{"dir/main.p4": "#include <cached_std.p4>\n"}
+	for range 2 {
+		_, got, d := run(t, files, Options{StdInclude: std(&header), Defines: map[string]string{"NEW_API": ""}})
+		if d.HasErrors() || got != "new_decl 8w7" {
+			t.Fatalf("with NEW_API: got %q (%v)", got, d.Err())
+		}
+		toks, got, _ := run(t, files, Options{StdInclude: std(&header)})
+		if got != "old_decl 8w7" {
+			t.Fatalf("without NEW_API: got %q", got)
+		}
+		// Integer values are each compilation's own: the previous round's
+		// change must not show.
+		if toks[1].Int == nil || toks[1].Int.Value.Int64() != 7 {
+			t.Fatalf("8w7 lexed as %+v", toks[1].Int)
+		}
+		toks[1].Int.Value.SetInt64(99)
+	}
+	changed := "changed_decl\n"
+	if _, got, _ := run(t, files, Options{StdInclude: std(&changed)}); got != "changed_decl" {
+		t.Fatalf("a new text under the cached name: got %q", got)
+	}
+}
