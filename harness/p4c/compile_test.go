@@ -20,6 +20,7 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/p4c/backend"
 	"github.com/grid-ina/grid/harness/p4c/p4info"
 	"github.com/grid-ina/grid/harness/stf"
@@ -28,33 +29,10 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // repoRoot is the directory holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t testing.TB) string { return repo.RootOrFail(t) }
 
 // conformanceDir is ../shared/p4c-conformance, or a skip.
-func conformanceDir(t testing.TB) string {
-	t.Helper()
-	d := filepath.Join(filepath.Dir(repoRoot(t)), "shared", "p4c-conformance")
-	if _, err := os.Stat(filepath.Join(d, "programs")); err != nil {
-		t.Skipf("p4c conformance corpus not available at %s: %v", d, err)
-	}
-	return d
-}
+func conformanceDir(t testing.TB) string { return repo.SharedOrSkip(t, "p4c-conformance") }
 
 // corpusPrograms lists the .p4 programs of the project's example corpus,
 // the aggregator and this package's own feature programs.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/p4c/frontend/check"
 )
 
@@ -41,22 +42,8 @@ func FuzzFrontend(f *testing.F) {
 
 // corpusDirIfPresent is corpusDir without a testing.TB: "" when absent.
 func corpusDirIfPresent() string {
-	dir, err := os.Getwd()
+	progs, err := repo.Shared("p4c-conformance", "programs")
 	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-	progs := filepath.Join(dir, "..", "shared", "p4c-conformance", "programs")
-	if _, err := os.Stat(progs); err != nil {
 		return ""
 	}
 	return progs

@@ -7,6 +7,8 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/grid-ina/grid/harness/internal/repo"
 )
 
 func TestHashedIDsEqualP4cForKnownNames(t *testing.T) {
@@ -61,28 +63,10 @@ func TestAliasIsShortestUniqueSuffix(t *testing.T) {
 	}
 }
 
-// sharedDir locates ../shared relative to the repository root.
+// sharedDir is ../shared/p4c-conformance/reference, or a skip.
 func sharedDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root not found")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(filepath.Dir(dir), "shared", "p4c-conformance", "reference")
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("p4c reference outputs not available (%s): %v", shared, err)
-	}
-	return shared
+	return repo.SharedOrSkip(t, "p4c-conformance", "reference")
 }
 
 // Every ID and alias in p4c's reference P4Info files is reproduced from
