@@ -18,7 +18,7 @@ import (
 func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 	limit := opt.MILPLimit
 	if limit <= 0 {
-		limit = 400
+		limit = 1200
 	}
 	k := opt.paths()
 	dc := distCache{}

@@ -37,19 +37,21 @@ type Options struct {
 	// LP selects the LP backend (auto: CBC when installed, else embedded).
 	LP lp.Backend
 	// Paths is k, the number of shortest paths per worker and node the
-	// link-aware algorithms consider (default 3).
+	// link-aware algorithms consider (default 8: Clos fabrics have many
+	// equal-cost paths, and spreading over them is what lets a switch
+	// aggregate workers from other racks).
 	Paths int
 	// MILPLimit is the most integer variables grid-exact gives the link-aware
 	// MILPs (one per worker class, node and path); larger instances use the
-	// paper model's exact method (default 400, which keeps grid-exact well
-	// under a second; paper-scale fabrics need about 3000-6000 and CBC, and
+	// paper model's exact method (default 1200, which keeps grid-exact well
+	// under a second; paper-scale fabrics need about 10000-20000 and CBC, and
 	// then take minutes).
 	MILPLimit int
 }
 
 func (o Options) paths() int {
 	if o.Paths <= 0 {
-		return 3
+		return 8
 	}
 	return o.Paths
 }

@@ -36,7 +36,7 @@ func init() {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "first `SEED`; run r uses seed+r for capacities, workers and rounding"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "`N` random instances per point (plots show the mean)"},
 			&cli.StringFlag{Name: "lp", Value: string(lp.Auto), Usage: "LP `BACKEND`: embedded, cbc or auto"},
-			&cli.IntFlag{Name: "exact-limit", Value: 400, Usage: "grid-exact solves the link-aware model exactly up to `N` integer variables (about 6000 at paper scale, with CBC: minutes per instance), else the paper model"},
+			&cli.IntFlag{Name: "exact-limit", Value: 1200, Usage: "grid-exact solves the link-aware model exactly up to `N` integer variables (about 20000 at paper scale, with CBC: minutes per instance), else the paper model"},
 			&cli.BoolFlag{Name: "ignore-links", Usage: "evaluate in the paper's model, links assumed sufficient (the paper's own simulation); default: 100 Gbps links limit rates"},
 		},
 		Action: runSimulate,
