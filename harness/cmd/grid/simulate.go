@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/grid-ina/grid/harness/lp"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/solver/sim"
 	"github.com/urfave/cli/v2"
@@ -27,7 +26,7 @@ func init() {
 			"Example:\n   grid simulate --name paper-sim --runs 3\n" +
 			"   grid simulate --name paper-model --ignore-links\n" +
 			"   grid simulate --scenario fattree-tor --workers 16,64,191 --algo grid,grid-exact,atp",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Value: "simulation", Usage: "write into results/`NAME`/"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results `DIR`"},
 			&cli.StringFlag{Name: "scenario", Value: "all", Usage: "`LIST` of fattree-tor, fattree-random20, leafspine-leaf, leafspine-random20, or all"},
@@ -35,10 +34,8 @@ func init() {
 			&cli.StringFlag{Name: "algo", Value: "all", Usage: "`ALGO` list as for grid solve, or all"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "first `SEED`; run r uses seed+r for capacities, workers and rounding"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "`N` random instances per point (plots show the mean)"},
-			&cli.StringFlag{Name: "lp", Value: string(lp.Auto), Usage: "LP `BACKEND`: embedded, cbc or auto"},
-			&cli.IntFlag{Name: "exact-limit", Value: 1200, Usage: "grid-exact solves the link-aware model exactly up to `N` integer variables (about 20000 at paper scale, with CBC: minutes per instance), else the paper model"},
 			&cli.BoolFlag{Name: "ignore-links", Usage: "evaluate in the paper's model, links assumed sufficient (the paper's own simulation); default: 100 Gbps links limit rates"},
-		},
+		}, solverFlags()...),
 		Action: runSimulate,
 	})
 }
@@ -48,7 +45,7 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	backend, err := lp.ParseBackend(c.String("lp"))
+	opt, err := solverOptions(c)
 	if err != nil {
 		return err
 	}
@@ -61,7 +58,7 @@ func runSimulate(c *cli.Context) error {
 	if len(scenarios) == 0 {
 		return fmt.Errorf("--scenario %q names no scenario (fattree-tor, fattree-random20, leafspine-leaf, leafspine-random20, all)", c.String("scenario"))
 	}
-	cfg := sim.Config{Scenarios: scenarios, Algorithms: algos, Seed: c.Uint64("seed"), Runs: c.Int("runs"), Options: solver.Options{LP: backend, MILPLimit: c.Int("exact-limit")}, IgnoreLinks: c.Bool("ignore-links")}
+	cfg := sim.Config{Scenarios: scenarios, Algorithms: algos, Seed: c.Uint64("seed"), Runs: c.Int("runs"), Options: opt, IgnoreLinks: c.Bool("ignore-links")}
 	if s := c.String("workers"); s != "" {
 		var counts []int
 		for _, f := range strings.Split(s, ",") {

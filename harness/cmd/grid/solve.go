@@ -24,17 +24,14 @@ func init() {
 			"--explain prints each plan's per-worker routes and per-switch loads.\n\n" +
 			"Example:\n   grid solve --topo topologies/paper-fig1.yaml --algo all\n" +
 			"   grid solve --topo topologies/paper-fig1.yaml --algo grid --seed 7 -o plan.json --explain",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "topo", Required: true, Usage: "topology `FILE` (YAML, see topologies/)"},
 			&cli.StringFlag{Name: "jobs", Usage: "jobs `FILE` (YAML, see workloads/jobs/); default: one job with the topology's PS and all its workers"},
 			&cli.StringFlag{Name: "algo", Value: solver.DefaultAlgorithm, Usage: "`ALGO`: grid, grid-paths, grid-exact, atp, switchml, geryon, a comma-separated list, or all"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed `N` of the randomized rounding (grid, grid-paths)"},
-			&cli.StringFlag{Name: "lp", Value: string(lp.Auto), Usage: "LP `BACKEND`: embedded (pure Go), cbc (coinor-cbc) or auto (cbc when installed)"},
-			&cli.IntFlag{Name: "paths", Value: 8, Usage: "`K` shortest paths per worker and aggregation node for the link-aware algorithms"},
-			&cli.IntFlag{Name: "exact-limit", Value: 1200, Usage: "solve the link-aware model exactly (grid-exact) when it has at most `N` integer variables, else the paper model; paper-scale fabrics need about 20000 and --lp cbc"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the plan of the first algorithm to `FILE` as JSON"},
 			&cli.BoolFlag{Name: "explain", Usage: "print every plan's routes, switch loads and violations"},
-		},
+		}, solverFlags()...),
 		Action: runSolve,
 	})
 }
@@ -57,18 +54,15 @@ func runSolve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	backend, err := lp.ParseBackend(c.String("lp"))
+	opt, err := solverOptions(c)
 	if err != nil {
 		return err
-	}
-	if backend == lp.CBC && !lp.CBCAvailable() {
-		return fmt.Errorf("--lp cbc: the cbc program is not installed (apt-get install coinor-cbc)")
 	}
 	in, err := solver.NewInstance(t, jobs)
 	if err != nil {
 		return err
 	}
-	opt := solver.Options{Seed: c.Uint64("seed"), LP: backend, Paths: c.Int("paths"), MILPLimit: c.Int("exact-limit")}
+	opt.Seed = c.Uint64("seed")
 	var plans []*solver.Plan
 	for _, a := range algos {
 		p, err := solver.Solve(c.Context, in, a, opt)
@@ -117,4 +111,28 @@ func writePlan(path string, p *solver.Plan) error {
 		return fmt.Errorf("write plan: %w", err)
 	}
 	return nil
+}
+
+// solverFlags are the solver options solve and simulate share.
+func solverFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "lp", Value: string(lp.Auto), Usage: "LP `BACKEND`: embedded (pure Go), cbc (coinor-cbc) or auto (cbc when installed)"},
+		&cli.IntFlag{Name: "paths", Value: 8, Usage: "`K` shortest paths per worker and aggregation node for the link-aware algorithms"},
+		&cli.IntFlag{Name: "exact-limit", Value: 1200, Usage: "grid-exact solves the link-aware model exactly when it has at most `N` integer variables, else the paper model; paper-scale fabrics need about 20000 and --lp cbc (minutes per instance)"},
+	}
+}
+
+// solverOptions reads solverFlags.
+func solverOptions(c *cli.Context) (solver.Options, error) {
+	backend, err := lp.ParseBackend(c.String("lp"))
+	if err != nil {
+		return solver.Options{}, err
+	}
+	if backend == lp.CBC && !lp.CBCAvailable() {
+		return solver.Options{}, fmt.Errorf("--lp cbc: the cbc program is not installed (apt-get install coinor-cbc)")
+	}
+	if c.Int("paths") < 1 {
+		return solver.Options{}, fmt.Errorf("--paths must be at least 1")
+	}
+	return solver.Options{LP: backend, Paths: c.Int("paths"), MILPLimit: c.Int("exact-limit")}, nil
 }
