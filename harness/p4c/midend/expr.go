@@ -188,9 +188,41 @@ func (a *actx) value(e ast.Expr) (val, error) {
 			}
 			sv.fields[f.Name] = v
 		}
+		if x.Dots {
+			for _, f := range sd.Fields {
+				if sv.fields[f.Name] != nil {
+					continue
+				}
+				v, err := defaultValue(x, f.Type.Resolved())
+				if err != nil {
+					return nil, err
+				}
+				sv.fields[f.Name] = v
+			}
+		}
 		return sv, nil
 	}
 	return nil, unsupported(e, "expression %s here", strings.TrimPrefix(fmt.Sprintf("%T", e), "*ast."))
+}
+
+// defaultValue is the value `...` gives a field left out of a struct
+// initializer: zero (false) for scalars, recursively for structs.
+func defaultValue(n ast.Node, t ast.Type) (val, error) {
+	if ti, ok := scalarType(t); ok {
+		return &scalarV{ref: hexInt(0, ti.width), t: t}, nil
+	}
+	if sd, ok := t.(*ast.StructDecl); ok && sd.Kind == ast.KindStruct {
+		sv := &structV{decl: sd, fields: map[string]val{}}
+		for _, f := range sd.Fields {
+			v, err := defaultValue(n, f.Type.Resolved())
+			if err != nil {
+				return nil, err
+			}
+			sv.fields[f.Name] = v
+		}
+		return sv, nil
+	}
+	return nil, unsupported(n, "`...` leaving a field of type %v to its default", t)
 }
 
 // data lowers a scalar expression to a data value (bools as 0/1).

@@ -280,6 +280,9 @@ type StructInit struct {
 	Pos
 	ExprInfo
 	Fields []*NamedExpr
+	// Dots is a trailing `...`: the fields not named get their default
+	// values (0, false, invalid).
+	Dots bool
 }
 
 // NamedExpr is `name = value` inside a StructInit.

@@ -156,6 +156,12 @@ func writeExpr(b *strings.Builder, e Expr) {
 			b.WriteString(x.Fields[i].Name + " = ")
 			writeExpr(b, x.Fields[i].Value)
 		})
+		if x.Dots {
+			if len(x.Fields) > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("...")
+		}
 		b.WriteByte('}')
 	case *InvalidHeader:
 		b.WriteString("{#}")

@@ -967,14 +967,21 @@ func (c *checker) structInit(x *ast.StructInit, hint ast.Type, sc *scope) ast.Ty
 			good = false
 		}
 	}
+	complete := true
 	for _, fd := range h.Fields {
 		if !seen[fd.Name] && good {
-			c.errorf(x, "field %s of %s %s is not initialized", fd.Name, h.Kind, h.Name)
-			good = false
+			complete = false
+			if !x.Dots {
+				c.errorf(x, "field %s of %s %s is not initialized", fd.Name, h.Kind, h.Name)
+				good = false
+			}
 		}
 	}
 	if !good {
 		return nil
+	}
+	if !complete {
+		return h // `...` leaves fields to their defaults: no constant value
 	}
 	// The constant value lists the fields in declaration order.
 	byName := map[string]ast.Expr{}

@@ -543,9 +543,19 @@ func (p *parser) braceExpr() ast.Expr {
 		p.next()
 		return &ast.InvalidHeader{Pos: open.Pos}
 	}
+	if p.is("...") && p.isAt(1, "}") {
+		p.next()
+		p.next()
+		return &ast.StructInit{Pos: open.Pos, Dots: true}
+	}
 	if p.isName() && p.isAt(1, "=") {
 		si := &ast.StructInit{Pos: open.Pos}
 		p.commaList("}", func() {
+			if p.is("...") && p.isAt(1, "}") {
+				p.next()
+				si.Dots = true
+				return
+			}
 			name, pos := p.ident()
 			p.expect("=")
 			si.Fields = append(si.Fields, &ast.NamedExpr{Pos: pos, Name: name, Value: p.expr()})
