@@ -91,6 +91,13 @@ func (a *actx) value(e ast.Expr) (val, error) {
 		if err != nil {
 			return nil, err
 		}
+		if tv, ok := base.(*tupleV); ok {
+			c := x.Index.Info().Const
+			if c == nil || c.Int == nil || !c.Int.IsInt64() || c.Int.Int64() < 0 || c.Int.Int64() >= int64(len(tv.elems)) {
+				return nil, srcError(x.Index, "a tuple index must be a constant below %d", len(tv.elems))
+			}
+			return tv.elems[c.Int.Int64()], nil
+		}
 		if us, ok := base.(*unionStackV); ok {
 			c := x.Index.Info().Const
 			if c == nil || c.Int == nil {

@@ -388,6 +388,16 @@ func (l *lowerer) alloc(n ast.Node, t ast.Type, instName, scalarName string) (va
 		}
 		l.out.Stacks = append(l.out.Stacks, st)
 		return sv, nil
+	case *ast.TupleType:
+		tv := &tupleV{}
+		for i, et := range x.Elems {
+			v, err := l.alloc(n, et, join(instName, fmt.Sprint(i), "_"), join(scalarName, fmt.Sprint(i), "_"))
+			if err != nil {
+				return nil, err
+			}
+			tv.elems = append(tv.elems, v)
+		}
+		return tv, nil
 	case *ast.VarbitType:
 		// Like p4c: a varbit outside a header lives in the "field" of a
 		// metadata instance of a one-field header type $varbitW.

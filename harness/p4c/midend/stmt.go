@@ -157,6 +157,144 @@ func (a *actx) declStmt(x *ast.DeclStmt) error {
 	return unsupported(x, "%s declaration here", strings.TrimPrefix(fmt.Sprintf("%T", x.Decl), "*ast."))
 }
 
+// overlaps reports whether src reads storage that dst holds.
+func overlaps(dst, src val) bool {
+	written := map[string]bool{} // "hdr" for whole headers, "hdr.f" for fields
+	var collect func(v val)
+	collect = func(v val) {
+		switch x := v.(type) {
+		case *scalarV:
+			if h, f, ok := x.ref.FieldRef(); ok && isFieldRef(x.ref) {
+				written[h+"."+f] = true
+			}
+		case *headerV:
+			if x.h != nil {
+				written[x.h.Name] = true
+			} else if x.dyn != nil {
+				written["*"] = true // some stack element: assume anything
+			}
+		case *varbitV:
+			if h, f, ok := x.ref.FieldRef(); ok {
+				written[h+"."+f] = true
+			}
+		case *structV:
+			for _, f := range x.fields {
+				collect(f)
+			}
+		case *tupleV:
+			for _, e := range x.elems {
+				collect(e)
+			}
+		case *stackV:
+			for _, e := range x.elem {
+				collect(e)
+			}
+		case *unionV:
+			for _, h := range x.members {
+				collect(h)
+			}
+		}
+	}
+	collect(dst)
+	if written["*"] {
+		return true
+	}
+	reads := false
+	var walk func(v *bmv2json.Value)
+	walk = func(v *bmv2json.Value) {
+		if v == nil || reads {
+			return
+		}
+		switch v.Kind {
+		case bmv2json.KindNames:
+			if len(v.Names) == 2 && (written[v.Names[0]] || written[v.Names[0]+"."+v.Names[1]]) {
+				reads = true
+			}
+		case bmv2json.KindString:
+			if written[v.Str] {
+				reads = true
+			}
+		case bmv2json.KindInner:
+			walk(v.Inner)
+		case bmv2json.KindOp:
+			walk(v.Op.Left)
+			walk(v.Op.Right)
+			walk(v.Op.Cond)
+		}
+	}
+	var scan func(v val)
+	scan = func(v val) {
+		switch x := v.(type) {
+		case *scalarV:
+			walk(x.ref)
+		case *varbitV:
+			walk(x.ref)
+		case *headerV:
+			if x.h != nil && written[x.h.Name] {
+				reads = true
+			}
+			if x.dyn != nil {
+				walk(x.dyn)
+			}
+		case *structV:
+			for _, f := range x.fields {
+				scan(f)
+			}
+		case *tupleV:
+			for _, e := range x.elems {
+				scan(e)
+			}
+		case *stackV, *unionV, *unionStackV:
+			reads = true // rare in initializers: be safe
+		}
+	}
+	scan(src)
+	return reads
+}
+
+// snapshotVal copies the scalars of an initializer into temporaries;
+// ok is false when it holds anything else (headers, varbits), which
+// cannot be copied aside.
+func (a *actx) snapshotVal(v val) (val, bool) {
+	switch x := v.(type) {
+	case *scalarV:
+		if x.ref.Type == "hexstr" || x.ref.Kind == bmv2json.KindBool {
+			return x, true
+		}
+		if _, ok := scalarType(x.t); !ok {
+			return nil, false
+		}
+		t := a.l.tempScalar(x.t)
+		a.emitPrim(a.assignPrim(t.ref, x.ref))
+		return &scalarV{ref: t.ref, t: x.t}, true
+	case *structV:
+		out := &structV{decl: x.decl, fields: map[string]val{}}
+		for _, f := range x.decl.Fields {
+			fv := x.fields[f.Name]
+			if fv == nil {
+				continue
+			}
+			s, ok := a.snapshotVal(fv)
+			if !ok {
+				return nil, false
+			}
+			out.fields[f.Name] = s
+		}
+		return out, true
+	case *tupleV:
+		out := &tupleV{}
+		for _, e := range x.elems {
+			s, ok := a.snapshotVal(e)
+			if !ok {
+				return nil, false
+			}
+			out.elems = append(out.elems, s)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
 // storeRuntimeElement writes a whole header into the stack element
 // chosen at run time by d (hs[i] or hs.last), as p4c does: one guarded
 // copy per element, so an index out of range writes nothing.
@@ -321,6 +459,18 @@ func (a *actx) assignPrim(dst, src *bmv2json.Value) bmv2json.Primitive {
 // store writes src into the location dst (scalars, headers, structs,
 // stacks), field by field where bmv2 has no whole-value primitive.
 func (a *actx) store(n ast.Node, dst, src val) error {
+	switch src.(type) {
+	case *tupleV, *structV:
+		// An initializer is copied field by field: when it reads what the
+		// copy overwrites (s = {s.y, s.x}), read it all first.
+		if _, scalar := dst.(*scalarV); !scalar && overlaps(dst, src) {
+			snap, ok := a.snapshotVal(src)
+			if !ok {
+				return unsupported(n, "an initializer that reads headers or varbits this assignment overwrites")
+			}
+			src = snap
+		}
+	}
 	switch d := dst.(type) {
 	case *scalarV:
 		if !d.loc {
@@ -406,6 +556,18 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 					if err := a.store(n, d.fields[f.Name], s.elems[i]); err != nil {
 						return err
 					}
+				}
+			}
+			return nil
+		}
+	case *tupleV:
+		if s, ok := src.(*tupleV); ok && len(s.elems) == len(d.elems) {
+			if s == d {
+				return nil
+			}
+			for i := range d.elems {
+				if err := a.store(n, d.elems[i], s.elems[i]); err != nil {
+					return err
 				}
 			}
 			return nil
