@@ -473,15 +473,17 @@ func (p *lineParser) parsePacket(base Base) (Command, error) {
 		}
 		hex.WriteString(p.text[start:p.off])
 	}
-	if hex.Len()%2 != 0 {
-		return nil, p.errorf("packet data has an odd number of hex digits (%d)", hex.Len())
-	}
-	data := make([]byte, hex.Len()/2)
+	// Digits go two by two; a lone last digit is a byte of its own value,
+	// as p4c's bmv2stf.py reads it (int(digits[i:i+2], 16)).
 	s := hex.String()
+	data := make([]byte, (len(s)+1)/2)
 	for i := range data {
-		hi, _ := digitValue(s[2*i])
-		lo, _ := digitValue(s[2*i+1])
-		data[i] = byte(hi<<4 | lo)
+		v, _ := digitValue(s[2*i])
+		if 2*i+1 < len(s) {
+			lo, _ := digitValue(s[2*i+1])
+			v = v<<4 | lo
+		}
+		data[i] = byte(v)
 	}
 	return &Packet{Base: base, Port: port, Data: data}, nil
 }
