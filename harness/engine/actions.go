@@ -34,12 +34,21 @@ func (a *action) run(k *pkt, args []uint64) {
 		}
 		return
 	}
-	for k.pc = 0; k.pc < len(a.prims); {
+	// p4c's loops (for, in actions) jump backwards; a budget of steps stops
+	// one that never ends, which would hang bmv2 instead.
+	for k.pc, k.steps = 0, 0; k.pc < len(a.prims) && k.failed == ""; k.steps++ {
+		if k.steps == maxActionSteps {
+			k.failed = fmt.Sprintf("action %s ran %d primitives without finishing (a loop that does not end)", a.name, maxActionSteps)
+			return
+		}
 		pc := k.pc
 		k.pc++
 		a.prims[pc](k)
 	}
 }
+
+// maxActionSteps bounds the primitives one run of an action with jumps executes.
+const maxActionSteps = 1 << 20
 
 func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 	a := &action{name: j.Name, id: j.ID}
@@ -498,9 +507,8 @@ func (c *compiler) jumpTarget(v *bmv2json.Value, n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if d.cval == nil || !d.cval.IsInt64() || d.cval.Int64() <= int64(c.pc) || d.cval.Int64() > int64(n) {
-		// p4c only jumps forward; a backward jump could loop forever
-		return 0, c.errorf("jump target %s is not a later primitive of the action (%d primitives)", v, n)
+	if d.cval == nil || !d.cval.IsInt64() || d.cval.Int64() < 0 || d.cval.Int64() > int64(n) {
+		return 0, c.errorf("jump target %s is not a primitive of the action (%d primitives)", v, n)
 	}
 	return int(d.cval.Int64()), nil
 }

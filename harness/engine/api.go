@@ -31,7 +31,8 @@
 // # Where the engine differs from simple_switch
 //
 //   - assert/assume failures abort bmv2; the engine drops the packet and
-//     traces why. A header stack index out of range aborts bmv2 too; the
+//     traces why. So it does for an action whose loop (backward _jump) runs
+//     more than a million primitives, where bmv2 would hang. A header stack index out of range aborts bmv2 too; the
 //     engine uses the last element.
 //   - There are no queues: enq_qdepth, deq_qdepth and deq_timedelta stay 0,
 //     priority queues are not modelled, and packets leave in the order of

@@ -32,14 +32,15 @@ type pkt struct {
 	cloneList   int32
 	learnID     int32 // learn list of a requested digest, 0 for none
 
-	args []uint64 // action data of the running action (words per parameter)
-	pc   int      // next primitive of the running action, for jumps
+	args  []uint64 // action data of the running action (words per parameter)
+	pc    int      // next primitive of the running action, for jumps
+	steps int      // primitives the running action has executed, bounded by maxActionSteps
 
 	big  []big.Int // scratch for wide expressions, one per expression node
 	tmpA big.Int   // scratch for field conversions
 	tmpB big.Int   // scratch for register and hash values
-	// failed is set by a failing assert/assume: bmv2 aborts, the engine
-	// drops the packet and traces the reason.
+	// failed is set by a failing assert/assume or a loop that does not end:
+	// bmv2 aborts or hangs, the engine drops the packet and traces the reason.
 	failed string
 	key    []byte // table key being built
 	key2   []byte // masked select key, for parser value sets with a mask

@@ -499,3 +499,22 @@ func TestEgressCloneCopiesThePacketAfterEgress(t *testing.T) {
 		t.Errorf("got %+v, want the original on port 1 (a=10) and an egress clone on port 9 (a=12)", out)
 	}
 }
+
+func TestBackwardJumpsLoopAndAnEndlessLoopDropsThePacket(t *testing.T) {
+	// h.b counts down from h.a to 0, adding 3 to h.c each round: a for loop
+	// as p4c lowers it, with a backward _jump.
+	loop := `{"op":"_jump_if_zero","parameters":[` + fld("h", "a") + `,{"type":"hexstr","value":"0x4"}]},` +
+		assign(fld("h", "c"), op("&", op("+", fld("h", "c"), hexv("0x03")), hexv("0xff"))) + `,` +
+		assign(fld("h", "a"), op("&", op("-", fld("h", "a"), hexv("0x01")), hexv("0xff"))) + `,` +
+		`{"op":"_jump","parameters":[{"type":"hexstr","value":"0x0"}]}`
+	p := miniProgram(t, `["a",8,false],["c",8,false]`, loop, nil)
+	if out := run(t, NewSwitch(p, Config{}), 0, []byte{5, 1}); len(out) != 1 || !bytes.Equal(out[0].data, []byte{0, 16}) {
+		t.Errorf("five rounds of the loop gave %+v, want a=0 and c=1+5*3=16", out)
+	}
+	endless := `{"op":"_jump","parameters":[{"type":"hexstr","value":"0x0"}]}`
+	var trace strings.Builder
+	p = miniProgram(t, `["a",8,false]`, endless, nil)
+	if out := run(t, NewSwitch(p, Config{Trace: &trace}), 0, []byte{1}); len(out) != 0 || !strings.Contains(trace.String(), "a loop that does not end") {
+		t.Errorf("an endless loop gave %+v; trace:\n%s", out, trace.String())
+	}
+}
