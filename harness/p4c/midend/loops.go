@@ -22,91 +22,28 @@ func (a *actx) forStmt(s ast.Stmt) error {
 	outer := a.loop
 	a.loop = &loopCtx{}
 	defer func() { a.loop = outer }()
-	if n, ok := tripCount(s); ok {
-		return a.unrolled(s, n)
+	lp, err := a.loopStart(s)
+	if err != nil {
+		return err
 	}
-	var cond *bmv2json.Value  // nil: no test
-	var step func() error     // the update
-	var lastTest func() error // for ... in: leave before the counter wraps
-	var body ast.Stmt
-	switch x := s.(type) {
-	case *ast.ForStmt:
-		for _, st := range x.Init {
-			if err := a.stmt(st); err != nil {
-				return err
-			}
-		}
-		body = x.Body
-		step = func() error {
-			for _, st := range x.Update {
-				if err := a.stmt(st); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		if x.Cond != nil {
-			top := len(*a.prims)
-			c, err := a.cond(x.Cond)
-			if err != nil {
-				return err
-			}
-			if len(*a.prims) != top {
-				return unsupported(x.Cond, "a for-loop condition with side effects")
-			}
-			cond = c
-		}
-	case *ast.ForInStmt:
-		rng := x.Range.(*ast.Binary) // the checker accepts only lo .. hi
-		vt := x.Var.Type.Resolved()
-		ti, ok := scalarType(vt)
-		if !ok || ti.signed {
-			return unsupported(x.Var, "for ... in over a range of type %v", vt)
-		}
-		v, err := a.l.alloc(x.Var, vt, x.Var.Name, x.Var.Name)
-		if err != nil {
-			return err
-		}
-		a.sc.m[x.Var] = v
-		iv := v.(*scalarV)
-		lo, err := a.data(rng.X)
-		if err != nil {
-			return err
-		}
-		hi, err := a.data(rng.Y)
-		if err != nil {
-			return err
-		}
-		hiT := a.l.tempScalar(vt)
-		a.emitPrim(a.assignPrim(hiT.ref, hi))
-		a.emitPrim(a.assignPrim(iv.ref, lo))
-		cond = exprOp("<=", iv.ref, hiT.ref)
-		body = x.Body
-		lastTest = func() error {
-			a.loop.breaks = append(a.loop.breaks, len(*a.prims))
-			a.emit(prim("_jump_if_zero", param(b2d(exprOp("!=", iv.ref, hiT.ref))), hexInt(0, 32)))
-			return nil
-		}
-		step = func() error {
-			a.emitPrim(a.assignPrim(iv.ref, fixWidth(exprOp("+", iv.ref, hexInt(1, ti.width)), ti)))
-			return nil
-		}
+	if n, ok := tripCount(s); ok {
+		return a.unrolled(lp, n)
 	}
 	top := len(*a.prims)
-	if cond != nil {
+	if lp.cond != nil {
 		a.loop.breaks = append(a.loop.breaks, len(*a.prims))
-		a.emit(prim("_jump_if_zero", param(b2d(cond)), hexInt(0, 32)))
+		a.emit(prim("_jump_if_zero", param(b2d(lp.cond)), hexInt(0, 32)))
 	}
-	if err := a.stmt(body); err != nil {
+	if err := a.stmt(lp.body); err != nil {
 		return err
 	}
 	update := len(*a.prims)
-	if lastTest != nil {
-		if err := lastTest(); err != nil {
-			return err
-		}
+	if lp.last != nil {
+		// for ... in: leave after hi, before the counter could wrap.
+		a.loop.breaks = append(a.loop.breaks, len(*a.prims))
+		a.emit(prim("_jump_if_zero", param(b2d(exprOp("!=", lp.last[0], lp.last[1]))), hexInt(0, 32)))
 	}
-	if err := step(); err != nil {
+	if err := lp.step(); err != nil {
 		return err
 	}
 	a.emit(prim("_jump", hexInt(int64(top), 32)))
@@ -121,60 +58,97 @@ func (a *actx) forStmt(s ast.Stmt) error {
 	return nil
 }
 
-// maxUnroll bounds the copies of a loop body unrolling may make.
-const maxUnroll = 256
+// loopParts are the pieces of a lowered loop header.
+type loopParts struct {
+	body ast.Stmt
+	cond *bmv2json.Value // tested before each iteration; nil: none
+	step func() error    // emits the update
+	// last, for `for ... in`, is the counter and the upper bound: the loop
+	// ends after the iteration where they are equal.
+	last []*bmv2json.Value
+}
 
-// unrolled emits n copies of the loop body, each followed by the update;
-// continue jumps to its copy's update, break past the last copy.
-func (a *actx) unrolled(s ast.Stmt, n int) error {
-	var body ast.Stmt
-	var step func() error
+// loopStart emits a loop's initialization and returns its other parts.
+func (a *actx) loopStart(s ast.Stmt) (*loopParts, error) {
 	switch x := s.(type) {
 	case *ast.ForStmt:
 		for _, st := range x.Init {
 			if err := a.stmt(st); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		body = x.Body
-		step = func() error {
+		lp := &loopParts{body: x.Body, step: func() error {
 			for _, st := range x.Update {
 				if err := a.stmt(st); err != nil {
 					return err
 				}
 			}
 			return nil
+		}}
+		if x.Cond != nil {
+			top := len(*a.prims)
+			c, err := a.cond(x.Cond)
+			if err != nil {
+				return nil, err
+			}
+			if len(*a.prims) != top {
+				return nil, unsupported(x.Cond, "a for-loop condition with side effects")
+			}
+			lp.cond = c
 		}
+		return lp, nil
 	case *ast.ForInStmt:
-		rng := x.Range.(*ast.Binary)
+		rng := x.Range.(*ast.Binary) // the checker accepts only lo .. hi
 		vt := x.Var.Type.Resolved()
-		ti, _ := scalarType(vt)
+		ti, ok := scalarType(vt)
+		if !ok || ti.signed {
+			return nil, unsupported(x.Var, "for ... in over a range of type %v", vt)
+		}
 		v, err := a.l.alloc(x.Var, vt, x.Var.Name, x.Var.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		a.sc.m[x.Var] = v
 		iv := v.(*scalarV)
 		lo, err := a.data(rng.X)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		hi, err := a.data(rng.Y)
+		if err != nil {
+			return nil, err
+		}
+		hiT := a.l.tempScalar(vt)
+		a.emitPrim(a.assignPrim(hiT.ref, hi))
 		a.emitPrim(a.assignPrim(iv.ref, lo))
-		body = x.Body
-		step = func() error {
-			a.emitPrim(a.assignPrim(iv.ref, fixWidth(exprOp("+", iv.ref, hexInt(1, ti.width)), ti)))
-			return nil
-		}
+		return &loopParts{
+			body: x.Body,
+			cond: exprOp("<=", iv.ref, hiT.ref),
+			last: []*bmv2json.Value{iv.ref, hiT.ref},
+			step: func() error {
+				a.emitPrim(a.assignPrim(iv.ref, fixWidth(exprOp("+", iv.ref, hexInt(1, ti.width)), ti)))
+				return nil
+			},
+		}, nil
 	}
+	return nil, unsupported(s, "this loop")
+}
+
+// maxUnroll bounds the copies of a loop body unrolling may make.
+const maxUnroll = 256
+
+// unrolled emits n copies of the loop body, each followed by the update;
+// continue jumps to its copy's update, break past the last copy.
+func (a *actx) unrolled(lp *loopParts, n int) error {
 	for k := 0; k < n; k++ {
 		a.loop.continues = nil
-		if err := a.stmt(body); err != nil {
+		if err := a.stmt(lp.body); err != nil {
 			return err
 		}
 		for _, j := range a.loop.continues {
 			a.patch(j, 0, len(*a.prims))
 		}
-		if err := step(); err != nil {
+		if err := lp.step(); err != nil {
 			return err
 		}
 	}

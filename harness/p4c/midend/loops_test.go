@@ -11,15 +11,7 @@ import (
 
 func lowerWithLoops(t *testing.T, src string) *Program {
 	t.Helper()
-	prog, err := frontend.LoadSource("test.p4", []byte(src), frontend.Options{Features: check.Features{Loops: true}})
-	if err != nil {
-		t.Fatalf("front end: %v", err)
-	}
-	p, err := Lower(prog, "test.p4")
-	if err != nil {
-		t.Fatalf("lower: %v", err)
-	}
-	return p
+	return lowerWith(t, src, frontend.Options{Features: check.Features{Loops: true}})
 }
 
 func countOps(a *Action, op string) int {

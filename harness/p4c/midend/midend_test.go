@@ -38,7 +38,12 @@ V1Switch(P(), Vc(), Ig(), Eg(), Cc(), Dp()) main;
 
 func lower(t *testing.T, src string) *Program {
 	t.Helper()
-	prog, err := frontend.LoadSource("test.p4", []byte(src), frontend.Options{})
+	return lowerWith(t, src, frontend.Options{})
+}
+
+func lowerWith(t *testing.T, src string, opts frontend.Options) *Program {
+	t.Helper()
+	prog, err := frontend.LoadSource("test.p4", []byte(src), opts)
 	if err != nil {
 		t.Fatalf("front end: %v", err)
 	}
