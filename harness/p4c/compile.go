@@ -21,8 +21,7 @@
 // extract(hs.next.member)), varbit fields (extract(h, bits) as extract_VL,
 // assignment as assign_VL, ==, emit, checksum inputs, varbit locals),
 // for loops (unrolled when the trip count is known at compile time, else
-// a backward _jump, which simple_switch runs but grid's engine does not
-// load yet), lookahead of a whole header, / and % (a power-of-two divisor as a shift
+// a backward _jump as p4c emits), lookahead of a whole header, / and % (a power-of-two divisor as a shift
 // or mask, like p4c), structs nested in headers, select ranges and masks,
 // const entries (exact, lpm, ternary, range, optional, @priority),
 // registers, counters, meters (indexed and direct), hash, checksums,

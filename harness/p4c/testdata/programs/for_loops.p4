@@ -1,9 +1,10 @@
-// for loops with a trip count known at compile time are unrolled: nested
-// loops, continue, break, for ... in ranges, a counting-down loop.
+// for loops: with a trip count known at compile time they are unrolled
+// (nested loops, continue, break, for ... in ranges, a counting-down loop);
+// with a run-time bound they jump back to their test.
 #include <core.p4>
 #include <v1model.p4>
 
-header h_t { bit<8> a; bit<8> sum; bit<8> prod; bit<8> odd; bit<8> brk; bit<8> down; }
+header h_t { bit<8> a; bit<8> sum; bit<8> prod; bit<8> odd; bit<8> brk; bit<8> down; bit<8> tri; }
 struct headers { h_t h; }
 struct metadata { }
 
@@ -32,6 +33,12 @@ control MyIngress(inout headers h, inout metadata m, inout standard_metadata_t s
         for (bit<8> i = 0; i < 12; i = i + 1) {
             if (i == h.h.a) { break; }
             h.h.brk = h.h.brk + 1;
+        }
+        // A run-time bound: a loop with a backward jump.
+        h.h.tri = 0;
+        for (bit<8> i = 1; i <= (h.h.a & 0x0F); i = i + 1) {
+            if (i == 7) { break; }
+            h.h.tri = h.h.tri + i;
         }
         h.h.down = 0;
         for (bit<4> k = 3; k != 15; k = k - 1) {
