@@ -42,5 +42,6 @@
 //     and a constant's Const.Int holds the number.
 //   - Compound assignments (x += e) have been rewritten to x = x + e.
 //   - Header unions, varbit and for loops are reported unsupported unless
-//     Options.Features enables them (the back end must then lower them).
+//     Options.Features enables them (the back end must then lower them;
+//     p4c.Compile enables all three, since the midend lowers them).
 package frontend
