@@ -216,9 +216,6 @@ type flight struct {
 	frame []byte
 }
 
-// hostKey names an endpoint: job index and member (-1 for the PS).
-type hostKey struct{ job, member int }
-
 // Run drives the jobs: every worker sends its fragments, frames are
 // delivered in a random interleaving (FIFO per link), the switches forward
 // them, the PSes and workers react, and timeouts fire while some worker
