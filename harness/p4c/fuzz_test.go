@@ -27,7 +27,7 @@ func FuzzLowerNeverFailsInternally(f *testing.F) {
 		f.Add(string(src))
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		prog, err := frontend.LoadSource("fuzz.p4", []byte(src), frontend.Options{})
+		prog, err := frontend.LoadSource("fuzz.p4", []byte(src), frontend.Options{Features: features})
 		if err != nil {
 			return
 		}

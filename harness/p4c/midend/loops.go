@@ -26,7 +26,8 @@ func (a *actx) forStmt(s ast.Stmt) error {
 	if err != nil {
 		return err
 	}
-	if n, ok := tripCount(s); ok {
+	if n, ok := tripCount(s); ok && a.l.unrolledCopies+n <= maxUnroll {
+		a.l.unrolledCopies += n
 		return a.unrolled(lp, n)
 	}
 	top := len(*a.prims)
@@ -134,7 +135,8 @@ func (a *actx) loopStart(s ast.Stmt) (*loopParts, error) {
 	return nil, unsupported(s, "this loop")
 }
 
-// maxUnroll bounds the copies of a loop body unrolling may make.
+// maxUnroll bounds the loop body copies unrolling may make in a whole
+// program (nested loops multiply); loops beyond it jump instead.
 const maxUnroll = 256
 
 // unrolled emits n copies of the loop body, each followed by the update;

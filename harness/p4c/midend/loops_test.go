@@ -106,3 +106,34 @@ func hexValue(s string) (int, bool) {
 	v, err := strconv.ParseInt(strings.TrimPrefix(s, "0x"), 16, 64)
 	return int(v), err == nil
 }
+
+func TestNestedConstantLoopsUnrollOnlyUpToTheBudget(t *testing.T) {
+	p := lowerWithLoops(t, skeleton(`
+    action count() {
+        for (bit<16> i = 0; i < 200; i = i + 1) {
+            for (bit<16> j = 0; j < 200; j = j + 1) {
+                hdr.h.b = hdr.h.b + 1;
+            }
+        }
+    }
+    table t { actions = { count; } const default_action = count(); }
+    apply { t.apply(); }`))
+	a := actionNamed(p, "Ig.count")
+	if a == nil {
+		t.Fatal("no action Ig.count")
+	}
+	// 40000 body copies would be unrolled without the budget; the outer
+	// loop fits, the inner ones then jump back.
+	if len(a.Prims) > 20*maxUnroll {
+		t.Errorf("%d primitives: nested loops were unrolled past the budget", len(a.Prims))
+	}
+	back := 0
+	for i, pr := range a.Prims {
+		if v, ok := hexValue(pr.Parameters[len(pr.Parameters)-1].Str); pr.Op == "_jump" && ok && v < i {
+			back++
+		}
+	}
+	if back == 0 {
+		t.Error("no backward jump: the loops over budget must run as loops")
+	}
+}

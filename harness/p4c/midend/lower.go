@@ -66,6 +66,8 @@ type lowerer struct {
 	nodeSeq     int
 	calcSeq     int
 	tmpSeq      int
+	// unrolledCopies counts the loop body copies made so far (maxUnroll).
+	unrolledCopies int
 }
 
 type actionKey struct {
