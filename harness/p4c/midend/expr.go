@@ -173,6 +173,11 @@ func (a *actx) value(e ast.Expr) (val, error) {
 	case *ast.Cast:
 		return a.cast(x)
 	case *ast.ListExpr:
+		snapped, err := a.snapshotBeforeCalls(x.Elems)
+		defer a.dropSnapshots(snapped)
+		if err != nil {
+			return nil, err
+		}
 		tv := &tupleV{}
 		for _, el := range x.Elems {
 			v, err := a.value(el)
@@ -186,6 +191,15 @@ func (a *actx) value(e ast.Expr) (val, error) {
 		sd, ok := info.Type.(*ast.StructDecl)
 		if !ok {
 			return nil, unsupported(x, "struct initializer of type %v", info.Type)
+		}
+		vals := make([]ast.Expr, len(x.Fields))
+		for i, f := range x.Fields {
+			vals[i] = f.Value
+		}
+		snapped, err := a.snapshotBeforeCalls(vals)
+		defer a.dropSnapshots(snapped)
+		if err != nil {
+			return nil, err
 		}
 		sv := &structV{decl: sd, fields: map[string]val{}}
 		for _, f := range x.Fields {
@@ -414,6 +428,59 @@ func hasCall(e ast.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// snapshotBeforeCalls reads the elements of an initializer that precede a
+// call into temporaries: P4 evaluates them left to right, so a later
+// call's side effects must not show in earlier elements ({x, f(x)}).
+// The snapshots are overrides that value() returns until dropSnapshots
+// (they hold this evaluation's values only); a nested initializer that
+// contains the call snapshots its own elements when it is evaluated.
+func (a *actx) snapshotBeforeCalls(elems []ast.Expr) ([]ast.Expr, error) {
+	last := -1
+	for i, e := range elems {
+		if hasCall(e) {
+			last = i
+		}
+	}
+	var snapped []ast.Expr
+	for _, e := range elems[:max(last, 0)] {
+		switch e.(type) {
+		case *ast.ListExpr, *ast.StructInit:
+			inner, err := a.snapshotBeforeCalls(subExprs(e))
+			snapped = append(snapped, inner...)
+			if err != nil {
+				return snapped, err
+			}
+			continue
+		}
+		if err := a.snapshot(e); err != nil {
+			return snapped, err
+		}
+		snapped = append(snapped, e)
+	}
+	return snapped, nil
+}
+
+func (a *actx) dropSnapshots(es []ast.Expr) {
+	for _, e := range es {
+		delete(a.l.override, e)
+	}
+}
+
+// subExprs are the elements of a list or struct initializer.
+func subExprs(e ast.Expr) []ast.Expr {
+	switch x := e.(type) {
+	case *ast.ListExpr:
+		return x.Elems
+	case *ast.StructInit:
+		var out []ast.Expr
+		for _, f := range x.Fields {
+			out = append(out, f.Value)
+		}
+		return out
+	}
+	return nil
 }
 
 // snapshot evaluates e into a temporary when a later operand has side
