@@ -175,7 +175,12 @@ func (p *pp) tokens(name string, src []byte, toks []lexer.Token) {
 			j++
 		}
 		if emitting() {
-			p.out = append(p.out, p.expand(toks[i:j], nil)...)
+			// Expand straight into the output: no intermediate copy.
+			if len(p.macros) == 0 {
+				p.out = append(p.out, toks[i:j]...)
+			} else {
+				p.expandInto(&p.out, toks[i:j], nil)
+			}
 		}
 		i = j
 	}
