@@ -19,20 +19,23 @@
 // out/inout arguments, header unions (members, isValid of the union, union
 // assignment, emit; stacks of unions with constant indexes and
 // extract(hs.next.member)), varbit fields (extract(h, bits) as extract_VL,
-// assignment as assign_VL, ==, emit, checksum inputs, varbit locals),
-// for loops (unrolled when the trip count is known at compile time, else
-// a backward _jump as p4c emits), lookahead of a whole header, / and % (a power-of-two divisor as a shift
-// or mask, like p4c), structs nested in headers, select ranges and masks,
-// const entries (exact, lpm, ternary, range, optional, @priority),
+// assignment as assign_VL, ==, emit, checksum inputs, varbit locals), for
+// loops (unrolled when the trip count is known at compile time, else a
+// backward _jump as p4c emits), lookahead of a whole header, / and % (a
+// power-of-two divisor as a shift or mask, like p4c), tuple locals, struct
+// initializers with `...`, structs nested in headers, select ranges and
+// masks, const entries (exact, lpm, ternary, range, optional, @priority),
 // registers, counters, meters (indexed and direct), hash, checksums,
 // clone/resubmit/recirculate with field lists, random, log_msg,
-// assert/assume and truncate, and older P4_16 forms p4c's test suite
-// still uses (`table t()`, VerifyChecksum(in H, ...)). Like p4c it rejects
-// `priority = N` in const entries. It reports as unsupported: a table applied
-// twice on one path, non-const entries written `priority = N`, action profiles and
-// selectors, idle timeout, digests, value sets, generic functions, deparser
-// statements other than (validity-guarded) emits, and if-statements in
-// functions called from parsers.
+// assert/assume and truncate, and older P4_16 forms p4c's test suite still
+// uses (`table t()`, VerifyChecksum(in H, ...)). Like p4c it rejects
+// `priority = N` in const entries and headers that are not whole bytes.
+// It reports as unsupported: a table applied twice on one path, non-const
+// entries written `priority = N`, action profiles and selectors, idle
+// timeout, digests, value sets, generic functions, deparser statements
+// other than (validity-guarded) emits, if-statements and loops in
+// functions called from parsers, and run-time indexes into stacks of
+// header unions.
 package p4c
 
 import (
