@@ -101,7 +101,7 @@ func matchPunct(b []byte) string {
 // Lex returns the tokens of src (ending with an EOF token) and the lexical
 // errors found. file is recorded in every position.
 func Lex(file string, src []byte) ([]Token, []Error) {
-	l := &lexer{file: file, src: src, line: 1, col: 1, bol: true, toks: make([]Token, 0, len(src)/4+1)}
+	l := &lexer{file: file, src: src, line: 1, col: 1, bol: true, toks: make([]Token, 0, len(src)/3+16)}
 	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
 		l.i = 3 // a UTF-8 byte order mark is not part of the program
 	}

@@ -156,6 +156,7 @@ func (p *pp) stdFile(name string, src []byte) {
 // tokens preprocesses the lexed tokens of file name (whose text is src).
 func (p *pp) tokens(name string, src []byte, toks []lexer.Token) {
 	p.diags.Sources[name] = src
+	p.out = slices.Grow(p.out, len(toks))
 	var conds []cond
 	emitting := func() bool { return len(conds) == 0 || conds[len(conds)-1].active }
 	i := 0
