@@ -565,12 +565,7 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 			if s == d {
 				return nil
 			}
-			for i := range d.elems {
-				if err := a.store(n, d.elems[i], s.elems[i]); err != nil {
-					return err
-				}
-			}
-			return nil
+			return a.storeEach(n, d.elems, s.elems)
 		}
 	case *varbitV:
 		if s, ok := src.(*varbitV); ok {
@@ -598,15 +593,24 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 			if s == d {
 				return nil
 			}
+			dsts, srcs := make([]val, len(d.elem)), make([]val, len(s.elem))
 			for i := range d.elem {
-				if err := a.store(n, d.elem[i], s.elem[i]); err != nil {
-					return err
-				}
+				dsts[i], srcs[i] = d.elem[i], s.elem[i]
 			}
-			return nil
+			return a.storeEach(n, dsts, srcs)
 		}
 	}
 	return unsupported(n, "assigning %s to %s", kindOf(src), kindOf(dst))
+}
+
+// storeEach stores srcs[i] into dsts[i] in order.
+func (a *actx) storeEach(n ast.Node, dsts, srcs []val) error {
+	for i := range dsts {
+		if err := a.store(n, dsts[i], srcs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (a *actx) ifStmt(x *ast.IfStmt) error {
