@@ -70,7 +70,9 @@ func runSimulate(c *cli.Context) error {
 		}
 		cfg.Workers = map[string][]int{"fattree": counts, "leafspine": counts}
 	}
-	rows, err := sim.Run(c.Context, cfg)
+	ctx, stop := interruptible(c)
+	defer stop()
+	rows, err := sim.Run(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/grid-ina/grid/harness/lp"
 	"github.com/grid-ina/grid/harness/solver"
@@ -63,9 +66,11 @@ func runSolve(c *cli.Context) error {
 		return err
 	}
 	opt.Seed = c.Uint64("seed")
+	ctx, stop := interruptible(c)
+	defer stop()
 	var plans []*solver.Plan
 	for _, a := range algos {
-		p, err := solver.Solve(c.Context, in, a, opt)
+		p, err := solver.Solve(ctx, in, a, opt)
 		if err != nil {
 			return err
 		}
@@ -135,4 +140,10 @@ func solverOptions(c *cli.Context) (solver.Options, error) {
 		return solver.Options{}, fmt.Errorf("--paths must be at least 1")
 	}
 	return solver.Options{LP: backend, Paths: c.Int("paths"), MILPLimit: c.Int("exact-limit")}, nil
+}
+
+// interruptible is the command's context, cancelled by SIGINT or SIGTERM, so
+// a running cbc is killed and its temporary files removed before grid exits.
+func interruptible(c *cli.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 }
