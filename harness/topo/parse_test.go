@@ -81,6 +81,8 @@ func TestParseBadInputNamesFileLineAndField(t *testing.T) {
 			`x.yaml:8: links[0].bandwidth: bandwidth "10" without a unit: write e.g. 10Gbps (units: bps, Kbps, Mbps, Gbps, Tbps)`},
 		{"bandwidth with an unknown unit", withLine(8, `  - {endpoints: ["s1:p1", "h1:eth0"], bandwidth: 9G}`),
 			`x.yaml:8: links[0].bandwidth: bandwidth "9G": unknown unit "G" (units: bps, Kbps, Mbps, Gbps, Tbps, written right after the number)`},
+		{"zero bandwidth", withLine(8, `  - {endpoints: ["s1:p1", "h1:eth0"], bandwidth: 0Gbps}`),
+			`x.yaml:8: links[0].bandwidth: bandwidth "0Gbps" must be above 0 (leave the field out for no limit)`},
 		{"delay without a unit", withLine(8, `  - {endpoints: ["s1:p1", "h1:eth0"], delay: 2}`),
 			`x.yaml:8: links[0].delay: delay "2" without a unit: write e.g. 2ms (units: ns, us, ms, s)`},
 		{"loss without percent", withLine(8, `  - {endpoints: ["s1:p1", "h1:eth0"], loss: 0.5}`),
@@ -206,7 +208,7 @@ func TestMarshalParseRoundTripKeepsEverything(t *testing.T) {
 }
 
 func TestBandwidthStringParsesBackExactly(t *testing.T) {
-	for _, b := range []Bandwidth{0, 1, 999, 1500, 3 * Gbps, 1.5 * Gbps, 100 * Gbps, 3.2 * Tbps, 123456789, 0.1 * Gbps, 2.5 * Kbps} {
+	for _, b := range []Bandwidth{1, 999, 1500, 3 * Gbps, 1.5 * Gbps, 100 * Gbps, 3.2 * Tbps, 123456789, 0.1 * Gbps, 2.5 * Kbps} {
 		s := b.String()
 		back, err := ParseBandwidth(s)
 		if err != nil || back != b {

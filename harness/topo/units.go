@@ -18,16 +18,18 @@ const (
 )
 
 // BandwidthPattern is the grammar of a rate in a topology file: a decimal
-// number immediately followed by one of the units bps, Kbps, Mbps, Gbps, Tbps
-// ("100Gbps", "1.5Mbps"). topologies/schema.json carries the same pattern; a
-// test keeps the two equal.
-const BandwidthPattern = `^[0-9]+(\.[0-9]+)?(bps|Kbps|Mbps|Gbps|Tbps)$`
+// number above 0 immediately followed by one of the units bps, Kbps, Mbps,
+// Gbps, Tbps ("100Gbps", "1.5Mbps"). A rate of 0 would stop all traffic; a
+// link without a limit leaves its bandwidth out. topologies/schema.json
+// carries the same pattern; a test keeps the two equal.
+const BandwidthPattern = `^([0-9]*[1-9][0-9]*(\.[0-9]+)?|[0-9]+\.[0-9]*[1-9][0-9]*)(bps|Kbps|Mbps|Gbps|Tbps)$`
 
 // LossPattern is the grammar of a loss rate: a percentage with its % sign ("0.5%").
 const LossPattern = `^[0-9]+(\.[0-9]+)?%$`
 
 var (
 	bandwidthRE = regexp.MustCompile(BandwidthPattern)
+	zeroRateRE  = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(bps|Kbps|Mbps|Gbps|Tbps)$`)
 	lossRE      = regexp.MustCompile(LossPattern)
 	numberRE    = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 	// numberThenUnitRE splits "9G" or "10 gbit" into a number and what follows, to name the wrong unit.
@@ -50,6 +52,9 @@ func ParseBandwidth(s string) (Bandwidth, error) {
 		return 0, fmt.Errorf("bandwidth %q %w: write e.g. %sGbps (units: bps, Kbps, Mbps, Gbps, Tbps)", s, errNoUnit, s)
 	}
 	if !bandwidthRE.MatchString(s) {
+		if zeroRateRE.MatchString(s) {
+			return 0, fmt.Errorf("bandwidth %q must be above 0 (leave the field out for no limit)", s)
+		}
 		if m := numberThenUnitRE.FindStringSubmatch(s); m != nil && m[2] != "" {
 			if bandwidthRE.MatchString(m[1] + m[2]) {
 				return 0, fmt.Errorf("bandwidth %q: write the unit right after the number: %s%s", s, m[1], m[2])
