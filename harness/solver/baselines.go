@@ -107,6 +107,14 @@ func (in *Instance) atpAt(dc distCache, t float64) *assignment {
 			if t > 0 && want*t > capLeft[s] {
 				take = capLeft[s] / (want * t)
 			}
+			// The bisection leaves crumbs: a switch that takes all but a
+			// shareEpsilon of the traffic takes it all, one that could take
+			// only a crumb takes none.
+			if take > 1-shareEpsilon {
+				take = 1
+			} else if take < shareEpsilon {
+				continue
+			}
 			for _, w := range through[s] {
 				if rem[w] <= 0 {
 					continue
@@ -121,14 +129,21 @@ func (in *Instance) atpAt(dc distCache, t float64) *assignment {
 			capLeft[s] -= want * take * t
 		}
 		for w := range jb.workers {
-			if rem[w] > 1e-12 {
-				a.shares[j][w] = append(a.shares[j][w], share{node: jb.ps, frac: rem[w], path: paths[w]})
+			switch sh := a.shares[j][w]; {
+			case rem[w] > shareEpsilon || len(sh) == 0:
+				a.shares[j][w] = append(sh, share{node: jb.ps, frac: rem[w], path: paths[w]})
+			case rem[w] > 0:
+				sh[len(sh)-1].frac += rem[w]
 			}
 		}
 	}
 	in.completeStreams(a, dc, nil)
 	return a
 }
+
+// shareEpsilon is the smallest fraction of a worker's traffic ATP sends to
+// a node of its own; smaller ones are rounding noise of the rate search.
+const shareEpsilon = 1e-6
 
 func prefixTo(path []int, v int) []int {
 	for i, x := range path {

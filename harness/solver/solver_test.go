@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/lp"
 	"github.com/grid-ina/grid/harness/topo"
 	"github.com/grid-ina/grid/harness/workload"
@@ -385,5 +386,36 @@ func TestFig1PlanJSONMatchesGoldenFile(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("plan differs from %s (go test -update rewrites it):\n%s", golden, got)
+	}
+}
+
+func TestATPLeavesNoCrumbsOfTheRateSearchInItsPlan(t *testing.T) {
+	tp, err := topo.Load(filepath.Join(repo.RootOrFail(t), "topologies", "testbed.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := workload.Default(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := NewInstance(tp, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Solve(context.Background(), in, AlgoATP, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On the testbed every switch has room for its rack, so each worker is
+	// aggregated whole at its own switch and s1's fan-in counts w1 and w2 only.
+	for _, w := range p.Jobs[0].Workers {
+		if len(w.Shares) != 1 || w.Shares[0].Fraction != 1 {
+			t.Errorf("worker %s has shares %+v, want one whole share", w.Host, w.Shares)
+		}
+	}
+	for _, s := range p.Switches {
+		if s.Name == "s1" && (len(s.Aggregate) != 1 || s.Aggregate[0].FanIn != 2) {
+			t.Errorf("s1 aggregates %+v, want fan-in 2 (w1, w2)", s.Aggregate)
+		}
 	}
 }
