@@ -28,7 +28,7 @@ func newApp() *cli.App {
 		Usage: "testbed for in-network gradient aggregation (GRID, ToN 2023) on network namespaces and P4",
 		Description: "grid builds namespace topologies, compiles P4 to bmv2 JSON, runs P4 switches, solves\n" +
 			"gradient routing plans and runs emulated training jobs. 'grid COMMAND --help' explains each command.",
-		Commands:             commands,
+		Commands: commands,
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(c.App.ErrWriter, "grid: no command %q (see 'grid --help')\n", name)
 			cli.OsExiter(2)

@@ -64,8 +64,6 @@ type lowerer struct {
 	userMeta    *structV
 	base        string // file name stem for synthesized names
 	nodeSeq     int
-	calcSeq     int
-	tmpSeq      int
 	// unrolledCopies counts the loop body copies made so far (maxUnroll).
 	unrolledCopies int
 }

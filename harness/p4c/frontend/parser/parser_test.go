@@ -208,11 +208,11 @@ func TestNestingDepthIsBounded(t *testing.T) {
 }
 
 func TestCompoundAssignmentIsMarked(t *testing.T) {
-	prog, d := parse(t, "control c() { apply { x |+|= 1; } }")
+	_, d := parse(t, "control c() { apply { x |+|= 1; } }")
 	if !d.HasErrors() {
 		t.Error("|+|= is not a P4 operator and must be a syntax error")
 	}
-	prog, d = parse(t, "control c() { apply { x += 1; } }")
+	prog, d := parse(t, "control c() { apply { x += 1; } }")
 	if d.HasErrors() {
 		t.Fatal(d)
 	}
