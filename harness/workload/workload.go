@@ -162,9 +162,13 @@ func Parse(data []byte, source string, t *topo.Topology) ([]Job, error) {
 			return nil, fail(jn, path+".workers", "the PS %s cannot also be a worker", job.PS)
 		}
 		names[job.Name] = true
+		reach := reachableThroughSwitches(t, job.PS)
 		for w, wn := range workerNodes {
 			if other, dup := workerOf[wn.Value]; dup {
 				return nil, fail(wn, fmt.Sprintf("%s.workers[%d]", path, w), "host %s is already a worker of job %s", wn.Value, other)
+			}
+			if !reach[wn.Value] {
+				return nil, fail(wn, fmt.Sprintf("%s.workers[%d]", path, w), "worker %s cannot reach its PS %s through switches", wn.Value, job.PS)
 			}
 			workerOf[wn.Value] = job.Name
 		}
@@ -187,4 +191,27 @@ func checkHost(t *topo.Topology, name string, role topo.Role) error {
 		return fmt.Errorf("%s is a switch, the %s must be a host", name, role)
 	}
 	return nil
+}
+
+// reachableThroughSwitches is the set of nodes reachable from host along
+// links whose inner nodes are all switches: traffic never transits a host.
+func reachableThroughSwitches(t *topo.Topology, host string) map[string]bool {
+	seen := map[string]bool{host: true}
+	queue := []string{host}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n != host {
+			if node := t.Node(n); node == nil || node.Kind != topo.KindSwitch {
+				continue // reached, but traffic does not pass through it
+			}
+		}
+		for _, adj := range t.Neighbors(n) {
+			if !seen[adj.Peer.Node] {
+				seen[adj.Peer.Node] = true
+				queue = append(queue, adj.Peer.Node)
+			}
+		}
+	}
+	return seen
 }

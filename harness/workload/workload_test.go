@@ -48,3 +48,34 @@ func TestParseBadJobsNameFileLineAndField(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRejectsAWorkerThatReachesItsPSOnlyThroughAHost(t *testing.T) {
+	// w2 is dual-homed to s1 and s2; w3 on s2 could reach the PS on s1 only
+	// by passing through w2, which forwards nothing.
+	tp, err := topo.Parse([]byte(`name: bridge
+nodes:
+  - {name: s1, kind: switch, programmable: true, capacity: 10Gbps}
+  - {name: s2, kind: switch, programmable: true, capacity: 10Gbps}
+  - {name: w1, kind: host, role: worker}
+  - {name: w2, kind: host, role: worker}
+  - {name: w3, kind: host, role: worker}
+  - {name: ps, kind: host, role: ps}
+links:
+  - {endpoints: ["s1:p1", "w1:eth0"], bandwidth: 10Gbps}
+  - {endpoints: ["s1:p2", "w2:eth0"], bandwidth: 10Gbps}
+  - {endpoints: ["s2:p1", "w3:eth0"], bandwidth: 10Gbps}
+  - {endpoints: ["s1:p3", "ps:eth0"], bandwidth: 10Gbps}
+  - {endpoints: ["s2:p2", "w2:eth1"], bandwidth: 10Gbps}
+`), "bridge.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse([]byte("jobs:\n  - name: j1\n    ps: ps\n    workers: [w1, w2, w3]\n"), "jobs.yaml", tp)
+	want := `jobs.yaml:4: jobs[0].workers[2]: worker w3 cannot reach its PS ps through switches`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
+	}
+	if _, err := Parse([]byte("jobs:\n  - name: j1\n    ps: ps\n    workers: [w1, w2]\n"), "jobs.yaml", tp); err != nil {
+		t.Fatalf("w1 and w2 reach the PS through s1: %v", err)
+	}
+}
