@@ -2,25 +2,16 @@ package engine
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// cpuTime is the process's user+system CPU time: on a shared machine the
-// wall clock overstates the cost of a packet, the CPU time does not.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/grid-ina/grid/harness/internal/cputime"
+)
 
 // reportRates adds packets per second by wall clock and per CPU second.
 func reportRates(b *testing.B, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mpps")
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Used() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		b.ReportMetric(float64(b.N)/cpu.Seconds()/1e6, "Mpps/cpu")
 	}
@@ -44,7 +35,7 @@ func benchIPv4(b *testing.B, size int) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frame)))
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	for range b.N {
 		if err := sw.Process(1, frame, emit); err != nil {
 			b.Fatal(err)
@@ -66,7 +57,7 @@ func BenchmarkIPv4LPMParallel(b *testing.B) {
 	sw := ipv4Switch(b)
 	frame := ipv4Frame([4]byte{10, 1, 2, 3}, 64, 64-34)
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	b.RunParallel(func(pb *testing.PB) {
 		emit := func(Output) {}
 		for pb.Next() {

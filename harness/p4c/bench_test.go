@@ -4,9 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/grid-ina/grid/harness/internal/cputime"
 )
 
 // Peer figures (real p4c-bm2-ss on the same kind of machine, from issue 3):
@@ -27,7 +27,7 @@ func benchCompile(b *testing.B, path string, peerSeconds float64) {
 	var after runtime.MemStats
 	runtime.GC()
 	b.ReportAllocs()
-	cpu0 := cpuTime(b)
+	cpu0 := cputime.Used()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := Compile(path, Options{}); err != nil {
@@ -35,7 +35,7 @@ func benchCompile(b *testing.B, path string, peerSeconds float64) {
 		}
 	}
 	b.StopTimer()
-	cpu := (cpuTime(b) - cpu0).Seconds() / float64(b.N)
+	cpu := (cputime.Used() - cpu0).Seconds() / float64(b.N)
 	runtime.ReadMemStats(&after)
 	perOp := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(peerSeconds/perOp, "x-faster-than-p4c")
@@ -66,13 +66,4 @@ func BenchmarkCompileAggregator(b *testing.B) {
 		b.Skip("the aggregator program (p4/aggregator/*.p4) is not in the tree yet")
 	}
 	benchCompile(b, matches[0], peerLargeSeconds)
-}
-
-// cpuTime is the process's user+system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -3,10 +3,10 @@ package solver
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/grid-ina/grid/harness/internal/cputime"
 	"github.com/grid-ina/grid/harness/lp"
 )
 
@@ -35,7 +35,7 @@ func BenchmarkSolvePaperScale(b *testing.B) {
 					continue // no LP
 				}
 				b.Run(fmt.Sprintf("%s/%s/%s", sc.Name, algo, be), func(b *testing.B) {
-					start := cpuTime()
+					start := cputime.Used()
 					for b.Loop() {
 						if _, err := Solve(context.Background(), in, algo, Options{Seed: 1, LP: be}); err != nil {
 							b.Fatal(err)
@@ -53,7 +53,7 @@ func BenchmarkSolveFig1(b *testing.B) {
 	in := fig1(&testing.T{})
 	for _, algo := range Algorithms() {
 		b.Run(algo, func(b *testing.B) {
-			start := cpuTime()
+			start := cputime.Used()
 			for b.Loop() {
 				if _, err := Solve(context.Background(), in, algo, Options{Seed: 1, LP: lp.Embedded}); err != nil {
 					b.Fatal(err)
@@ -64,19 +64,8 @@ func BenchmarkSolveFig1(b *testing.B) {
 	}
 }
 
-// cpuTime is the CPU time this process and its finished children (cbc) used.
-// The benchmarks report it per solve as cpu-ms/op next to wall time, which
-// other work on a shared machine inflates.
-func cpuTime() time.Duration {
-	var self, children syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)         //nolint:errcheck // cannot fail for these arguments
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children) //nolint:errcheck
-	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
-	return tv(self.Utime) + tv(self.Stime) + tv(children.Utime) + tv(children.Stime)
-}
-
 func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(cputime.Used()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkPapersFullLPOnCBC solves GRIA's relaxation as the authors do
@@ -97,7 +86,7 @@ func BenchmarkPapersFullLPOnCBC(b *testing.B) {
 	}
 	b.Run("full-per-worker", func(b *testing.B) {
 		m := fullPaperLP(in)
-		start := cpuTime()
+		start := cputime.Used()
 		for b.Loop() {
 			if _, err := lp.Solve(context.Background(), m, lp.Options{Backend: lp.CBC}); err != nil {
 				b.Fatal(err)
@@ -107,7 +96,7 @@ func BenchmarkPapersFullLPOnCBC(b *testing.B) {
 		b.ReportMetric(float64(m.NumVars()), "vars")
 	})
 	b.Run("symmetric", func(b *testing.B) {
-		start := cpuTime()
+		start := cputime.Used()
 		for b.Loop() {
 			if _, _, err := in.solvePaperLP(context.Background(), lp.CBC); err != nil {
 				b.Fatal(err)

@@ -3,13 +3,13 @@ package aggbench
 import (
 	"encoding/binary"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/grid-ina/grid/harness/aggregator"
 	"github.com/grid-ina/grid/harness/engine"
 	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/internal/cputime"
 	"github.com/grid-ina/grid/harness/internal/repo"
 )
 
@@ -90,7 +90,7 @@ func BenchmarkAggregator(b *testing.B) {
 			b.SetBytes(int64(len(l.frames[0])))
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for i := range b.N {
 				port, frame := l.packet(i)
 				if err := sw.Process(uint32(port), frame, emit); err != nil {
@@ -111,7 +111,7 @@ func BenchmarkAggregator(b *testing.B) {
 			b.SetBytes(int64(len(l.frames[0])))
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for i := range b.N {
 				port, frame := l.packet(i)
 				sums += len(sw.Process(port, frame))
@@ -131,19 +131,9 @@ func checkSums(b *testing.B, sums int) {
 	}
 }
 
-// cpuTime is the process's user+system CPU time: on a shared machine the
-// wall clock overstates the cost of a packet, the CPU time does not.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // reportRates adds CPU time per packet and packets per CPU second.
 func reportRates(b *testing.B, cpu0 time.Duration) {
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Used() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		b.ReportMetric(float64(b.N)/cpu.Seconds()/1e6, "Mpps/cpu")
 	}
