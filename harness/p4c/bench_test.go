@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/grid-ina/grid/harness/internal/cputime"
+	"github.com/grid-ina/grid/harness/internal/repo"
 )
 
 // Peer figures (real p4c-bm2-ss on the same kind of machine, from issue 3):
@@ -56,12 +57,12 @@ func BenchmarkCompileLargestConformanceProgram(b *testing.B) {
 // BenchmarkCompileBasicIPv4 compiles the corpus' IPv4 forwarding example,
 // the counterpart of the peer's small program.
 func BenchmarkCompileBasicIPv4(b *testing.B) {
-	benchCompile(b, filepath.Join(repoRoot(b), "p4", "examples", "basic_ipv4.p4"), peerSmallSeconds)
+	benchCompile(b, filepath.Join(repo.RootOrFail(b), "p4", "examples", "basic_ipv4.p4"), peerSmallSeconds)
 }
 
 // BenchmarkCompileAggregator compiles the GRID aggregator program.
 func BenchmarkCompileAggregator(b *testing.B) {
-	matches, _ := filepath.Glob(filepath.Join(repoRoot(b), "p4", "aggregator", "*.p4"))
+	matches, _ := filepath.Glob(filepath.Join(repo.RootOrFail(b), "p4", "aggregator", "*.p4"))
 	if len(matches) == 0 {
 		b.Skip("the aggregator program (p4/aggregator/*.p4) is not in the tree yet")
 	}

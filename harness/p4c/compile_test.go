@@ -28,16 +28,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// repoRoot is the directory holding go.mod.
-func repoRoot(t testing.TB) string { return repo.RootOrFail(t) }
-
 // conformanceDir is ../shared/p4c-conformance, or a skip.
 func conformanceDir(t testing.TB) string { return repo.SharedOrSkip(t, "p4c-conformance") }
 
 // corpusPrograms lists the .p4 programs of the project's example corpus,
 // the aggregator and this package's own feature programs.
 func corpusPrograms(t testing.TB) []string {
-	root := repoRoot(t)
+	root := repo.RootOrFail(t)
 	var files []string
 	pats := []string{filepath.Join(root, "p4/examples/*.p4"), filepath.Join(root, "p4/aggregator/*.p4"), filepath.Join("testdata", "programs", "*.p4")}
 	for _, pat := range pats {
