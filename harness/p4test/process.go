@@ -1,0 +1,157 @@
+package p4test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// switchProcess is a switch program running inside a testbed.
+type switchProcess struct {
+	name   string // the program's base name, for messages
+	cmd    *exec.Cmd
+	output *tailBuffer
+	exited chan struct{} // closed when the process has been waited for
+	err    error         // its exit status, once exited is closed
+}
+
+// startProcess starts argv inside the testbed's namespace. Its output goes
+// to log (when set) and to a buffer whose end is quoted when it fails. The
+// process gets SIGKILL if this process dies first, so it never outlives
+// the test.
+func (tb *testbed) startProcess(argv []string, log io.Writer) (*switchProcess, error) {
+	p := &switchProcess{name: argv[0], output: &tailBuffer{max: 16 << 10}, exited: make(chan struct{})}
+	if i := strings.LastIndexByte(p.name, '/'); i >= 0 {
+		p.name = p.name[i+1:]
+	}
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	var out io.Writer = p.output
+	if log != nil {
+		out = io.MultiWriter(p.output, log)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := tb.do(p.cmd.Start); err != nil {
+		return nil, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// dial connects to addr (host:port) from inside the testbed's namespace,
+// where the switch listens on its loopback.
+func (tb *testbed) dial(ctx context.Context, addr string) (net.Conn, error) {
+	var conn net.Conn
+	err := tb.do(func() (err error) {
+		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		return err
+	})
+	return conn, err
+}
+
+// waitListening waits until the process accepts TCP connections on addr
+// inside the namespace: its P4Runtime (or Thrift) server is up. It fails at
+// once when the process exits, quoting its output.
+func (p *switchProcess) waitListening(ctx context.Context, tb *testbed, addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var lastErr error
+	for {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("%s exited before it listened on %s (%v)%s", p.name, addr, p.err, p.output.quote())
+		default:
+		}
+		conn, err := tb.dial(ctx, addr)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not listen on %s within %v (last attempt: %v)%s", p.name, addr, timeout, lastErr, p.output.quote())
+		case <-p.exited:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// stop ends the process: SIGTERM, then SIGKILL if it is still there after
+// grace. A process that already exited is not an error: the caller asked
+// it to go. The status is returned only for an exit nobody asked for.
+func (p *switchProcess) stop(grace time.Duration) error {
+	select {
+	case <-p.exited:
+		if p.err != nil {
+			return fmt.Errorf("%s had exited by itself (%v)%s", p.name, p.err, p.output.quote())
+		}
+		return nil
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(grace):
+	}
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill %s (pid %d): %w", p.name, p.cmd.Process.Pid, err)
+	}
+	<-p.exited
+	return nil
+}
+
+// alive reports whether the process still runs.
+func (p *switchProcess) alive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(data []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, data...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(data), nil
+}
+
+// quote is the output so far, indented, for an error message; empty when
+// there was none.
+func (b *tailBuffer) quote() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	text := strings.TrimSpace(string(b.buf))
+	if text == "" {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) > 40 {
+		lines = append([]string{"..."}, lines[len(lines)-40:]...)
+	}
+	return "; its output:\n    " + strings.Join(lines, "\n    ")
+}
