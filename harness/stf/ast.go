@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 )
 
 // Pos is where a command starts in its STF file.
@@ -264,6 +265,17 @@ type RegisterCheck struct {
 func (c *RegisterCheck) String() string {
 	return fmt.Sprintf("check_register %s(%s) %s %s", c.Register, c.Index.Text, c.Op, c.Value.Text)
 }
+
+// AdvanceClock is "advance_clock DURATION", a grid extension: DURATION is a
+// whole number followed by us, ms or s ("advance_clock 5us"). The engine
+// target moves its virtual clock by that much; a real-time target sleeps.
+type AdvanceClock struct {
+	Base
+	By   time.Duration
+	Text string // the duration as written
+}
+
+func (c *AdvanceClock) String() string { return "advance_clock " + c.Text }
 
 // Direct is one of the simple_switch_CLI commands STF passes through to the
 // switch: mirroring_add SESSION PORT, mirroring_add_mc SESSION GROUP,

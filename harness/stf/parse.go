@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Error is a syntax error at one place of an STF file.
@@ -323,6 +324,8 @@ func (p *lineParser) parse() (Command, error) {
 		cmd, err = p.parseCheckCounter(base)
 	case "check_register":
 		cmd, err = p.parseCheckRegister(base)
+	case "advance_clock":
+		cmd, err = p.parseAdvanceClock(base)
 	default:
 		cmd, err = p.parseDirect(base, strings.ToLower(word))
 	}
@@ -611,6 +614,42 @@ func (p *lineParser) parseCheckRegister(base Base) (Command, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// clockUnits are the units advance_clock takes.
+var clockUnits = map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}
+
+// maxClockAdvance bounds one advance_clock: a real-time target sleeps that
+// long.
+const maxClockAdvance = time.Hour
+
+func (p *lineParser) parseAdvanceClock(base Base) (Command, error) {
+	const usage = "advance_clock N(us|ms|s), e.g. advance_clock 5us"
+	p.skipSpace()
+	start := p.off
+	for p.off < len(p.text) && isDigit(p.text[p.off]) {
+		p.off++
+	}
+	digits := p.text[start:p.off]
+	if digits == "" {
+		return nil, p.errorf("expected a whole number of us, ms or s, found %s (usage: %s)", p.found(), usage)
+	}
+	unitStart := p.off
+	for p.off < len(p.text) && isIdentChar(p.text[p.off]) {
+		p.off++
+	}
+	unit, ok := clockUnits[p.text[unitStart:p.off]]
+	if !ok {
+		p.off = unitStart
+		return nil, p.errorf("expected the unit us, ms or s right after %s, found %s (usage: %s)", digits, p.found(), usage)
+	}
+	text := p.text[start:p.off]
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil || n > uint64(maxClockAdvance/unit) {
+		p.off = start
+		return nil, p.errorf("clock advance %s is more than %v", text, maxClockAdvance)
+	}
+	return &AdvanceClock{Base: base, By: time.Duration(n) * unit, Text: text}, nil
 }
 
 // directShape says what follows each pass-through command: whether it names

@@ -1,6 +1,7 @@
 package stf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -197,40 +198,53 @@ func (r *Result) Report(w io.Writer) {
 }
 
 // Run loads the bmv2 JSON program and applies the STF commands to a fresh
-// switch, then compares the packets that came out with the expectations.
-// The returned error is for a program that does not load; everything that
-// goes wrong while running the test (including a crash of the engine) is a
-// Failure in the Result.
+// engine switch, then compares the packets that came out with the
+// expectations. The returned error is for a program that does not load;
+// everything that goes wrong while running the test (including a crash of
+// the engine) is a Failure in the Result.
 func Run(programJSON []byte, cmds []Command, opts Options) (*Result, error) {
 	s, err := NewSession(programJSON, opts)
 	if err != nil {
 		return nil, err
 	}
+	return s.run(cmds), nil
+}
+
+// RunOn applies the STF commands to target, which must already run the
+// program whose bmv2 JSON is programJSON (the runner resolves names with
+// it), and compares the packets that came out with the expectations. ctx
+// bounds the waits for packets (Target.Settle). The returned error is for a
+// program whose JSON does not parse.
+func RunOn(ctx context.Context, target Target, programJSON []byte, cmds []Command, opts Options) (*Result, error) {
+	s, err := NewSessionOn(ctx, target, programJSON, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.run(cmds), nil
+}
+
+func (s *Session) run(cmds []Command) *Result {
 	for _, c := range cmds {
 		if err := s.Apply(c); err != nil {
 			// Later expectations would only fail confusingly.
 			break
 		}
 	}
-	return s.Finish(), nil
+	return s.Finish()
 }
 
 // Session is a switch under test driven by STF commands one at a time; Run
 // uses it for whole files, package p4test for Go tests.
 type Session struct{ r *runner }
 
-// NewSession loads the bmv2 JSON program into a fresh switch.
+// NewSession loads the bmv2 JSON program into a fresh engine switch.
 func NewSession(programJSON []byte, opts Options) (s *Session, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("engine crashed loading the program: %v\n%s", p, firstFrames(debug.Stack(), 20))
 		}
 	}()
-	prog, err := bmv2json.Parse(programJSON)
-	if err != nil {
-		return nil, fmt.Errorf("parse bmv2 JSON: %w", err)
-	}
-	names, err := newNames(prog)
+	prog, names, err := parseProgram(programJSON)
 	if err != nil {
 		return nil, err
 	}
@@ -238,12 +252,45 @@ func NewSession(programJSON []byte, opts Options) (s *Session, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("load program: %w", err)
 	}
-	return &Session{r: newRunner(names, compiled, opts)}, nil
+	target := NewEngineTarget(compiled, opts.Trace)
+	r := newRunner(context.Background(), names, target, opts)
+	r.engine = target
+	return &Session{r: r}, nil
+}
+
+// NewSessionOn drives target, which must already run the program whose
+// bmv2 JSON is programJSON; ctx bounds the waits for packets.
+func NewSessionOn(ctx context.Context, target Target, programJSON []byte, opts Options) (*Session, error) {
+	_, names, err := parseProgram(programJSON)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{r: newRunner(ctx, names, target, opts)}, nil
+}
+
+func parseProgram(programJSON []byte) (*bmv2json.Program, *nameIndex, error) {
+	prog, err := bmv2json.Parse(programJSON)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse bmv2 JSON: %w", err)
+	}
+	names, err := newNames(prog)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prog, names, nil
 }
 
 // Apply runs one command. An error means the command could not be applied;
 // it is also recorded as a CommandFailed failure.
 func (s *Session) Apply(c Command) error {
+	if _, isExpect := c.(*Expect); !isExpect {
+		// Packets go one at a time, and control-plane changes and checks
+		// find the switch at rest.
+		if err := s.r.settle(); err != nil {
+			s.r.fail(CommandFailed, c.Position(), "waiting for the packets sent before: %v", err)
+			return fmt.Errorf("%s: waiting for the packets sent before: %w", c.Position(), err)
+		}
+	}
 	s.r.traceCommand(c)
 	if err := s.r.apply(c); err != nil {
 		var crash *crashError
@@ -278,24 +325,43 @@ func (s *Session) Exec(line string) error {
 }
 
 // Send injects a frame on a port and returns the packets it caused, in the
-// order they came out. They are also kept for Finish.
+// order they came out (from a remote target, what arrived until it
+// settled). They are also kept for Finish.
 func (s *Session) Send(port int, frame []byte) ([]Output, error) {
 	before := len(s.r.result.Outputs)
 	// Outputs name their cause by position: here the n-th Send call.
 	at := Pos{File: "Send", Line: s.r.result.Sent + 1}
 	err := s.Apply(&Packet{Base: Base{At: at}, Port: port, Data: frame})
+	if err == nil {
+		if err = s.r.settle(); err != nil {
+			s.r.fail(CommandFailed, at, "waiting for the packets it caused: %v", err)
+			err = fmt.Errorf("%s: waiting for the packets it caused: %w", at, err)
+		}
+	}
 	return s.r.result.Outputs[before:], err
 }
 
 // Switch is the engine switch under test, for control-plane operations STF
-// has no command for.
-func (s *Session) Switch() *engine.Switch { return s.r.sw }
+// has no command for; nil when the session drives another Target.
+func (s *Session) Switch() *engine.Switch {
+	if s.r.engine == nil {
+		return nil
+	}
+	return s.r.engine.Switch()
+}
 
-// Finish compares every packet that came out with the expect commands
-// applied so far and returns the result. Call it once, at the end.
+// Target is the switch under test.
+func (s *Session) Target() Target { return s.r.target }
+
+// Finish waits for the packets still in flight, compares every packet that
+// came out with the expect commands applied so far and returns the result.
+// Call it once, at the end.
 func (s *Session) Finish() *Result {
 	if !s.r.finished {
 		s.r.finished = true
+		if err := s.r.settle(); err != nil {
+			s.r.fail(CommandFailed, s.r.current, "waiting for the packets sent so far: %v", err)
+		}
 		s.r.compare()
 	}
 	return s.r.result
@@ -303,11 +369,12 @@ func (s *Session) Finish() *Result {
 
 // runner holds the state of one STF run.
 type runner struct {
+	ctx    context.Context
 	names  *nameIndex
-	sw     *engine.Switch
+	target Target
+	engine *EngineTarget // the target when it is the engine, else nil
 	opts   Options
 	result *Result
-	clock  time.Time
 
 	handles  map[string]entryRef // "= NAME" of add commands
 	nodes    []mcNode            // multicast nodes by handle
@@ -316,6 +383,9 @@ type runner struct {
 	anyPort  map[int]bool        // ports whose last expect is a bare "expect PORT"
 	ports    map[int]bool        // ports named by packet and expect lines
 	current  Pos                 // the packet command being processed
+	sentAt   []Pos               // the packet command of each Send, by number
+	pending  bool                // packets were sent since the target last settled
+	patterns int                 // expect commands with a pattern so far
 	finished bool
 }
 
@@ -334,20 +404,19 @@ type mcNode struct {
 // not depend on how fast the machine is.
 var virtualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newRunner(names *nameIndex, prog *engine.Program, opts Options) *runner {
-	r := &runner{
+func newRunner(ctx context.Context, names *nameIndex, target Target, opts Options) *runner {
+	return &runner{
+		ctx:     ctx,
 		names:   names,
+		target:  target,
 		opts:    opts,
 		result:  &Result{},
-		clock:   virtualStart,
 		handles: map[string]entryRef{},
 		groups:  map[uint16][]int{},
 		expects: map[int][]*Expect{},
 		anyPort: map[int]bool{},
 		ports:   map[int]bool{},
 	}
-	r.sw = engine.NewSwitch(prog, engine.Config{Trace: opts.Trace, Now: func() time.Time { return r.clock }})
-	return r
 }
 
 // traceCommand logs a command before it runs; packets and expected
@@ -444,7 +513,7 @@ func (r *runner) apply(c Command) (err error) {
 		if err != nil {
 			return err
 		}
-		h, err := r.sw.AddEntry(e.Table, engineEntry(e))
+		h, err := r.target.AddEntry(e.Table, engineEntry(e))
 		if err != nil {
 			return rejected(err)
 		}
@@ -456,10 +525,10 @@ func (r *runner) apply(c Command) (err error) {
 		if err != nil {
 			return err
 		}
-		return rejected(r.sw.SetDefaultAction(d.Table, d.Action, d.ActionArgs))
+		return rejected(r.target.SetDefaultAction(d.Table, d.Action, d.ActionArgs))
 	case *RemoveAll:
 		for _, t := range r.names.tables {
-			if err := r.sw.ClearTable(t.t.Name); err != nil {
+			if err := r.target.ClearTable(t.t.Name); err != nil {
 				return rejected(err)
 			}
 		}
@@ -467,8 +536,11 @@ func (r *runner) apply(c Command) (err error) {
 		r.ports[c.Port] = true
 		r.result.Sent++
 		r.current = c.At
-		r.clock = r.clock.Add(time.Microsecond)
-		return rejected(r.sw.Process(uint32(c.Port), c.Data, r.collect))
+		r.sentAt = append(r.sentAt, c.At)
+		r.pending = true
+		frames, err := r.target.Send(c.Port, c.Data)
+		r.collect(frames)
+		return rejected(err)
 	case *Expect:
 		r.ports[c.Port] = true
 		// As in bmv2stf.py, the last expect on a port decides whether
@@ -477,11 +549,14 @@ func (r *runner) apply(c Command) (err error) {
 		r.anyPort[c.Port] = c.Any
 		if !c.Any {
 			r.expects[c.Port] = append(r.expects[c.Port], c)
+			r.patterns++
 		}
 	case *NoPacket, *Wait:
-		// Processing is synchronous: when Process returns, every packet it
-		// caused has come out. "no_packet" adds nothing to "every output
-		// must be expected".
+		// The target settled before this command (above): every packet
+		// sent so far has come out. "no_packet" adds nothing to "every
+		// output must be expected".
+	case *AdvanceClock:
+		return rejected(r.target.Advance(c.By))
 	case *CounterCheck:
 		return r.checkCounter(c)
 	case *RegisterCheck:
@@ -500,14 +575,28 @@ func firstFrames(stack []byte, lines int) string {
 	return strings.Join(all[:min(lines, len(all))], "\n")
 }
 
-func (r *runner) collect(o engine.Output) {
-	r.result.Outputs = append(r.result.Outputs, Output{
-		Port:  int(o.Port),
-		Data:  append([]byte(nil), o.Data...),
-		Cause: r.current,
-	})
-	if r.opts.Trace != nil {
-		r.tracef("packet out on port %d, %d bytes:\n%s", o.Port, len(o.Data), strings.TrimRight(HexDump(o.Data), "\n"))
+// settle waits for the packets sent since the target last settled, if any,
+// and collects what they caused.
+func (r *runner) settle() error {
+	if !r.pending {
+		return nil
+	}
+	r.pending = false
+	frames, err := r.target.Settle(r.ctx, r.patterns)
+	r.collect(frames)
+	return err
+}
+
+// collect keeps the frames that came out of the target, naming the packet
+// command that caused each.
+func (r *runner) collect(frames []Frame) {
+	for _, f := range frames {
+		cause := r.current
+		if f.Packet >= 0 && f.Packet < len(r.sentAt) {
+			cause = r.sentAt[f.Packet]
+		}
+		r.result.Outputs = append(r.result.Outputs, Output{Port: f.Port, Data: f.Data, Cause: cause})
+		r.tracef("packet out on port %d, %d bytes:\n%s", f.Port, len(f.Data), strings.TrimRight(HexDump(f.Data), "\n"))
 	}
 }
 
@@ -629,7 +718,7 @@ func (r *runner) checkCounter(c *CounterCheck) error {
 		if !arr.IsDirect || arr.Binding != ref.table {
 			return fmt.Errorf("counter %s is not the direct counter of table %s", arr.Name, ref.table)
 		}
-		if v, err = r.sw.ReadDirectCounter(ref.table, ref.handle); err != nil {
+		if v, err = r.target.ReadDirectCounter(ref.table, ref.handle); err != nil {
 			return err
 		}
 	default:
@@ -639,7 +728,7 @@ func (r *runner) checkCounter(c *CounterCheck) error {
 		if !c.Index.Value.IsInt64() || c.Index.Value.Int64() > 1<<31-1 {
 			return fmt.Errorf("index %s is out of range", c.Index.Text)
 		}
-		if v, err = r.sw.ReadCounter(arr.Name, int(c.Index.Value.Int64())); err != nil {
+		if v, err = r.target.ReadCounter(arr.Name, int(c.Index.Value.Int64())); err != nil {
 			return err
 		}
 	}
@@ -661,7 +750,7 @@ func (r *runner) checkRegister(c *RegisterCheck) error {
 	if !c.Index.Value.IsInt64() || c.Index.Value.Int64() > 1<<31-1 {
 		return fmt.Errorf("index %s is out of range", c.Index.Text)
 	}
-	v, err := r.sw.ReadRegister(arr.Name, int(c.Index.Value.Int64()))
+	v, err := r.target.ReadRegister(arr.Name, int(c.Index.Value.Int64()))
 	if err != nil {
 		return err
 	}
@@ -737,11 +826,11 @@ func (r *runner) direct(c *Direct) error {
 	arg := func(i int) int { return int(c.Args[i].Value.Int64()) }
 	switch c.Name {
 	case "mirroring_add":
-		return rejected(r.sw.SetCloneSession(uint32(arg(0)), engine.CloneSession{Port: uint32(arg(1))}))
+		return rejected(r.target.SetCloneSession(uint32(arg(0)), engine.CloneSession{Port: uint32(arg(1))}))
 	case "mirroring_add_mc":
-		return rejected(r.sw.SetCloneSession(uint32(arg(0)), engine.CloneSession{Group: uint16(arg(1))}))
+		return rejected(r.target.SetCloneSession(uint32(arg(0)), engine.CloneSession{Group: uint16(arg(1))}))
 	case "mirroring_delete":
-		return rejected(r.sw.DeleteCloneSession(uint32(arg(0))))
+		return rejected(r.target.DeleteCloneSession(uint32(arg(0))))
 	case "mirroring_get", "counter_read", "register_read", "meter_get_rates":
 		// Reads only show state; the trace has it when asked for.
 		return r.traceRead(c)
@@ -751,7 +840,7 @@ func (r *runner) direct(c *Direct) error {
 			return rejected(fmt.Errorf("multicast group %d already exists", g))
 		}
 		r.groups[g] = nil
-		return rejected(r.sw.SetMulticastGroup(g, nil))
+		return rejected(r.target.SetMulticastGroup(g, nil))
 	case "mc_node_create", "mc_node_update":
 		var ports []uint32
 		for _, a := range c.Args[1:] {
@@ -783,7 +872,7 @@ func (r *runner) direct(c *Direct) error {
 		if err != nil {
 			return err
 		}
-		return rejected(r.sw.WriteCounter(arr.Name, arg(0), engine.CounterValue{Packets: c.Args[1].Value.Uint64(), Bytes: c.Args[2].Value.Uint64()}))
+		return rejected(r.target.WriteCounter(arr.Name, arg(0), engine.CounterValue{Packets: c.Args[1].Value.Uint64(), Bytes: c.Args[2].Value.Uint64()}))
 	case "register_write":
 		arr, err := r.register(c.Object)
 		if err != nil {
@@ -793,13 +882,13 @@ func (r *runner) direct(c *Direct) error {
 		if err != nil {
 			return fmt.Errorf("register %s: %w", arr.Name, err)
 		}
-		return rejected(r.sw.WriteRegister(arr.Name, arg(0), v))
+		return rejected(r.target.WriteRegister(arr.Name, arg(0), v))
 	case "register_reset":
 		arr, err := r.register(c.Object)
 		if err != nil {
 			return err
 		}
-		return rejected(r.sw.ResetRegister(arr.Name))
+		return rejected(r.target.ResetRegister(arr.Name))
 	case "meter_set_rates", "meter_array_set_rates":
 		arr, err := lookup("meter", c.Object, r.names.json.MeterArrays, func(a bmv2json.MeterArray) string { return a.Name })
 		if err != nil {
@@ -810,10 +899,10 @@ func (r *runner) direct(c *Direct) error {
 			return err
 		}
 		if c.Name == "meter_set_rates" {
-			return rejected(r.sw.SetMeter(arr.Name, arg(0), cfg))
+			return rejected(r.target.SetMeter(arr.Name, arg(0), cfg))
 		}
 		for i := 0; i < arr.Size; i++ {
-			if err := r.sw.SetMeter(arr.Name, i, cfg); err != nil {
+			if err := r.target.SetMeter(arr.Name, i, cfg); err != nil {
 				return rejected(err)
 			}
 		}
@@ -832,7 +921,7 @@ func (r *runner) syncGroups() error {
 				reps = append(reps, engine.Replica{Port: p, Rid: r.nodes[h].rid})
 			}
 		}
-		if err := r.sw.SetMulticastGroup(g, reps); err != nil {
+		if err := r.target.SetMulticastGroup(g, reps); err != nil {
 			return rejected(err)
 		}
 	}
@@ -870,7 +959,7 @@ func (r *runner) traceRead(c *Direct) error {
 		if err != nil {
 			return err
 		}
-		v, err := r.sw.ReadRegister(arr.Name, int(c.Args[0].Value.Int64()))
+		v, err := r.target.ReadRegister(arr.Name, int(c.Args[0].Value.Int64()))
 		if err != nil {
 			return err
 		}
@@ -880,7 +969,7 @@ func (r *runner) traceRead(c *Direct) error {
 		if err != nil {
 			return err
 		}
-		v, err := r.sw.ReadCounter(arr.Name, int(c.Args[0].Value.Int64()))
+		v, err := r.target.ReadCounter(arr.Name, int(c.Args[0].Value.Int64()))
 		if err != nil {
 			return err
 		}
@@ -890,7 +979,7 @@ func (r *runner) traceRead(c *Direct) error {
 		if err != nil {
 			return err
 		}
-		cfg, configured, err := r.sw.ReadMeter(arr.Name, int(c.Args[0].Value.Int64()))
+		cfg, configured, err := r.target.ReadMeter(arr.Name, int(c.Args[0].Value.Int64()))
 		if err != nil {
 			return err
 		}
