@@ -23,9 +23,10 @@
 //	packet PORT HEX...          inject a frame (spaces between digits are free)
 //	expect PORT [HEX...] [$]    '*' matches any nibble; '$' ends the packet;
 //	                            a bare "expect PORT" accepts anything there
-//	no_packet, wait             accepted; processing is synchronous
+//	no_packet, wait             wait until the packets sent so far came out
 //	check_counter NAME(INDEX|ENTRY) [packets|bytes OP VALUE]
 //	check_register NAME(INDEX) OP VALUE      (a grid extension)
+//	advance_clock N(us|ms|s)                 (a grid extension)
 //	mirroring_add SESSION PORT, mirroring_add_mc SESSION GROUP,
 //	mirroring_delete SESSION, mc_mgrp_create GROUP,
 //	mc_node_create RID PORT..., mc_node_update NODE PORT...,
@@ -44,9 +45,35 @@
 // by a unique suffix, key fields by their P4 name ("hdr.ipv4.dstAddr") or a
 // unique suffix of it ("ipv4.dstAddr"), as bmv2stf.py does.
 //
+// # Grid extensions
+//
+// bmv2stf.py knows none of these; p4c's own tests do not use them.
+//
+//   - check_register NAME(INDEX) OP VALUE asserts the value of a register
+//     cell (OP is ==, !=, <, <=, > or >=), as check_counter does for
+//     counters.
+//   - advance_clock N(us|ms|s) moves the switch's clock forward: the engine
+//     moves its virtual clock, a switch running in real time (a Target over
+//     P4Runtime) waits that long. At most an hour per command.
+//   - The engine's clock is virtual: it starts at 0 and advances exactly
+//     1 µs per packet (before the packet is processed, so the first packet
+//     sees ingress_global_timestamp 1) plus what advance_clock adds. Meters
+//     and timestamps therefore do not depend on the speed of the machine.
+//     A real switch's clock runs in real time, so a test that depends on
+//     exact timestamps holds only on the engine.
+//   - "# build: NAME[=VALUE] ..." (see ReadBuild).
+//
+// # Running tests
+//
 // Parse turns the text into Commands; Run applies them to an engine switch
 // and compares what came out with what was expected: every expected packet
-// must come out on its port, in order per port, and nothing else.
+// must come out on its port, in order per port, and nothing else. RunOn
+// does the same on any Target, such as a real simple_switch_grpc reached
+// over P4Runtime: the runner resolves names against the program's bmv2
+// JSON and hands the target full names and encoded values. Before every
+// command other than expect that follows a packet, the runner lets the
+// target settle (Target.Settle), so packets are processed one at a time in
+// the order of the file.
 package stf
 
 import (
@@ -267,7 +294,8 @@ func (c *RegisterCheck) String() string {
 }
 
 // AdvanceClock is "advance_clock DURATION", a grid extension: DURATION is a
-// whole number followed by us, ms or s ("advance_clock 5us"). The engine
+// whole number followed by us, ms or s ("advance_clock 5us", "advance_clock
+// 2 ms"), at most an hour. The engine
 // target moves its virtual clock by that much; a real-time target sleeps.
 type AdvanceClock struct {
 	Base

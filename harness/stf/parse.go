@@ -634,16 +634,18 @@ func (p *lineParser) parseAdvanceClock(base Base) (Command, error) {
 	if digits == "" {
 		return nil, p.errorf("expected a whole number of us, ms or s, found %s (usage: %s)", p.found(), usage)
 	}
+	p.skipSpace()
 	unitStart := p.off
 	for p.off < len(p.text) && isIdentChar(p.text[p.off]) {
 		p.off++
 	}
-	unit, ok := clockUnits[p.text[unitStart:p.off]]
+	unitText := p.text[unitStart:p.off]
+	unit, ok := clockUnits[unitText]
 	if !ok {
 		p.off = unitStart
-		return nil, p.errorf("expected the unit us, ms or s right after %s, found %s (usage: %s)", digits, p.found(), usage)
+		return nil, p.errorf("expected the unit us, ms or s after %s, found %s (usage: %s)", digits, p.found(), usage)
 	}
-	text := p.text[start:p.off]
+	text := digits + unitText
 	n, err := strconv.ParseUint(digits, 10, 64)
 	if err != nil || n > uint64(maxClockAdvance/unit) {
 		p.off = start
