@@ -241,4 +241,3 @@ control NoCompute(inout headers hdr, inout meta m) { apply {} }
 control D(packet_out p, in headers hdr) { apply { p.emit(hdr.h); } }
 V1Switch(P(), NoVerify(), I(), E(), NoCompute(), D()) main;
 `
-
