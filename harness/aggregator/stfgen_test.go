@@ -40,8 +40,11 @@ func newBuilder(t *testing.T, b Build, star *gradproto.Star) *stfBuilder {
 		t.Fatal(err)
 	}
 	sb := &stfBuilder{t: t, build: b, star: star, sw: sw, clock: time.Unix(0, 0)}
-	// The STF runner's clock starts with the switch and advances 1 µs per
-	// packet; so does the model's.
+	// The engine target's clock starts with the switch and advances 1 µs
+	// per packet and by advance_clock; so does the model's. A real-time
+	// target (bmv2, grid switch) takes milliseconds per packet instead, so
+	// a case may depend on time only through advance_clock, with margins
+	// far above a packet's real time.
 	sw.Now, sw.Start = func() time.Time { return sb.clock }, sb.clock
 	setup, err := Entries(star.Config)
 	if err != nil {
@@ -90,6 +93,16 @@ func (b *stfBuilder) send(port uint16, frame []byte) []gradproto.Output {
 		b.lines = append(b.lines, fmt.Sprintf("expect %d %s $", o.Port, frameHex(o.Frame)))
 	}
 	return outs
+}
+
+// advance moves the clock forward by d: the model's, and the switch's with
+// an advance_clock line (a real-time target sleeps that long).
+func (b *stfBuilder) advance(d time.Duration) {
+	if d%time.Millisecond != 0 {
+		b.t.Fatalf("advance %v: the cases advance whole milliseconds", d)
+	}
+	b.clock = b.clock.Add(d)
+	b.lines = append(b.lines, fmt.Sprintf("advance_clock %dms", d/time.Millisecond))
 }
 
 // frag is member m's fragment with values vals(i).
@@ -363,23 +376,26 @@ var stfCases = []stfCase{
 			return b
 		}},
 	{"reclaim_idle_unit", `Fragment 1 of job 1 takes a unit and its other workers never come (say,
-		a late duplicate after the fragment finished). The plan's reclaim time is 5 µs (the STF clock
-		advances 1 µs per packet): worker 1's fragment that maps to the same unit collides at first,
-		but once the unit has been idle for 5 µs it takes the unit over (event reclaimed).`,
+		a late duplicate after the fragment finished). The plan's reclaim time is 500 ms: worker 1's
+		fragment that maps to the same unit collides at first, but once the unit has been idle for
+		longer than that (advance_clock 800ms: the engine moves its virtual clock, a real switch
+		sleeps) it takes the unit over (event reclaimed). Packets take 1 µs each on the engine and
+		a few ms on a real switch, far below the reclaim time.`,
 		func(t *testing.T) *stfBuilder {
 			st := mustStar(t, 1, 3, 0, 32)
-			st.Config.Aggregations[0].ReclaimMicros = 5
+			st.Config.SetReclaim(500 * time.Millisecond)
 			b := newBuilder(t, Build{}, st)
 			other := gradproto.CollidingFragment(1, 1, 1, gradproto.DefaultUnits)
-			b.note("t = 1 µs: fragment 1 takes the unit")
+			b.note("fragment 1 takes the unit")
 			b.send(st.WorkerPort(0), b.frag(&st.Plan, 0, 1, 0, val(0)))
-			b.note("t = 2 µs: idle 1 µs, collision")
+			b.note("idle for less than the reclaim time: collision")
 			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, other, 0, val(1)))
-			b.note("t = 3..5 µs: the PS's results for other fragments pass by")
+			b.note("the PS's results for other fragments pass by")
 			for f := uint32(100); f < 103; f++ {
 				b.send(gradproto.StarPSPort, b.result(&st.Plan, f, val(9)))
 			}
-			b.note("t = 6 µs: idle 5 µs, worker 1 takes the unit over")
+			b.note("800 ms later the unit has been idle for longer than the reclaim time: worker 1 takes it over")
+			b.advance(800 * time.Millisecond)
 			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, other, 0, val(1)))
 			b.checkUnit(1, other, gradproto.UnitActive)
 			b.checkStats(1)
@@ -387,7 +403,8 @@ var stfCases = []stfCase{
 		}},
 	{"meter_excess", `The capacity meter (C_s = 1 fragment/s, burst 2) admits two fragments;
 		the third exceeds the switch's processing capacity and is answered like a collision,
-		with a control packet.`,
+		with a control packet. The three arrive within milliseconds on any target, far less than
+		the second the meter takes to earn a fragment back.`,
 		func(t *testing.T) *stfBuilder {
 			st := mustStar(t, 1, 4, 0, 32)
 			st.Config.Capacity = &gradproto.Capacity{PacketsPerSecond: 1, Burst: 2}
