@@ -1,0 +1,400 @@
+package p4rt
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+
+	"github.com/grid-ina/grid/harness/engine"
+)
+
+// pipeline is one forwarding pipeline: the P4Info with its IDs resolved to
+// the engine's names, the switch running the bmv2 JSON, and the
+// control-plane state P4Runtime reads back that the engine does not keep
+// in P4Runtime form. The mutable parts are guarded by Server.mu.
+type pipeline struct {
+	info   *p4configv1.P4Info
+	json   []byte
+	cookie *p4v1.ForwardingPipelineConfig_Cookie
+	sw     *engine.Switch
+
+	tables         map[uint32]*tableDef
+	actions        map[uint32]*actionDef
+	counters       map[uint32]*externDef
+	directCounters map[uint32]*tableDef // by direct counter id
+	meters         map[uint32]*externDef
+	directMeters   map[uint32]*tableDef // by direct meter id
+	registers      map[uint32]*externDef
+	packetIn       *controllerHeader
+	packetOut      *controllerHeader
+
+	// state written by Write (under Server.mu)
+	groups map[uint32]*p4v1.MulticastGroupEntry
+	clones map[uint32]*p4v1.CloneSessionEntry
+}
+
+type tableDef struct {
+	info        *p4configv1.Table
+	name        string
+	fields      map[uint32]*matchFieldDef
+	order       []*matchFieldDef // in the engine's key order
+	actions     map[uint32]p4configv1.ActionRef_Scope
+	needsPrio   bool // has ternary, range or optional fields
+	isConst     bool
+	initDefault *p4v1.TableEntry // the program's default entry, as Read returns it
+	directCtr   uint32           // direct counter id, 0 if none
+	directMtr   uint32           // direct meter id, 0 if none
+
+	// state (under Server.mu)
+	entries    map[string]*storedEntry // by matchKey
+	defaultSet *p4v1.TableEntry        // current default entry when modified, else nil
+}
+
+type storedEntry struct {
+	handle engine.EntryHandle
+	entry  *p4v1.TableEntry // canonical, without counter or meter data
+}
+
+type matchFieldDef struct {
+	info  *p4configv1.MatchField
+	index int // position in the engine's key
+	kind  p4configv1.MatchField_MatchType
+	width int
+}
+
+type actionDef struct {
+	info   *p4configv1.Action
+	name   string
+	params map[uint32]*paramDef
+}
+
+type paramDef struct {
+	info  *p4configv1.Action_Param
+	index int
+	width int
+}
+
+type externDef struct {
+	name  string
+	size  int
+	width int // registers
+	id    uint32
+}
+
+// controllerHeader is the layout of the packet_in or packet_out header:
+// metadata fields bit-packed in id order.
+type controllerHeader struct {
+	fields []*p4configv1.ControllerPacketMetadata_Metadata
+	bytes  int
+}
+
+var engineMatchKind = map[engine.MatchKind]p4configv1.MatchField_MatchType{
+	engine.MatchExact:    p4configv1.MatchField_EXACT,
+	engine.MatchLPM:      p4configv1.MatchField_LPM,
+	engine.MatchTernary:  p4configv1.MatchField_TERNARY,
+	engine.MatchRange:    p4configv1.MatchField_RANGE,
+	engine.MatchOptional: p4configv1.MatchField_OPTIONAL,
+}
+
+// newPipeline compiles the bmv2 JSON and checks the P4Info against it:
+// every entity the P4Info names must exist in the JSON under the same name
+// with the same shape. Errors name the P4Info field.
+func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipeline, error) {
+	if info == nil {
+		return nil, fmt.Errorf("config.p4info: missing")
+	}
+	if len(bmv2JSON) == 0 {
+		return nil, fmt.Errorf("config.p4_device_config: missing (the bmv2 JSON)")
+	}
+	prog, err := engine.Load(bmv2JSON)
+	if err != nil {
+		return nil, fmt.Errorf("config.p4_device_config: bmv2 JSON: %w", err)
+	}
+	pl := &pipeline{
+		info: info, json: bmv2JSON,
+		tables: map[uint32]*tableDef{}, actions: map[uint32]*actionDef{},
+		counters: map[uint32]*externDef{}, directCounters: map[uint32]*tableDef{},
+		meters: map[uint32]*externDef{}, directMeters: map[uint32]*tableDef{},
+		registers: map[uint32]*externDef{},
+		groups:    map[uint32]*p4v1.MulticastGroupEntry{}, clones: map[uint32]*p4v1.CloneSessionEntry{},
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	pl.sw = engine.NewSwitch(prog, engine.Config{Now: now})
+	if err := pl.resolveActions(prog); err != nil {
+		return nil, err
+	}
+	if err := pl.resolveTables(prog); err != nil {
+		return nil, err
+	}
+	if err := pl.resolveExterns(prog); err != nil {
+		return nil, err
+	}
+	if err := pl.resolveControllerHeaders(); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+func (pl *pipeline) resolveActions(prog *engine.Program) error {
+	byName := map[string]engine.ActionInfo{}
+	for _, a := range prog.Actions() {
+		byName[a.Name] = a
+	}
+	for i, a := range pl.info.Actions {
+		path := fmt.Sprintf("config.p4info.actions[%d]", i)
+		pre := a.GetPreamble()
+		if pre.GetId() == 0 {
+			return fmt.Errorf("%s.preamble.id: missing", path)
+		}
+		if _, dup := pl.actions[pre.Id]; dup {
+			return fmt.Errorf("%s.preamble.id: %d used twice", path, pre.Id)
+		}
+		ea, ok := byName[pre.Name]
+		if !ok {
+			return fmt.Errorf("%s: action %q is not in the bmv2 JSON", path, pre.Name)
+		}
+		if len(a.Params) != len(ea.Params) {
+			return fmt.Errorf("%s: action %q has %d params in the P4Info, %d in the bmv2 JSON", path, pre.Name, len(a.Params), len(ea.Params))
+		}
+		ad := &actionDef{info: a, name: pre.Name, params: map[uint32]*paramDef{}}
+		for j, p := range a.Params {
+			if int(p.Bitwidth) != ea.Params[j].Bitwidth {
+				return fmt.Errorf("%s.params[%d]: %s is %d bits in the P4Info, %d in the bmv2 JSON", path, j, p.Name, p.Bitwidth, ea.Params[j].Bitwidth)
+			}
+			if _, dup := ad.params[p.Id]; dup {
+				return fmt.Errorf("%s.params[%d].id: %d used twice", path, j, p.Id)
+			}
+			ad.params[p.Id] = &paramDef{info: p, index: j, width: int(p.Bitwidth)}
+		}
+		pl.actions[pre.Id] = ad
+	}
+	return nil
+}
+
+func (pl *pipeline) resolveTables(prog *engine.Program) error {
+	byName := map[string]engine.TableInfo{}
+	for _, t := range prog.Tables() {
+		byName[t.Name] = t
+	}
+	for i, t := range pl.info.Tables {
+		path := fmt.Sprintf("config.p4info.tables[%d]", i)
+		pre := t.GetPreamble()
+		if pre.GetId() == 0 {
+			return fmt.Errorf("%s.preamble.id: missing", path)
+		}
+		if _, dup := pl.tables[pre.Id]; dup {
+			return fmt.Errorf("%s.preamble.id: %d used twice", path, pre.Id)
+		}
+		et, ok := byName[pre.Name]
+		if !ok {
+			return fmt.Errorf("%s: table %q is not in the bmv2 JSON", path, pre.Name)
+		}
+		if t.ImplementationId != 0 || et.ActionProfile != "" {
+			return fmt.Errorf("%s: table %q uses an action profile, which this server does not support", path, pre.Name)
+		}
+		if len(t.MatchFields) != len(et.Keys) {
+			return fmt.Errorf("%s: table %q has %d match fields in the P4Info, %d key fields in the bmv2 JSON", path, pre.Name, len(t.MatchFields), len(et.Keys))
+		}
+		td := &tableDef{info: t, name: pre.Name, fields: map[uint32]*matchFieldDef{}, actions: map[uint32]p4configv1.ActionRef_Scope{},
+			isConst: t.IsConstTable, entries: map[string]*storedEntry{}}
+		for j, mf := range t.MatchFields {
+			k := et.Keys[j]
+			fpath := fmt.Sprintf("%s.match_fields[%d]", path, j)
+			if mf.Name != k.Name {
+				return fmt.Errorf("%s: field %q is key field %q in the bmv2 JSON (match fields must be in key order)", fpath, mf.Name, k.Name)
+			}
+			if int(mf.Bitwidth) != k.Bitwidth {
+				return fmt.Errorf("%s: field %q is %d bits in the P4Info, %d in the bmv2 JSON", fpath, mf.Name, mf.Bitwidth, k.Bitwidth)
+			}
+			if mf.GetMatchType() != engineMatchKind[k.Kind] {
+				return fmt.Errorf("%s: field %q matches %s in the P4Info, %s in the bmv2 JSON", fpath, mf.Name, mf.GetMatchType(), k.Kind)
+			}
+			if _, dup := td.fields[mf.Id]; dup {
+				return fmt.Errorf("%s.id: %d used twice", fpath, mf.Id)
+			}
+			fd := &matchFieldDef{info: mf, index: j, kind: mf.GetMatchType(), width: int(mf.Bitwidth)}
+			td.fields[mf.Id] = fd
+			td.order = append(td.order, fd)
+			switch fd.kind {
+			case p4configv1.MatchField_TERNARY, p4configv1.MatchField_RANGE, p4configv1.MatchField_OPTIONAL:
+				td.needsPrio = true
+			}
+		}
+		for j, ref := range t.ActionRefs {
+			ad, ok := pl.actions[ref.Id]
+			if !ok {
+				return fmt.Errorf("%s.action_refs[%d].id: %d is not an action of the P4Info", path, j, ref.Id)
+			}
+			if !tableHasAction(et, ad.name) {
+				return fmt.Errorf("%s.action_refs[%d]: action %q is not an action of table %q in the bmv2 JSON", path, j, ad.name, pre.Name)
+			}
+			td.actions[ref.Id] = ref.Scope
+		}
+		def, err := pl.defaultEntry(td)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		td.initDefault = def
+		pl.tables[pre.Id] = td
+	}
+	return nil
+}
+
+func tableHasAction(t engine.TableInfo, name string) bool {
+	for _, a := range t.Actions {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultEntry describes the program's default action of a table as a
+// TableEntry with is_default_action set.
+func (pl *pipeline) defaultEntry(td *tableDef) (*p4v1.TableEntry, error) {
+	name, args, err := pl.sw.DefaultAction(td.name)
+	if err != nil {
+		return nil, err
+	}
+	e := &p4v1.TableEntry{TableId: td.info.Preamble.Id, IsDefaultAction: true}
+	for id, ad := range pl.actions {
+		if ad.name != name {
+			continue
+		}
+		act := &p4v1.Action{ActionId: id}
+		for _, pid := range sortedParamIDs(ad) {
+			act.Params = append(act.Params, &p4v1.Action_Param{ParamId: pid, Value: canonical(args[ad.params[pid].index])})
+		}
+		e.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: act}}
+	}
+	return e, nil
+}
+
+func sortedParamIDs(ad *actionDef) []uint32 {
+	ids := make([]uint32, 0, len(ad.params))
+	for id := range ad.params {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+func (pl *pipeline) resolveExterns(prog *engine.Program) error {
+	index := func(infos []engine.ExternInfo) map[string]engine.ExternInfo {
+		m := map[string]engine.ExternInfo{}
+		for _, x := range infos {
+			m[x.Name] = x
+		}
+		return m
+	}
+	counters, meters, registers := index(prog.Counters()), index(prog.Meters()), index(prog.Registers())
+	tableByID := func(path string, id uint32) (*tableDef, error) {
+		td, ok := pl.tables[id]
+		if !ok {
+			return nil, fmt.Errorf("%s.direct_table_id: %d is not a table of the P4Info", path, id)
+		}
+		return td, nil
+	}
+	for i, c := range pl.info.Counters {
+		path := fmt.Sprintf("config.p4info.counters[%d]", i)
+		x, ok := counters[c.GetPreamble().GetName()]
+		if !ok || x.Direct {
+			return fmt.Errorf("%s: counter %q is not an indexed counter of the bmv2 JSON", path, c.GetPreamble().GetName())
+		}
+		if int64(x.Size) != c.Size {
+			return fmt.Errorf("%s: counter %q has %d cells in the P4Info, %d in the bmv2 JSON", path, x.Name, c.Size, x.Size)
+		}
+		pl.counters[c.Preamble.Id] = &externDef{name: x.Name, size: x.Size, id: c.Preamble.Id}
+	}
+	for i, c := range pl.info.DirectCounters {
+		path := fmt.Sprintf("config.p4info.direct_counters[%d]", i)
+		x, ok := counters[c.GetPreamble().GetName()]
+		if !ok || !x.Direct {
+			return fmt.Errorf("%s: direct counter %q is not a direct counter of the bmv2 JSON", path, c.GetPreamble().GetName())
+		}
+		td, err := tableByID(path, c.DirectTableId)
+		if err != nil {
+			return err
+		}
+		if td.name != x.Table {
+			return fmt.Errorf("%s: direct counter %q belongs to table %q in the bmv2 JSON, not %q", path, x.Name, x.Table, td.name)
+		}
+		td.directCtr = c.Preamble.Id
+		pl.directCounters[c.Preamble.Id] = td
+	}
+	for i, m := range pl.info.Meters {
+		path := fmt.Sprintf("config.p4info.meters[%d]", i)
+		x, ok := meters[m.GetPreamble().GetName()]
+		if !ok || x.Direct {
+			return fmt.Errorf("%s: meter %q is not an indexed meter of the bmv2 JSON", path, m.GetPreamble().GetName())
+		}
+		if int64(x.Size) != m.Size {
+			return fmt.Errorf("%s: meter %q has %d cells in the P4Info, %d in the bmv2 JSON", path, x.Name, m.Size, x.Size)
+		}
+		pl.meters[m.Preamble.Id] = &externDef{name: x.Name, size: x.Size, id: m.Preamble.Id}
+	}
+	for i, m := range pl.info.DirectMeters {
+		path := fmt.Sprintf("config.p4info.direct_meters[%d]", i)
+		x, ok := meters[m.GetPreamble().GetName()]
+		if !ok || !x.Direct {
+			return fmt.Errorf("%s: direct meter %q is not a direct meter of the bmv2 JSON", path, m.GetPreamble().GetName())
+		}
+		td, err := tableByID(path, m.DirectTableId)
+		if err != nil {
+			return err
+		}
+		if td.name != x.Table {
+			return fmt.Errorf("%s: direct meter %q belongs to table %q in the bmv2 JSON, not %q", path, x.Name, x.Table, td.name)
+		}
+		td.directMtr = m.Preamble.Id
+		pl.directMeters[m.Preamble.Id] = td
+	}
+	for i, r := range pl.info.Registers {
+		path := fmt.Sprintf("config.p4info.registers[%d]", i)
+		x, ok := registers[r.GetPreamble().GetName()]
+		if !ok {
+			return fmt.Errorf("%s: register %q is not in the bmv2 JSON", path, r.GetPreamble().GetName())
+		}
+		if int(r.Size) != x.Size {
+			return fmt.Errorf("%s: register %q has %d cells in the P4Info, %d in the bmv2 JSON", path, x.Name, r.Size, x.Size)
+		}
+		w := int(r.GetTypeSpec().GetBitstring().GetBit().GetBitwidth())
+		if w != x.Bitwidth {
+			return fmt.Errorf("%s.type_spec: register %q is bit<%d> in the P4Info, %d bits in the bmv2 JSON", path, x.Name, w, x.Bitwidth)
+		}
+		pl.registers[r.Preamble.Id] = &externDef{name: x.Name, size: x.Size, width: x.Bitwidth, id: r.Preamble.Id}
+	}
+	return nil
+}
+
+func (pl *pipeline) resolveControllerHeaders() error {
+	for i, cm := range pl.info.ControllerPacketMetadata {
+		path := fmt.Sprintf("config.p4info.controller_packet_metadata[%d]", i)
+		h := &controllerHeader{fields: append([]*p4configv1.ControllerPacketMetadata_Metadata(nil), cm.Metadata...)}
+		sort.Slice(h.fields, func(a, b int) bool { return h.fields[a].Id < h.fields[b].Id })
+		bits := 0
+		for _, f := range h.fields {
+			if f.Bitwidth <= 0 {
+				return fmt.Errorf("%s: metadata %q has bitwidth %d", path, f.Name, f.Bitwidth)
+			}
+			bits += int(f.Bitwidth)
+		}
+		if bits%8 != 0 {
+			return fmt.Errorf("%s: header %q is %d bits, not whole bytes", path, cm.GetPreamble().GetName(), bits)
+		}
+		h.bytes = bits / 8
+		switch cm.GetPreamble().GetName() {
+		case "packet_in":
+			pl.packetIn = h
+		case "packet_out":
+			pl.packetOut = h
+		}
+	}
+	return nil
+}

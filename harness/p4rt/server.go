@@ -1,0 +1,263 @@
+package p4rt
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/grid-ina/grid/harness/engine"
+)
+
+// APIVersion is the P4Runtime version Capabilities reports.
+const APIVersion = "1.5.0"
+
+// Options configure a Server.
+type Options struct {
+	// DeviceID is the device_id every request must carry.
+	DeviceID uint64
+	// CPUPort is the port of the controller: PacketOut messages enter the
+	// pipeline on it and packets the program sends to it become PacketIn
+	// messages. 0 means there is none (PacketOut is refused and packets
+	// sent to port 0 are ordinary packets).
+	CPUPort uint32
+	// Ports, when non-zero, is the number of data-plane ports 0..Ports-1:
+	// Process refuses other ingress ports (except CPUPort), and packets sent
+	// to other ports (except CPUPort) are dropped.
+	Ports uint32
+	// Logger receives the server's log; nil discards it.
+	Logger *slog.Logger
+	// Now is the clock of meters and timestamps; nil means time.Now.
+	Now func() time.Time
+	// Transmit receives the packets that PacketOut messages make the
+	// pipeline send to data-plane ports (the data plane's transmit
+	// function; Output.Data is only valid during the call). nil drops them.
+	Transmit func(engine.Output)
+}
+
+// Server is a P4Runtime server over the engine. Its zero value is not
+// usable: create it with NewServer.
+type Server struct {
+	p4v1.UnimplementedP4RuntimeServer
+
+	opts Options
+	log  *slog.Logger
+
+	// pipe is the committed pipeline, read without locks by Process.
+	pipe atomic.Pointer[pipeline]
+	// mu serialises control-plane changes (Write, pipeline changes)
+	// against each other and against Read.
+	mu sync.RWMutex
+	// saved is the config of VERIFY_AND_SAVE, waiting for COMMIT.
+	saved *pipeline
+
+	arb arbitration
+
+	wrappers sync.Pool // of *emitter
+}
+
+// NewServer creates a server with no pipeline: it answers Capabilities and
+// arbitration at once, Write and Read after SetForwardingPipelineConfig.
+func NewServer(opts Options) *Server {
+	s := &Server{opts: opts, log: opts.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.arb.init()
+	s.wrappers.New = func() any {
+		e := &emitter{s: s}
+		e.fn = e.emit
+		return e
+	}
+	return s
+}
+
+// Register registers the P4Runtime service on g.
+func (s *Server) Register(g *grpc.Server) { p4v1.RegisterP4RuntimeServer(g, s) }
+
+// LoadPipeline installs a pipeline as SetForwardingPipelineConfig with
+// VERIFY_AND_COMMIT does: all tables, groups, sessions and extern state
+// start afresh.
+func (s *Server) LoadPipeline(p4info *p4configv1.P4Info, bmv2JSON []byte) error {
+	pl, err := newPipeline(p4info, bmv2JSON, &s.opts)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commit(pl)
+	return nil
+}
+
+// commit makes pl the running pipeline; the caller holds s.mu.
+func (s *Server) commit(pl *pipeline) {
+	s.pipe.Store(pl)
+	s.saved = nil
+	s.log.Info("pipeline committed", "tables", len(pl.tables), "actions", len(pl.actions))
+}
+
+// emitter wraps a data-plane emit function: outputs to the CPU port become
+// PacketIn messages, outputs to ports outside the switch are dropped. It
+// is pooled so that Process allocates nothing of its own.
+type emitter struct {
+	s    *Server
+	pl   *pipeline
+	next func(engine.Output)
+	fn   func(engine.Output) // e.emit, bound once
+}
+
+func (e *emitter) emit(o engine.Output) {
+	s := e.s
+	switch {
+	case s.opts.CPUPort != 0 && o.Port == s.opts.CPUPort:
+		s.packetIn(e.pl, o.Data)
+	case s.opts.Ports != 0 && o.Port >= s.opts.Ports:
+		s.log.Debug("dropped packet to a port outside the switch", "port", o.Port)
+	case e.next != nil:
+		e.next(o)
+	}
+}
+
+// Process runs one frame received on a data-plane port through the
+// current pipeline and calls emit for every packet that leaves on a
+// data-plane port. Without a pipeline the frame is dropped. It is safe to
+// call from many goroutines, also while the control plane writes.
+func (s *Server) Process(port uint32, frame []byte, emit func(engine.Output)) error {
+	pl := s.pipe.Load()
+	if pl == nil {
+		return nil
+	}
+	if s.opts.Ports != 0 && port >= s.opts.Ports && (s.opts.CPUPort == 0 || port != s.opts.CPUPort) {
+		return fmt.Errorf("ingress port %d: the switch has ports 0..%d", port, s.opts.Ports-1)
+	}
+	return s.run(pl, port, frame, emit)
+}
+
+func (s *Server) run(pl *pipeline, port uint32, frame []byte, emit func(engine.Output)) error {
+	e := s.wrappers.Get().(*emitter)
+	e.pl, e.next = pl, emit
+	err := pl.sw.Process(port, frame, e.fn)
+	e.pl, e.next = nil, nil
+	s.wrappers.Put(e)
+	return err
+}
+
+// Capabilities reports the P4Runtime version.
+func (s *Server) Capabilities(context.Context, *p4v1.CapabilitiesRequest) (*p4v1.CapabilitiesResponse, error) {
+	return &p4v1.CapabilitiesResponse{P4RuntimeApiVersion: APIVersion}, nil
+}
+
+func (s *Server) checkDevice(id uint64) error {
+	if id != s.opts.DeviceID {
+		return status.Errorf(codes.NotFound, "device_id: %d is not this device (%d)", id, s.opts.DeviceID)
+	}
+	return nil
+}
+
+// checkRole refuses roles other than the default one.
+func checkRole(role string, roleID uint64) error {
+	if role != "" || roleID != 0 {
+		return status.Errorf(codes.Unimplemented, "role: only the default role is supported, not %q (id %d)", role, roleID)
+	}
+	return nil
+}
+
+// SetForwardingPipelineConfig verifies, saves or commits a pipeline. The
+// device config is the bmv2 JSON, as for simple_switch_grpc.
+func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
+	if err := s.checkDevice(req.DeviceId); err != nil {
+		return nil, err
+	}
+	//lint:ignore SA1019 a controller of an older P4Runtime may still set role_id
+	if err := checkRole(req.Role, req.RoleId); err != nil {
+		return nil, err
+	}
+	if err := s.arb.checkPrimary(req.ElectionId); err != nil {
+		return nil, err
+	}
+	build := func() (*pipeline, error) {
+		pl, err := newPipeline(req.GetConfig().GetP4Info(), req.GetConfig().GetP4DeviceConfig(), &s.opts)
+		if err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+		pl.cookie = req.GetConfig().GetCookie()
+		return pl, nil
+	}
+	switch req.Action {
+	case p4v1.SetForwardingPipelineConfigRequest_VERIFY:
+		if _, err := build(); err != nil {
+			return nil, err
+		}
+	case p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_SAVE:
+		pl, err := build()
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.saved = pl
+		s.mu.Unlock()
+	case p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT:
+		pl, err := build()
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.commit(pl)
+		s.mu.Unlock()
+	case p4v1.SetForwardingPipelineConfigRequest_COMMIT:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.saved == nil {
+			return nil, status.Error(codes.FailedPrecondition, "action: COMMIT without a config saved by VERIFY_AND_SAVE")
+		}
+		s.commit(s.saved)
+	case p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT:
+		return nil, status.Error(codes.Unimplemented, "action: RECONCILE_AND_COMMIT is not supported (as in simple_switch_grpc); use VERIFY_AND_COMMIT, which resets all state")
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "action: %s is not a valid action", req.Action)
+	}
+	return &p4v1.SetForwardingPipelineConfigResponse{}, nil
+}
+
+// GetForwardingPipelineConfig returns the committed pipeline, or an empty
+// config when none is committed.
+func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetForwardingPipelineConfigRequest) (*p4v1.GetForwardingPipelineConfigResponse, error) {
+	if err := s.checkDevice(req.DeviceId); err != nil {
+		return nil, err
+	}
+	cfg := &p4v1.ForwardingPipelineConfig{}
+	pl := s.pipe.Load()
+	if pl == nil {
+		return &p4v1.GetForwardingPipelineConfigResponse{Config: cfg}, nil
+	}
+	cfg.Cookie = pl.cookie
+	switch req.ResponseType {
+	case p4v1.GetForwardingPipelineConfigRequest_ALL:
+		cfg.P4Info, cfg.P4DeviceConfig = pl.info, pl.json
+	case p4v1.GetForwardingPipelineConfigRequest_COOKIE_ONLY:
+	case p4v1.GetForwardingPipelineConfigRequest_P4INFO_AND_COOKIE:
+		cfg.P4Info = pl.info
+	case p4v1.GetForwardingPipelineConfigRequest_DEVICE_CONFIG_AND_COOKIE:
+		cfg.P4DeviceConfig = pl.json
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "response_type: %s is not a valid response type", req.ResponseType)
+	}
+	return &p4v1.GetForwardingPipelineConfigResponse{Config: cfg}, nil
+}
+
+// pipelineOrError returns the committed pipeline or FAILED_PRECONDITION.
+func (s *Server) pipelineOrError() (*pipeline, error) {
+	pl := s.pipe.Load()
+	if pl == nil {
+		return nil, status.Error(codes.FailedPrecondition, "no forwarding pipeline config: call SetForwardingPipelineConfig first")
+	}
+	return pl, nil
+}

@@ -1,0 +1,172 @@
+package p4rt
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestCapabilitiesReportsVersion150(t *testing.T) {
+	f := newFixture(t)
+	resp, err := f.client.Capabilities(context.Background(), &p4v1.CapabilitiesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.P4RuntimeApiVersion != "1.5.0" {
+		t.Fatalf("version %q, want 1.5.0", resp.P4RuntimeApiVersion)
+	}
+}
+
+func TestHighestElectionIDIsPrimaryAndBackupCannotWrite(t *testing.T) {
+	f := newFixture(t)
+	backup := f.primary(5) // alone, it is the primary
+	primary := f.connect(10)
+	if code := primary.arbitration(t); code != codes.OK {
+		t.Fatalf("controller 10: status %v, want OK", code)
+	}
+	// the former primary learns it is now a backup
+	if code := backup.arbitration(t); code != codes.AlreadyExists {
+		t.Fatalf("controller 5 after 10 joined: status %v, want ALREADY_EXISTS", code)
+	}
+	f.setPipeline(10, p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT)
+	err := f.write(5, update(p4v1.Update_INSERT, tableEntity(f.route(ip(10, 0, 0, 0), 8, 1))))
+	if status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("write by the backup: %v, want PERMISSION_DENIED", err)
+	}
+	_, err = f.client.SetForwardingPipelineConfig(context.Background(), &p4v1.SetForwardingPipelineConfigRequest{
+		DeviceId: testDevice, ElectionId: &p4v1.Uint128{Low: 5}, Action: p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT,
+		Config: &p4v1.ForwardingPipelineConfig{P4Info: f.prog.P4Info, P4DeviceConfig: f.prog.JSON}})
+	if status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("pipeline set by the backup: %v, want PERMISSION_DENIED", err)
+	}
+	if err := f.write(10, update(p4v1.Update_INSERT, tableEntity(f.route(ip(10, 0, 0, 0), 8, 1)))); err != nil {
+		t.Fatalf("write by the primary: %v", err)
+	}
+	// the primary leaves: the backup is promoted
+	primary.cancel()
+	if code := backup.arbitration(t); code != codes.OK {
+		t.Fatalf("controller 5 after the primary left: status %v, want OK", code)
+	}
+	if err := f.write(5, update(p4v1.Update_DELETE, tableEntity(f.route(ip(10, 0, 0, 0), 8, 1)))); err != nil {
+		t.Fatalf("write by the promoted backup: %v", err)
+	}
+}
+
+func TestArbitrationRefusesDuplicateElectionIDOtherRolesAndWrongDevice(t *testing.T) {
+	f := newFixture(t)
+	f.primary(7)
+	dup := f.connect(7)
+	if err := <-dup.ended; status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("duplicate election id: stream ended with %v, want INVALID_ARGUMENT", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tc := range []struct {
+		u    *p4v1.MasterArbitrationUpdate
+		code codes.Code
+	}{
+		{&p4v1.MasterArbitrationUpdate{DeviceId: testDevice, Role: &p4v1.Role{Name: "other"}, ElectionId: &p4v1.Uint128{Low: 9}}, codes.Unimplemented},
+		{&p4v1.MasterArbitrationUpdate{DeviceId: testDevice + 1, ElectionId: &p4v1.Uint128{Low: 9}}, codes.NotFound},
+	} {
+		stream, err := f.client.StreamChannel(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := stream.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{Arbitration: tc.u}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stream.Recv(); status.Code(err) != tc.code {
+			t.Fatalf("arbitration %v: %v, want %v", tc.u, err, tc.code)
+		}
+	}
+}
+
+func TestWriteWithoutPrimaryIsPermissionDenied(t *testing.T) {
+	f := newFixture(t)
+	err := f.write(1, update(p4v1.Update_INSERT, tableEntity(&p4v1.TableEntry{TableId: 1})))
+	if status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("write with no controller: %v, want PERMISSION_DENIED", err)
+	}
+}
+
+func TestPipelineSetThenGetByResponseType(t *testing.T) {
+	f := newFixture(t)
+	f.primary(1)
+	get := func(rt p4v1.GetForwardingPipelineConfigRequest_ResponseType) *p4v1.ForwardingPipelineConfig {
+		resp, err := f.client.GetForwardingPipelineConfig(context.Background(), &p4v1.GetForwardingPipelineConfigRequest{DeviceId: testDevice, ResponseType: rt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Config
+	}
+	if cfg := get(p4v1.GetForwardingPipelineConfigRequest_ALL); cfg.P4Info != nil || cfg.P4DeviceConfig != nil {
+		t.Fatal("a config before any was set")
+	}
+	// VERIFY checks but does not install
+	f.setPipeline(1, p4v1.SetForwardingPipelineConfigRequest_VERIFY)
+	if cfg := get(p4v1.GetForwardingPipelineConfigRequest_ALL); cfg.P4Info != nil {
+		t.Fatal("VERIFY installed the pipeline")
+	}
+	f.setPipeline(1, p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_SAVE)
+	if cfg := get(p4v1.GetForwardingPipelineConfigRequest_ALL); cfg.P4Info != nil {
+		t.Fatal("VERIFY_AND_SAVE installed the pipeline")
+	}
+	f.setPipeline(1, p4v1.SetForwardingPipelineConfigRequest_COMMIT)
+	all := get(p4v1.GetForwardingPipelineConfigRequest_ALL)
+	if !proto.Equal(all.P4Info, f.prog.P4Info) || string(all.P4DeviceConfig) != string(f.prog.JSON) || all.Cookie.GetCookie() != 42 {
+		t.Fatal("ALL does not return the committed P4Info, JSON and cookie")
+	}
+	if cfg := get(p4v1.GetForwardingPipelineConfigRequest_COOKIE_ONLY); cfg.P4Info != nil || cfg.P4DeviceConfig != nil || cfg.Cookie.GetCookie() != 42 {
+		t.Fatal("COOKIE_ONLY returns more than the cookie")
+	}
+	if cfg := get(p4v1.GetForwardingPipelineConfigRequest_P4INFO_AND_COOKIE); cfg.P4Info == nil || cfg.P4DeviceConfig != nil {
+		t.Fatal("P4INFO_AND_COOKIE is wrong")
+	}
+	if cfg := get(p4v1.GetForwardingPipelineConfigRequest_DEVICE_CONFIG_AND_COOKIE); cfg.P4Info != nil || cfg.P4DeviceConfig == nil {
+		t.Fatal("DEVICE_CONFIG_AND_COOKIE is wrong")
+	}
+	_, err := f.client.SetForwardingPipelineConfig(context.Background(), &p4v1.SetForwardingPipelineConfigRequest{
+		DeviceId: testDevice, ElectionId: &p4v1.Uint128{Low: 1}, Action: p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT,
+		Config: &p4v1.ForwardingPipelineConfig{P4Info: f.prog.P4Info, P4DeviceConfig: f.prog.JSON}})
+	if status.Code(err) != codes.Unimplemented {
+		t.Fatalf("RECONCILE_AND_COMMIT: %v, want UNIMPLEMENTED", err)
+	}
+}
+
+func TestPipelineWithP4InfoDisagreeingWithJSONIsInvalidArgument(t *testing.T) {
+	f := newFixture(t)
+	f.primary(1)
+	for _, tc := range []struct {
+		name   string
+		break_ func(info *p4v1.ForwardingPipelineConfig)
+		want   string
+	}{
+		{"unknown table", func(c *p4v1.ForwardingPipelineConfig) { c.P4Info.Tables[0].Preamble.Name = "TestIngress.nope" },
+			`config.p4info.tables[0]: table "TestIngress.nope" is not in the bmv2 JSON`},
+		{"field width", func(c *p4v1.ForwardingPipelineConfig) { c.P4Info.Tables[0].MatchFields[0].Bitwidth = 16 },
+			`config.p4info.tables[0].match_fields[0]: field "hdr.ipv4.dstAddr" is 16 bits in the P4Info, 32 in the bmv2 JSON`},
+		{"unknown action", func(c *p4v1.ForwardingPipelineConfig) { c.P4Info.Actions[0].Preamble.Name = "TestIngress.nope" },
+			`config.p4info.actions[0]: action "TestIngress.nope" is not in the bmv2 JSON`},
+		{"register width", func(c *p4v1.ForwardingPipelineConfig) {
+			c.P4Info.Registers[0].TypeSpec.GetBitstring().GetBit().Bitwidth = 8
+		}, `register "TestIngress.last_length" is bit<8> in the P4Info, 32 bits in the bmv2 JSON`},
+		{"broken JSON", func(c *p4v1.ForwardingPipelineConfig) { c.P4DeviceConfig = []byte("{") }, "config.p4_device_config: bmv2 JSON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &p4v1.ForwardingPipelineConfig{P4Info: proto.Clone(f.prog.P4Info).(*p4configv1.P4Info), P4DeviceConfig: f.prog.JSON}
+			tc.break_(cfg)
+			_, err := f.client.SetForwardingPipelineConfig(context.Background(), &p4v1.SetForwardingPipelineConfigRequest{
+				DeviceId: testDevice, ElectionId: &p4v1.Uint128{Low: 1}, Action: p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT, Config: cfg})
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), tc.want) {
+				t.Fatalf("got %v, want INVALID_ARGUMENT mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
