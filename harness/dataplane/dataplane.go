@@ -1,0 +1,436 @@
+// Package dataplane gives a software switch its ports: one AF_PACKET socket
+// per network interface (a veth end in the switch's namespace), a receive
+// goroutine per port that hands every frame to a Pipeline (the P4 engine,
+// or the P4Runtime server in front of it), and transmission of the frames
+// the pipeline emits out of their ports' interfaces. It is the packet I/O
+// half of `grid switch`, the embedded drop-in for bmv2's simple_switch_grpc,
+// with bmv2's per-interface pcap files (--pcap).
+//
+// The kernel's netem is not available everywhere the testbed runs, so the
+// link impairments of a topology are emulated here, on egress: a port with
+// Loss drops each frame it would send with that probability (from a seeded
+// generator, so runs repeat), and a port with Delay holds every frame that
+// long before sending it, in order.
+//
+// Typical use, in the switch's namespace:
+//
+//	dp, err := dataplane.Open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+//	defer dp.Close()
+//	err = dp.Run(ctx, sw) // sw: *engine.Switch, *p4rt.Server, or a PipelineFunc
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/grid-ina/grid/harness/engine"
+)
+
+// Pipeline processes a frame received on port and calls emit for every frame
+// that leaves the switch; Output.Data is only valid during the call of emit.
+// Process is called concurrently, from one goroutine per port.
+// *engine.Switch implements it.
+type Pipeline interface {
+	Process(port uint32, frame []byte, emit func(engine.Output)) error
+}
+
+// PipelineFunc adapts a function to the Pipeline interface.
+type PipelineFunc func(port uint32, frame []byte, emit func(engine.Output)) error
+
+// Process calls f.
+func (f PipelineFunc) Process(port uint32, frame []byte, emit func(engine.Output)) error {
+	return f(port, frame, emit)
+}
+
+// PortSpec attaches switch port Port to the network interface Interface.
+// Delay and Loss impair the frames the port sends: each is held Delay
+// before it leaves, and dropped with probability Loss (0 to 1).
+type PortSpec struct {
+	Port      uint32
+	Interface string
+	Delay     time.Duration
+	Loss      float64
+}
+
+// String is the port as bmv2's -i option writes it, PORT@INTERFACE.
+func (p PortSpec) String() string { return fmt.Sprintf("%d@%s", p.Port, p.Interface) }
+
+// Options configure a Dataplane.
+type Options struct {
+	// PcapDir, when set, is the directory (created if needed) where every
+	// port records the frames it receives and sends in INTERFACE_in.pcap
+	// and INTERFACE_out.pcap, as bmv2's --pcap does. A frame dropped by
+	// loss emulation is in neither file.
+	PcapDir string
+	// LossSeed seeds the generators deciding which frames Loss drops (one
+	// per port, derived from the seed and the port number), so a run with
+	// the same seed and the same frames drops the same ones.
+	LossSeed uint64
+	// Logger receives per-frame events at debug level and trouble with the
+	// interfaces at warning level; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// delayQueueLen bounds the frames a delayed port holds; more are dropped
+// (and counted) as by a full transmit queue.
+const delayQueueLen = 1 << 14
+
+// Dataplane is a set of switch ports on network interfaces.
+type Dataplane struct {
+	ports  []*port
+	byPort map[uint32]*port
+	log    *slog.Logger
+
+	running        atomic.Bool
+	pipelineErrors atomic.Uint64
+	unknownEgress  atomic.Uint64
+	closeOnce      sync.Once
+	closeErr       error
+}
+
+// port is one switch port: its socket, impairments and counters.
+type port struct {
+	spec PortSpec
+	sock *Socket
+	log  *slog.Logger
+
+	pcapIn, pcapOut *pcapFile // nil without Options.PcapDir
+
+	lossMu sync.Mutex
+	loss   *rand.Rand
+
+	delayed chan delayedFrame // nil when the port has no Delay
+
+	rxFrames, rxBytes, rxErrors         atomic.Uint64
+	txFrames, txBytes, txErrors         atomic.Uint64
+	lossDrops, queueDrops, unsentAtStop atomic.Uint64
+}
+
+type delayedFrame struct {
+	due  time.Time
+	data []byte
+}
+
+// Open opens a packet socket on each port's interface, in the network
+// namespace of the calling OS thread, and the pcap files if asked for. Port
+// numbers and interfaces must be distinct. On error nothing stays open or
+// written.
+func Open(specs []PortSpec, opts Options) (*Dataplane, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := checkSpecs(specs); err != nil {
+		return nil, err
+	}
+	d := &Dataplane{byPort: make(map[uint32]*port, len(specs)), log: log}
+	for _, spec := range specs {
+		p := &port{spec: spec, log: log.With("port", spec.Port, "interface", spec.Interface)}
+		if spec.Loss > 0 && spec.Loss < 1 {
+			p.loss = rand.New(rand.NewPCG(opts.LossSeed, uint64(spec.Port)))
+		}
+		if spec.Delay > 0 {
+			p.delayed = make(chan delayedFrame, delayQueueLen)
+		}
+		d.ports = append(d.ports, p)
+		d.byPort[spec.Port] = p
+	}
+	if err := d.open(opts.PcapDir); err != nil {
+		d.Close()
+		d.removePcaps()
+		return nil, err
+	}
+	return d, nil
+}
+
+func checkSpecs(specs []PortSpec) error {
+	ports := map[uint32]bool{}
+	ifaces := map[string]bool{}
+	for _, s := range specs {
+		switch {
+		case s.Interface == "":
+			return fmt.Errorf("port %d: no interface given", s.Port)
+		case ports[s.Port]:
+			return fmt.Errorf("port %s: port %d is given twice", s, s.Port)
+		case ifaces[s.Interface]:
+			return fmt.Errorf("port %s: interface %s is given twice", s, s.Interface)
+		case !(s.Loss >= 0 && s.Loss <= 1):
+			return fmt.Errorf("port %s: loss %v is not a fraction between 0 and 1", s, s.Loss)
+		case s.Delay < 0:
+			return fmt.Errorf("port %s: delay %v is negative", s, s.Delay)
+		}
+		ports[s.Port], ifaces[s.Interface] = true, true
+	}
+	return nil
+}
+
+func (d *Dataplane) open(pcapDir string) error {
+	if pcapDir != "" {
+		if err := os.MkdirAll(pcapDir, 0o755); err != nil {
+			return fmt.Errorf("pcap directory: %w", err)
+		}
+	}
+	for _, p := range d.ports {
+		sock, err := OpenSocket(p.spec.Interface)
+		if err != nil {
+			return fmt.Errorf("port %s: %w", p.spec, err)
+		}
+		p.sock = sock
+		if pcapDir == "" {
+			continue
+		}
+		if p.pcapIn, err = createPcap(filepath.Join(pcapDir, p.spec.Interface+"_in.pcap")); err != nil {
+			return fmt.Errorf("port %s: %w", p.spec, err)
+		}
+		if p.pcapOut, err = createPcap(filepath.Join(pcapDir, p.spec.Interface+"_out.pcap")); err != nil {
+			return fmt.Errorf("port %s: %w", p.spec, err)
+		}
+	}
+	return nil
+}
+
+// removePcaps removes the pcap files of a failed Open.
+func (d *Dataplane) removePcaps() {
+	for _, p := range d.ports {
+		for _, f := range []*pcapFile{p.pcapIn, p.pcapOut} {
+			if f != nil {
+				os.Remove(f.path)
+			}
+		}
+	}
+}
+
+// Ports returns the ports' specifications in the order given to Open.
+func (d *Dataplane) Ports() []PortSpec {
+	specs := make([]PortSpec, len(d.ports))
+	for i, p := range d.ports {
+		specs[i] = p.spec
+	}
+	return specs
+}
+
+// Run receives frames on every port and passes them through pl, sending what
+// it emits, until ctx is cancelled; then it stops receiving, discards the
+// frames still held by delayed ports (counted as UnsentAtStop) and returns
+// nil. It returns early with an error naming the interface if a port's
+// socket fails (an interface going down is only logged: its socket resumes
+// when it comes back up). Run may be called once.
+func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
+	if !d.running.CompareAndSwap(false, true) {
+		return errors.New("dataplane: Run called twice")
+	}
+	stopDelays := make(chan struct{})
+	var delays sync.WaitGroup
+	for _, p := range d.ports {
+		if p.delayed != nil {
+			delays.Go(func() { p.sendDelayed(stopDelays) })
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(d.ports))
+	var receivers sync.WaitGroup
+	for _, p := range d.ports {
+		receivers.Go(func() {
+			if err := d.receive(p, pl); err != nil {
+				errs <- err
+				cancel()
+			}
+		})
+	}
+	<-ctx.Done()
+	for _, p := range d.ports {
+		// Wakes the receiver; a socket already closed needs no waking.
+		p.sock.SetReadDeadline(time.Now())
+	}
+	receivers.Wait()
+	close(stopDelays)
+	delays.Wait()
+	for _, p := range d.ports {
+		if p.delayed != nil {
+			p.unsentAtStop.Add(uint64(len(p.delayed)))
+		}
+	}
+	close(errs)
+	return errors.Join(collect(errs)...)
+}
+
+func collect(errs <-chan error) []error {
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return all
+}
+
+// receive is the loop of one port's receiver. It returns nil when Run stops
+// it (deadline or closed socket).
+func (d *Dataplane) receive(p *port, pl Pipeline) error {
+	emit := func(o engine.Output) { d.transmit(o) }
+	for {
+		frame, err := p.sock.Recv()
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, os.ErrClosed):
+			return nil
+		case errors.Is(err, ErrOversized):
+			p.rxErrors.Add(1)
+			p.log.Debug("frame dropped", "err", err)
+			continue
+		case errors.Is(err, unix.ENETDOWN):
+			p.log.Warn("interface is down; its port receives again when it comes up")
+			continue
+		default:
+			return fmt.Errorf("port %s: %w", p.spec, err)
+		}
+		p.rxFrames.Add(1)
+		p.rxBytes.Add(uint64(len(frame)))
+		p.pcapIn.write(frame, p.log)
+		if err := pl.Process(p.spec.Port, frame, emit); err != nil {
+			d.pipelineErrors.Add(1)
+			p.log.Debug("pipeline refused a frame", "err", err)
+		}
+	}
+}
+
+// transmit sends a frame the pipeline emitted, through the egress port's
+// impairments.
+func (d *Dataplane) transmit(o engine.Output) {
+	p := d.byPort[o.Port]
+	if p == nil {
+		d.unknownEgress.Add(1)
+		d.log.Debug("frame sent to a port without an interface dropped", "port", o.Port)
+		return
+	}
+	if p.lose() {
+		p.lossDrops.Add(1)
+		return
+	}
+	if p.delayed == nil {
+		p.send(o.Data)
+		return
+	}
+	select {
+	case p.delayed <- delayedFrame{due: time.Now().Add(p.spec.Delay), data: append([]byte(nil), o.Data...)}:
+	default:
+		p.queueDrops.Add(1)
+	}
+}
+
+// lose decides whether loss emulation drops the next frame.
+func (p *port) lose() bool {
+	switch {
+	case p.spec.Loss <= 0:
+		return false
+	case p.spec.Loss >= 1:
+		return true
+	}
+	p.lossMu.Lock()
+	defer p.lossMu.Unlock()
+	return p.loss.Float64() < p.spec.Loss
+}
+
+func (p *port) send(frame []byte) {
+	if err := p.sock.Send(frame); err != nil {
+		p.txErrors.Add(1)
+		p.log.Debug("frame not sent", "err", err)
+		return
+	}
+	p.txFrames.Add(1)
+	p.txBytes.Add(uint64(len(frame)))
+	p.pcapOut.write(frame, p.log)
+}
+
+// sendDelayed sends the port's delayed frames when they are due, in the order
+// they were queued (all have the same delay), until stop is closed.
+func (p *port) sendDelayed(stop <-chan struct{}) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case f := <-p.delayed:
+			if wait := time.Until(f.due); wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-stop:
+					p.unsentAtStop.Add(1)
+					return
+				case <-timer.C:
+				}
+			}
+			p.send(f.data)
+		}
+	}
+}
+
+// PortStats are the counters of one port.
+type PortStats struct {
+	PortSpec
+	RxFrames, RxBytes uint64
+	// RxErrors counts frames received but not processed (too long).
+	RxErrors          uint64
+	TxFrames, TxBytes uint64
+	// TxErrors counts frames the kernel refused to send (interface down,
+	// frame longer than the MTU, the peer's backlog full).
+	TxErrors uint64
+	// LossDrops counts frames dropped by loss emulation.
+	LossDrops uint64
+	// QueueDrops counts frames dropped because the delay queue was full.
+	QueueDrops uint64
+	// UnsentAtStop counts delayed frames still waiting when Run stopped.
+	UnsentAtStop uint64
+}
+
+// Stats are a Dataplane's counters.
+type Stats struct {
+	Ports []PortStats // in the order given to Open
+	// PipelineErrors counts frames the pipeline returned an error for.
+	PipelineErrors uint64
+	// UnknownEgress counts frames the pipeline sent to a port number that
+	// has no interface.
+	UnknownEgress uint64
+}
+
+// Stats returns the current counters. It may be called at any time.
+func (d *Dataplane) Stats() Stats {
+	s := Stats{PipelineErrors: d.pipelineErrors.Load(), UnknownEgress: d.unknownEgress.Load()}
+	for _, p := range d.ports {
+		s.Ports = append(s.Ports, PortStats{
+			PortSpec: p.spec,
+			RxFrames: p.rxFrames.Load(), RxBytes: p.rxBytes.Load(), RxErrors: p.rxErrors.Load(),
+			TxFrames: p.txFrames.Load(), TxBytes: p.txBytes.Load(), TxErrors: p.txErrors.Load(),
+			LossDrops: p.lossDrops.Load(), QueueDrops: p.queueDrops.Load(), UnsentAtStop: p.unsentAtStop.Load(),
+		})
+	}
+	return s
+}
+
+// Close closes the sockets (in parallel: each waits for an RCU grace period)
+// and the pcap files. Call it after Run has returned; later calls return the
+// first call's result.
+func (d *Dataplane) Close() error {
+	d.closeOnce.Do(func() {
+		var socks []*Socket
+		var errs []error
+		for _, p := range d.ports {
+			if p.sock != nil {
+				socks = append(socks, p.sock)
+			}
+			errs = append(errs, p.pcapIn.close(), p.pcapOut.close())
+		}
+		d.closeErr = errors.Join(append(errs, CloseAll(socks))...)
+	})
+	return d.closeErr
+}

@@ -1,0 +1,489 @@
+package dataplane_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket/pcapgo"
+
+	"github.com/grid-ina/grid/harness/dataplane"
+	"github.com/grid-ina/grid/harness/engine"
+	"github.com/grid-ina/grid/harness/p4c"
+)
+
+// testEtherType is IEEE's local experimental EtherType: the test frames.
+const testEtherType = 0x88b5
+
+// testFrame is a frame of size bytes carrying seq, with EtherType
+// testEtherType.
+func testFrame(seq uint32, size int) []byte {
+	f := make([]byte, size)
+	copy(f, []byte{0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01})
+	binary.BigEndian.PutUint16(f[12:], testEtherType)
+	binary.BigEndian.PutUint32(f[14:], seq)
+	for i := 18; i < size; i++ {
+		f[i] = byte(i)
+	}
+	return f
+}
+
+func seqOf(f []byte) uint32 { return binary.BigEndian.Uint32(f[14:]) }
+
+// run runs dp with pl until the test ends (or stop is called) and checks
+// that Run then returns nil.
+func run(t *testing.T, dp *dataplane.Dataplane, pl dataplane.Pipeline) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- dp.Run(ctx, pl) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Run did not return within 10 s of its context being cancelled")
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// to returns a pipeline sending every frame to each of the given ports.
+func to(ports ...uint32) dataplane.Pipeline {
+	return dataplane.PipelineFunc(func(_ uint32, frame []byte, emit func(engine.Output)) error {
+		for _, p := range ports {
+			emit(engine.Output{Port: p, Data: frame})
+		}
+		return nil
+	})
+}
+
+// eventually waits until cond holds for the dataplane's counters (which a
+// frame's receiver may see a moment before the sender has counted it) and
+// returns them; after 10 s it fails the test.
+func eventually(t *testing.T, dp *dataplane.Dataplane, what string, cond func(dataplane.Stats) bool) dataplane.Stats {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := dp.Stats()
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counters never showed %s: %+v", what, st)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func send(t *testing.T, s *dataplane.Socket, frames ...[]byte) {
+	t.Helper()
+	for _, f := range frames {
+		if err := s.Send(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestFramesOfEverySizeAndVLANTagsCrossAGoPipelineUnchanged(t *testing.T) {
+	n := newTestNet(t)
+	n.veth("sw0", "h0")
+	n.veth("sw1", "h1")
+	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	h0, h1 := n.socket("h0"), n.socket("h1")
+	// Port 0 and 1 exchange frames; a frame whose first payload byte is 0xee
+	// is refused, one with 0xdd goes to port 9, which has no interface.
+	run(t, dp, dataplane.PipelineFunc(func(port uint32, frame []byte, emit func(engine.Output)) error {
+		switch frame[14] {
+		case 0xee:
+			return errors.New("refused")
+		case 0xdd:
+			emit(engine.Output{Port: 9, Data: frame})
+		default:
+			emit(engine.Output{Port: 1 - port, Data: frame})
+		}
+		return nil
+	}))
+
+	tagged := testFrame(3, 64)
+	// Insert an 802.1Q tag, VLAN 100 priority 5, before the EtherType.
+	tagged = append(tagged[:12:12], append([]byte{0x81, 0x00, 0xa0, 0x64}, tagged[12:60]...)...)
+	frames := [][]byte{testFrame(1, 60), testFrame(2, 1514), tagged, testFrame(4, 18)}
+	send(t, h0, frames...)
+	got := receive(t, h1, len(frames), 5*time.Second)
+	if len(got) != len(frames) {
+		t.Fatalf("h1 received %d of %d frames", len(got), len(frames))
+	}
+	for i := range frames {
+		if !bytes.Equal(got[i], frames[i]) {
+			t.Errorf("frame %d changed on its way h0 -> h1:\nsent %x\ngot  %x", i, frames[i], got[i])
+		}
+	}
+	back := testFrame(5, 100)
+	send(t, h1, back)
+	if got := receive(t, h0, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], back) {
+		t.Errorf("h1 -> h0: got %x, want %x", got, back)
+	}
+
+	refused, lost := testFrame(6, 60), testFrame(7, 60)
+	refused[14], lost[14] = 0xee, 0xdd
+	send(t, h0, refused, lost, testFrame(8, 60))
+	got = receive(t, h1, 2, time.Second)
+	if len(got) != 1 || seqOf(got[0]) != 8 {
+		t.Errorf("after a refused frame and one to port 9, h1 got %d frames, want only frame 8", len(got))
+	}
+	st := eventually(t, dp, "5 frames sent on port 1", func(st dataplane.Stats) bool { return st.Ports[1].TxFrames == 5 })
+	if st.PipelineErrors != 1 || st.UnknownEgress != 1 {
+		t.Errorf("pipeline errors %d, unknown egress %d; want 1 and 1", st.PipelineErrors, st.UnknownEgress)
+	}
+	p0, p1 := st.Ports[0], st.Ports[1]
+	if p0.RxFrames != 7 || p0.TxFrames != 1 || p1.RxFrames != 1 || p1.TxFrames != 5 {
+		t.Errorf("counters: port 0 rx %d tx %d, port 1 rx %d tx %d; want 7 1 1 5", p0.RxFrames, p0.TxFrames, p1.RxFrames, p1.TxFrames)
+	}
+	if want := uint64(60 + 1514 + 64 + 18 + 60); p1.TxBytes != want {
+		t.Errorf("port 1 sent %d bytes, want %d", p1.TxBytes, want)
+	}
+}
+
+// basicIPv4 compiles the basic IPv4 forwarder of p4/examples into a switch
+// with the routes of its STF test.
+func basicIPv4(t *testing.T) *engine.Switch {
+	t.Helper()
+	res, err := p4c.Compile("../../p4/examples/basic_ipv4.p4", p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := engine.Load(res.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := engine.NewSwitch(prog, engine.Config{Ports: 4})
+	routes := []struct {
+		prefix []byte
+		plen   int
+		mac    []byte
+		port   byte
+	}{
+		{[]byte{10, 0, 0, 0}, 8, []byte{0, 0, 0, 0, 0x01, 0xff}, 1},
+		{[]byte{10, 0, 1, 0}, 24, []byte{0, 0, 0, 0, 0x01, 0x02}, 2},
+		{[]byte{10, 0, 1, 1}, 32, []byte{0, 0, 0, 0, 0x01, 0x03}, 3},
+	}
+	for _, r := range routes {
+		_, err := sw.AddEntry("MyIngress.ipv4_lpm", engine.Entry{
+			Match:  []engine.Match{engine.LPM(r.prefix, r.plen)},
+			Action: "MyIngress.ipv4_forward", Args: [][]byte{r.mac, {0, r.port}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sw
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCompiledIPv4ForwarderRoutesFramesBetweenVeths(t *testing.T) {
+	n := newTestNet(t)
+	var specs []dataplane.PortSpec
+	hosts := make([]*dataplane.Socket, 4)
+	for i := range 4 {
+		sw, h := "sw"+string(rune('0'+i)), "h"+string(rune('0'+i))
+		n.veth(sw, h)
+		specs = append(specs, dataplane.PortSpec{Port: uint32(i), Interface: sw})
+	}
+	dp := n.open(specs, dataplane.Options{})
+	for i := range hosts {
+		hosts[i] = n.socket("h" + string(rune('0'+i)))
+	}
+	run(t, dp, basicIPv4(t))
+
+	// From basic_ipv4.stf: no route for 192.168.0.1, then 10.0.1.5 via the /24 to port 2.
+	noRoute := mustHex(t, "000000000001 0000000000aa 0800 4500001c 00010000 4011b026 0a000001 c0a80001 0001020304050607")
+	in := mustHex(t, "000000000001 0000000000aa 0800 4500001c 00010000 401165cb 0a000001 0a000105 0001020304050607")
+	want := mustHex(t, "000000000102 000000000001 0800 4500001c 00010000 3f1166cb 0a000001 0a000105 0001020304050607")
+	send(t, hosts[0], noRoute, in)
+	got := receive(t, hosts[2], 1, 5*time.Second)
+	if len(got) != 1 || !bytes.Equal(got[0], want) {
+		t.Fatalf("h2 received %x, want %x", got, want)
+	}
+	for _, i := range []int{0, 1, 3} {
+		if extra := receive(t, hosts[i], 1, 200*time.Millisecond); len(extra) > 0 {
+			t.Errorf("h%d received %x; only h2 should get a frame", i, extra[0])
+		}
+	}
+	st := eventually(t, dp, "a frame sent on port 2", func(st dataplane.Stats) bool { return st.Ports[2].TxFrames == 1 })
+	if st.Ports[0].RxFrames != 2 {
+		t.Errorf("port 0 received %d frames, want 2", st.Ports[0].RxFrames)
+	}
+}
+
+func TestLossOneDropsEveryFrameAndLossZeroNone(t *testing.T) {
+	n := newTestNet(t)
+	for _, p := range []string{"0", "1", "2"} {
+		n.veth("sw"+p, "h"+p)
+	}
+	dp := n.open([]dataplane.PortSpec{
+		{Port: 0, Interface: "sw0"},
+		{Port: 1, Interface: "sw1", Loss: 1},
+		{Port: 2, Interface: "sw2", Loss: 0},
+	}, dataplane.Options{})
+	h0, h1, h2 := n.socket("h0"), n.socket("h1"), n.socket("h2")
+	run(t, dp, to(1, 2))
+	const frames = 200
+	for i := range frames {
+		send(t, h0, testFrame(uint32(i), 64))
+	}
+	if got := receive(t, h2, frames, 10*time.Second); len(got) != frames {
+		t.Fatalf("port with loss 0 delivered %d of %d frames; counters %+v", len(got), frames, dp.Stats())
+	}
+	if got := receive(t, h1, 1, 200*time.Millisecond); len(got) != 0 {
+		t.Fatalf("port with loss 1 delivered frame %d", seqOf(got[0]))
+	}
+	st := eventually(t, dp, "every frame sent on port 2", func(st dataplane.Stats) bool { return st.Ports[2].TxFrames == frames })
+	if p1, p2 := st.Ports[1], st.Ports[2]; p1.LossDrops != frames || p1.TxFrames != 0 || p2.LossDrops != 0 || p2.TxFrames != frames {
+		t.Errorf("loss 1: dropped %d sent %d; loss 0: dropped %d sent %d", p1.LossDrops, p1.TxFrames, p2.LossDrops, p2.TxFrames)
+	}
+}
+
+// survivors sends frames through a fresh dataplane whose port 1 has loss
+// 0.3 drawn with seed, and returns which sequence numbers arrived.
+func survivors(t *testing.T, n *testNet, seed uint64, frames int) []uint32 {
+	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1", Loss: 0.3}},
+		dataplane.Options{LossSeed: seed})
+	h0, h1 := n.socket("h0"), n.socket("h1")
+	stop := run(t, dp, to(1))
+	for i := range frames {
+		send(t, h0, testFrame(uint32(i), 64))
+	}
+	// Once the dataplane has sent or dropped every frame, the number to
+	// receive is known.
+	eventually(t, dp, "every frame sent or dropped", func(st dataplane.Stats) bool {
+		return st.Ports[1].TxFrames+st.Ports[1].LossDrops == uint64(frames)
+	})
+	sent := dp.Stats().Ports[1].TxFrames
+	var seqs []uint32
+	for _, f := range receive(t, h1, int(sent), 5*time.Second) {
+		seqs = append(seqs, seqOf(f))
+	}
+	stop()
+	dp.Close()
+	h0.Close()
+	h1.Close()
+	if uint64(len(seqs)) != sent {
+		t.Fatalf("dataplane sent %d frames, h1 received %d", sent, len(seqs))
+	}
+	return seqs
+}
+
+func TestPartialLossDropsAboutTheFractionAndRepeatsWithTheSameSeed(t *testing.T) {
+	n := newTestNet(t)
+	n.veth("sw0", "h0")
+	n.veth("sw1", "h1")
+	const frames = 400
+	first := survivors(t, n, 7, frames)
+	// 280 expected; five standard deviations of the binomial either side.
+	sd := math.Sqrt(frames * 0.3 * 0.7)
+	if d := math.Abs(float64(len(first)) - frames*0.7); d > 5*sd {
+		t.Errorf("loss 0.3 let %d of %d frames through", len(first), frames)
+	}
+	again := survivors(t, n, 7, frames)
+	if !equalSeqs(first, again) {
+		t.Errorf("the same seed let different frames through: %d then %d frames", len(first), len(again))
+	}
+	if other := survivors(t, n, 8, frames); equalSeqs(first, other) {
+		t.Errorf("seeds 7 and 8 let exactly the same %d frames through", len(first))
+	}
+}
+
+func equalSeqs(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestDelayHoldsEveryFrameAtLeastThatLongAndKeepsTheirOrder(t *testing.T) {
+	n := newTestNet(t)
+	n.veth("sw0", "h0")
+	n.veth("sw1", "h1")
+	const delay = 150 * time.Millisecond
+	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1", Delay: delay}}, dataplane.Options{})
+	h0, h1 := n.socket("h0"), n.socket("h1")
+	run(t, dp, to(1))
+	const frames = 20
+	sentAt := make([]time.Time, frames)
+	for i := range frames {
+		sentAt[i] = time.Now()
+		send(t, h0, testFrame(uint32(i), 64))
+		time.Sleep(5 * time.Millisecond)
+	}
+	h1.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for i := range frames {
+		f, err := h1.Recv()
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		arrived := time.Now()
+		if seq := seqOf(f); seq != uint32(i) {
+			t.Fatalf("frame %d arrived in position %d", seq, i)
+		}
+		// Generous upper bound: this checks the frame is not lost in the
+		// queue, not the emulation's precision.
+		if held := arrived.Sub(sentAt[i]); held < delay || held > delay+5*time.Second {
+			t.Errorf("frame %d arrived %v after it was sent; the delay is %v", i, held, delay)
+		}
+	}
+}
+
+func TestOpenNamesAMissingInterfaceAndLeavesNothingOpen(t *testing.T) {
+	n := newTestNet(t)
+	n.veth("sw0", "h0")
+	before := openFDs(t)
+	err := n.do(func() error {
+		_, err := dataplane.Open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "nosuch1"}},
+			dataplane.Options{PcapDir: t.TempDir()})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "1@nosuch1") || !strings.Contains(err.Error(), "no such interface") {
+		t.Fatalf("Open with a missing interface: %v", err)
+	}
+	if after := openFDs(t); after != before {
+		t.Errorf("%d file descriptors open before a failed Open, %d after", before, after)
+	}
+}
+
+func TestOpenRejectsInconsistentPortSpecs(t *testing.T) {
+	for _, tc := range []struct {
+		specs []dataplane.PortSpec
+		want  string
+	}{
+		{[]dataplane.PortSpec{{Port: 0}}, "port 0: no interface given"},
+		{[]dataplane.PortSpec{{Port: 0, Interface: "a"}, {Port: 0, Interface: "b"}}, "port 0@b: port 0 is given twice"},
+		{[]dataplane.PortSpec{{Port: 0, Interface: "a"}, {Port: 1, Interface: "a"}}, "port 1@a: interface a is given twice"},
+		{[]dataplane.PortSpec{{Port: 2, Interface: "a", Loss: 1.5}}, "port 2@a: loss 1.5 is not a fraction between 0 and 1"},
+		{[]dataplane.PortSpec{{Port: 2, Interface: "a", Loss: math.NaN()}}, "port 2@a: loss NaN is not a fraction"},
+		{[]dataplane.PortSpec{{Port: 3, Interface: "a", Delay: -time.Second}}, "port 3@a: delay -1s is negative"},
+	} {
+		_, err := dataplane.Open(tc.specs, dataplane.Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%v): error %v, want %q", tc.specs, err, tc.want)
+		}
+	}
+}
+
+func readPcap(t *testing.T, path string) [][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var frames [][]byte
+	for {
+		data, _, err := r.ReadPacketData()
+		if err == io.EOF {
+			return frames
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		frames = append(frames, data)
+	}
+}
+
+func TestPcapFilesRecordWhatEachPortReceivedAndSent(t *testing.T) {
+	n := newTestNet(t)
+	n.veth("sw0", "h0")
+	n.veth("sw1", "h1")
+	dir := filepath.Join(t.TempDir(), "pcaps")
+	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{PcapDir: dir})
+	h0, h1 := n.socket("h0"), n.socket("h1")
+	stop := run(t, dp, to(1))
+	frames := [][]byte{testFrame(1, 60), testFrame(2, 1000), testFrame(3, 80)}
+	send(t, h0, frames...)
+	if got := receive(t, h1, len(frames), 5*time.Second); len(got) != len(frames) {
+		t.Fatalf("h1 received %d of %d frames", len(got), len(frames))
+	}
+	stop()
+	if err := dp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string][][]byte{
+		"sw0_in.pcap": frames, "sw1_out.pcap": frames, "sw0_out.pcap": nil, "sw1_in.pcap": nil,
+	} {
+		got := readPcap(t, filepath.Join(dir, file))
+		if len(got) != len(want) {
+			t.Errorf("%s holds %d frames, want %d", file, len(got), len(want))
+			continue
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Errorf("%s frame %d is %x, want %x", file, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestRunStopsWhenCancelledAndCloseReleasesEverything(t *testing.T) {
+	needRoot(t)
+	before := openFDs(t)
+	n := newTestNet(t)
+	n.veth("sw0", "h0")
+	n.veth("sw1", "h1")
+	name := n.name
+	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0", Delay: time.Hour}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	h1 := n.socket("h1")
+	stop := run(t, dp, to(0))
+	send(t, h1, testFrame(1, 60), testFrame(2, 60))
+	eventually(t, dp, "2 frames received", func(st dataplane.Stats) bool { return st.Ports[1].RxFrames == 2 })
+	stop()
+	if err := dp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if unsent := dp.Stats().Ports[0].UnsentAtStop; unsent != 2 {
+		t.Errorf("%d frames held by the delay were counted unsent at stop, want 2", unsent)
+	}
+	h1.Close()
+	n.remove()
+	if after := openFDs(t); after != before {
+		t.Errorf("%d file descriptors open before, %d after Close and removing the namespace", before, after)
+	}
+	for _, left := range leftoverNamespaces() {
+		if left == name {
+			t.Errorf("namespace %s left behind", name)
+		}
+	}
+}

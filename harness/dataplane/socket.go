@@ -1,0 +1,250 @@
+package dataplane
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// vlanTagLen is the length of an 802.1Q tag: TPID and TCI.
+const vlanTagLen = 4
+
+// MaxFrame is the largest frame a Socket receives whole; larger ones (only
+// possible with generic receive offload merging frames on the interface) are
+// counted and dropped. It covers any MTU a veth can have plus headers.
+const MaxFrame = 64 << 10
+
+// Socket is an AF_PACKET socket on one network interface: it receives every
+// frame arriving there (but not those sent through it) and sends frames out
+// of it as they are. It is what the Dataplane's ports use, and what a test
+// driving a switch uses on the other ends of the switch's links.
+//
+// The kernel strips a VLAN tag from a received frame into metadata before a
+// packet socket sees it (whatever the interface's offload settings); Recv
+// puts the tag back, as libpcap does for bmv2, so frames arrive as sent.
+//
+// Recv and Send may be called from different goroutines; Send is safe for
+// concurrent use. Both use Go's network poller, so a blocked Recv returns
+// when its read deadline passes or the socket is closed.
+type Socket struct {
+	iface string
+	file  *os.File
+	conn  syscall.RawConn
+
+	// Receive state: one Recv at a time uses these, set up once so that
+	// receiving allocates nothing.
+	buf     []byte
+	oob     []byte
+	iov     unix.Iovec
+	msg     unix.Msghdr
+	recvErr error
+	recvN   int
+	recvFn  func(fd uintptr) bool
+}
+
+// OpenSocket opens a packet socket on the interface named iface in the
+// network namespace of the calling OS thread (lock the thread with
+// runtime.LockOSThread before entering a namespace to open sockets there; the
+// socket stays in its namespace wherever it is used later). The interface is
+// put in promiscuous mode for as long as the socket is open, as bmv2 does.
+func OpenSocket(iface string) (*Socket, error) {
+	ifr, err := unix.NewIfreq(iface)
+	if err != nil {
+		return nil, fmt.Errorf("interface %q: %w", iface, err)
+	}
+	// Protocol 0 receives nothing until bound: binding a socket that already
+	// listened on every interface would wait for an RCU grace period.
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("interface %s: open packet socket: %w", iface, err)
+	}
+	s, err := setupSocket(fd, iface, ifr)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return s, nil
+}
+
+func setupSocket(fd int, iface string, ifr *unix.Ifreq) (*Socket, error) {
+	// The socket's own namespace resolves the name, whichever thread runs this.
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFINDEX, ifr); err != nil {
+		if errors.Is(err, unix.ENODEV) {
+			return nil, fmt.Errorf("interface %s: no such interface in this network namespace", iface)
+		}
+		return nil, fmt.Errorf("interface %s: look up index: %w", iface, err)
+	}
+	ifindex := int(ifr.Uint32())
+	const ethPAll = unix.ETH_P_ALL<<8&0xff00 | unix.ETH_P_ALL>>8 // network byte order
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: ethPAll, Ifindex: ifindex}); err != nil {
+		return nil, fmt.Errorf("interface %s: bind packet socket: %w", iface, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
+		return nil, fmt.Errorf("interface %s: ignore outgoing frames: %w", iface, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
+		return nil, fmt.Errorf("interface %s: request VLAN metadata: %w", iface, err)
+	}
+	mreq := unix.PacketMreq{Ifindex: int32(ifindex), Type: unix.PACKET_MR_PROMISC}
+	if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
+		return nil, fmt.Errorf("interface %s: promiscuous mode: %w", iface, err)
+	}
+	// A bigger receive buffer absorbs bursts while the pipeline is busy;
+	// without the privilege for it the default is used.
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
+
+	s := &Socket{iface: iface, file: os.NewFile(uintptr(fd), "packet socket on "+iface)}
+	conn, err := s.file.SyscallConn()
+	if err != nil {
+		s.file.Close()
+		return nil, fmt.Errorf("interface %s: %w", iface, err)
+	}
+	s.conn = conn
+	s.buf = make([]byte, vlanTagLen+MaxFrame)
+	s.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{}))))
+	// The frame lands vlanTagLen bytes into buf, so a stripped tag can be
+	// put back by moving only the 12 address bytes.
+	s.iov.Base = &s.buf[vlanTagLen]
+	s.iov.SetLen(MaxFrame)
+	s.msg.Iov = &s.iov
+	s.msg.Iovlen = 1
+	s.msg.Control = &s.oob[0]
+	s.recvFn = func(fd uintptr) bool {
+		s.msg.SetControllen(len(s.oob))
+		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&s.msg)), unix.MSG_TRUNC)
+		if errno == unix.EAGAIN {
+			return false
+		}
+		s.recvN, s.recvErr = int(n), nil
+		if errno != 0 {
+			s.recvErr = errno
+		}
+		return true
+	}
+	return s, nil
+}
+
+// Interface is the name of the socket's interface.
+func (s *Socket) Interface() string { return s.iface }
+
+// ErrOversized is returned by Recv for a frame longer than MaxFrame, which
+// is discarded.
+var ErrOversized = errors.New("frame longer than the receive buffer")
+
+// Recv waits for the next frame and returns it. The frame is valid until the
+// next call of Recv. After the read deadline passes Recv returns an error
+// wrapping os.ErrDeadlineExceeded, after Close one wrapping os.ErrClosed.
+// Only one goroutine may call Recv at a time.
+func (s *Socket) Recv() ([]byte, error) {
+	if err := s.conn.Read(s.recvFn); err != nil {
+		return nil, fmt.Errorf("interface %s: receive: %w", s.iface, err)
+	}
+	if s.recvErr != nil {
+		return nil, fmt.Errorf("interface %s: receive: %w", s.iface, s.recvErr)
+	}
+	n := s.recvN
+	if n > MaxFrame {
+		return nil, fmt.Errorf("interface %s: %d-byte frame: %w", s.iface, n, ErrOversized)
+	}
+	frame := s.buf[vlanTagLen : vlanTagLen+n]
+	if tag, ok := s.strippedVLANTag(); ok && n >= 12 {
+		copy(s.buf[:12], frame[:12])
+		binary.BigEndian.PutUint32(s.buf[12:16], tag)
+		frame = s.buf[:n+vlanTagLen]
+	}
+	return frame, nil
+}
+
+// strippedVLANTag returns the 802.1Q tag the kernel removed from the frame
+// just received, if any, as TPID<<16 | TCI.
+func (s *Socket) strippedVLANTag() (uint32, bool) {
+	oob := s.oob[:s.msg.Controllen]
+	for len(oob) >= unix.CmsgSpace(0) {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		if h.Len < unix.SizeofCmsghdr || int(h.Len) > len(oob) {
+			return 0, false
+		}
+		if h.Level == unix.SOL_PACKET && h.Type == unix.PACKET_AUXDATA &&
+			int(h.Len) >= unix.CmsgLen(int(unsafe.Sizeof(unix.TpacketAuxdata{}))) {
+			aux := (*unix.TpacketAuxdata)(unsafe.Pointer(&oob[unix.CmsgLen(0)]))
+			if aux.Status&unix.TP_STATUS_VLAN_VALID == 0 {
+				return 0, false
+			}
+			tpid := uint32(unix.ETH_P_8021Q)
+			if aux.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
+				tpid = uint32(aux.Vlan_tpid)
+			}
+			return tpid<<16 | uint32(aux.Vlan_tci), true
+		}
+		oob = oob[min(unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0)), len(oob)):]
+	}
+	return 0, false
+}
+
+// SetReadDeadline makes a blocked or later Recv return once t has passed; the
+// zero time means no deadline.
+func (s *Socket) SetReadDeadline(t time.Time) error { return s.file.SetReadDeadline(t) }
+
+// Send sends frame out of the interface as it is.
+func (s *Socket) Send(frame []byte) error {
+	op := sendOps.Get().(*sendOp)
+	op.frame, op.err = frame, nil
+	err := s.conn.Write(op.fn)
+	if err == nil {
+		err = op.err
+	}
+	op.frame = nil
+	sendOps.Put(op)
+	if err != nil {
+		return fmt.Errorf("interface %s: send %d-byte frame: %w", s.iface, len(frame), err)
+	}
+	return nil
+}
+
+// sendOp is one Send's write: pooled with its method value, so sending
+// allocates nothing.
+type sendOp struct {
+	frame []byte
+	err   error
+	fn    func(fd uintptr) bool
+}
+
+var sendOps = sync.Pool{New: func() any {
+	op := &sendOp{}
+	op.fn = op.write
+	return op
+}}
+
+func (op *sendOp) write(fd uintptr) bool {
+	_, op.err = unix.Write(int(fd), op.frame)
+	return op.err != unix.EAGAIN
+}
+
+// Close closes the socket. It waits for an RCU grace period (milliseconds),
+// so close many sockets in parallel (CloseAll).
+func (s *Socket) Close() error {
+	if err := s.file.Close(); err != nil {
+		return fmt.Errorf("interface %s: close packet socket: %w", s.iface, err)
+	}
+	return nil
+}
+
+// CloseAll closes the sockets in parallel and returns their errors joined.
+func CloseAll(sockets []*Socket) error {
+	errs := make(chan error, len(sockets))
+	for _, s := range sockets {
+		go func() { errs <- s.Close() }()
+	}
+	var all []error
+	for range sockets {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}
