@@ -59,7 +59,9 @@ type fixture struct {
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{t: t, prog: testProgram(t)}
-	f.srv = NewServer(Options{DeviceID: testDevice, CPUPort: testCPUPort, Ports: testPorts, Transmit: func(o engine.Output) {
+	// A clock that stands still makes meters deterministic: buckets never refill.
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.srv = NewServer(Options{DeviceID: testDevice, CPUPort: testCPUPort, Ports: testPorts, Now: func() time.Time { return now }, Transmit: func(o engine.Output) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.transmitted = append(f.transmitted, engine.Output{Port: o.Port, Data: append([]byte(nil), o.Data...), Instance: o.Instance})
