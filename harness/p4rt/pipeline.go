@@ -125,7 +125,7 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 	if now == nil {
 		now = time.Now
 	}
-	pl.sw = engine.NewSwitch(prog, engine.Config{Now: now})
+	pl.sw = engine.NewSwitch(prog, engine.Config{Now: now, Trace: opts.Trace})
 	if err := pl.resolveActions(prog); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package p4rt
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of meters and timestamps; nil means time.Now.
 	Now func() time.Time
+	// Trace, when set, receives the engine's per-packet trace of every
+	// pipeline (bmv2 --log-console style: parser states, tables, actions,
+	// drops). nil turns tracing off, which costs nothing.
+	Trace io.Writer
 	// Transmit receives the packets that PacketOut messages make the
 	// pipeline send to data-plane ports (the data plane's transmit
 	// function; Output.Data is only valid during the call). nil drops them.

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/grid-ina/grid/harness/engine"
 )
 
 func TestCapabilitiesReportsVersion150(t *testing.T) {
@@ -168,5 +170,35 @@ func TestPipelineWithP4InfoDisagreeingWithJSONIsInvalidArgument(t *testing.T) {
 				t.Fatalf("got %v, want INVALID_ARGUMENT mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestTraceReceivesThePacketLogOfLoadedPipelines(t *testing.T) {
+	var trace strings.Builder
+	prog := testProgram(t)
+	srv := NewServer(Options{DeviceID: testDevice, Trace: &trace})
+	if err := srv.LoadPipeline(prog.P4Info, prog.JSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Process(1, ipv4Frame([4]byte{10, 0, 0, 1}), func(engine.Output) {}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(trace.String(), "ipv4_lpm") {
+		t.Fatalf("trace does not mention the table the packet missed:\n%s", trace.String())
+	}
+}
+
+func TestProcessWithoutPipelineDropsAndRefusesPortsOutsideTheSwitch(t *testing.T) {
+	srv := NewServer(Options{DeviceID: testDevice, Ports: 4, CPUPort: testCPUPort})
+	emitted := 0
+	if err := srv.Process(1, ipv4Frame([4]byte{10, 0, 0, 1}), func(engine.Output) { emitted++ }); err != nil || emitted != 0 {
+		t.Fatalf("without a pipeline: err %v, %d packets, want a silent drop", err, emitted)
+	}
+	prog := testProgram(t)
+	if err := srv.LoadPipeline(prog.P4Info, prog.JSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Process(4, ipv4Frame([4]byte{10, 0, 0, 1}), func(engine.Output) {}); err == nil || !strings.Contains(err.Error(), "ingress port 4") {
+		t.Fatalf("ingress port 4 of a 4-port switch: %v", err)
 	}
 }
