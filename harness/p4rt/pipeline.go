@@ -1,7 +1,9 @@
 package p4rt
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -157,7 +159,12 @@ func (pl *pipeline) resolveActions(prog *engine.Program) error {
 		}
 		ea, ok := byName[pre.Name]
 		if !ok {
-			return fmt.Errorf("%s: action %q is not in the bmv2 JSON", path, pre.Name)
+			// An action only called from control code may be inlined in
+			// the JSON; no table can use it, which resolveTables checks.
+			ea.Params = make([]engine.ParamInfo, len(a.Params))
+			for j, p := range a.Params {
+				ea.Params[j].Bitwidth = int(p.Bitwidth)
+			}
 		}
 		if len(a.Params) != len(ea.Params) {
 			return fmt.Errorf("%s: action %q has %d params in the P4Info, %d in the bmv2 JSON", path, pre.Name, len(a.Params), len(ea.Params))
@@ -241,6 +248,9 @@ func (pl *pipeline) resolveTables(prog *engine.Program) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		td.initDefault = def
+		if err := pl.initialEntries(td); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 		pl.tables[pre.Id] = td
 	}
 	return nil
@@ -397,4 +407,95 @@ func (pl *pipeline) resolveControllerHeaders() error {
 		}
 	}
 	return nil
+}
+
+// actionByName finds the P4Info action of an engine action name.
+func (pl *pipeline) actionByName(name string) (uint32, *actionDef) {
+	for id, ad := range pl.actions {
+		if ad.name == name {
+			return id, ad
+		}
+	}
+	return 0, nil
+}
+
+// initialEntries records the entries the program installs (const entries
+// and initial entries of the bmv2 JSON) in P4Runtime form, so that Read
+// returns them and, for non-const tables, MODIFY and DELETE find them.
+func (pl *pipeline) initialEntries(td *tableDef) error {
+	stored, err := pl.sw.Entries(td.name)
+	if err != nil {
+		return err
+	}
+	for i, se := range stored {
+		aid, ad := pl.actionByName(se.Action)
+		if ad == nil {
+			return fmt.Errorf("initial entry %d: action %q is not in the P4Info", i, se.Action)
+		}
+		act := &p4v1.Action{ActionId: aid}
+		for _, pid := range sortedParamIDs(ad) {
+			act.Params = append(act.Params, &p4v1.Action_Param{ParamId: pid, Value: canonical(se.Args[ad.params[pid].index])})
+		}
+		te := &p4v1.TableEntry{TableId: td.info.Preamble.Id, Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: act}}}
+		if td.needsPrio {
+			te.Priority = math.MaxInt32 - se.Priority
+		}
+		for j, fd := range td.order {
+			if fm := fieldMatchOf(fd, se.Match[j]); fm != nil {
+				te.Match = append(te.Match, fm)
+			}
+		}
+		pm, fe := td.parseMatch(te)
+		if fe != nil {
+			return fmt.Errorf("initial entry %d: %v", i, fe)
+		}
+		if _, dup := td.entries[pm.key]; dup {
+			return fmt.Errorf("initial entry %d duplicates an earlier one", i)
+		}
+		te.Match = pm.canon
+		td.entries[pm.key] = &storedEntry{handle: se.Handle, entry: te}
+	}
+	return nil
+}
+
+// fieldMatchOf is the P4Runtime form of an engine match, nil for a
+// wildcard ("don't care" fields are omitted).
+func fieldMatchOf(fd *matchFieldDef, m engine.Match) *p4v1.FieldMatch {
+	fm := &p4v1.FieldMatch{FieldId: fd.info.Id}
+	switch fd.kind {
+	case p4configv1.MatchField_EXACT:
+		fm.FieldMatchType = &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: canonical(m.Value)}}
+	case p4configv1.MatchField_LPM:
+		if m.PrefixLen == 0 {
+			return nil
+		}
+		fm.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: canonical(m.Value), PrefixLen: int32(m.PrefixLen)}}
+	case p4configv1.MatchField_TERNARY:
+		if isZero(m.Mask) {
+			return nil
+		}
+		v := bytes.Clone(m.Value)
+		mask := bytes.Clone(m.Mask)
+		for len(v) < len(mask) {
+			v = append([]byte{0}, v...)
+		}
+		for len(mask) < len(v) {
+			mask = append([]byte{0}, mask...)
+		}
+		for k := range v {
+			v[k] &= mask[k]
+		}
+		fm.FieldMatchType = &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: canonical(v), Mask: canonical(mask)}}
+	case p4configv1.MatchField_RANGE:
+		if isZero(m.Value) && bytes.Equal(canonical(m.High), canonical(allOnes(fd.width))) {
+			return nil
+		}
+		fm.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: canonical(m.Value), High: canonical(m.High)}}
+	case p4configv1.MatchField_OPTIONAL:
+		if m.Wildcard {
+			return nil
+		}
+		fm.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: canonical(m.Value)}}
+	}
+	return fm
 }

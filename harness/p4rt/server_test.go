@@ -155,7 +155,7 @@ func TestPipelineWithP4InfoDisagreeingWithJSONIsInvalidArgument(t *testing.T) {
 		{"field width", func(c *p4v1.ForwardingPipelineConfig) { c.P4Info.Tables[0].MatchFields[0].Bitwidth = 16 },
 			`config.p4info.tables[0].match_fields[0]: field "hdr.ipv4.dstAddr" is 16 bits in the P4Info, 32 in the bmv2 JSON`},
 		{"unknown action", func(c *p4v1.ForwardingPipelineConfig) { c.P4Info.Actions[0].Preamble.Name = "TestIngress.nope" },
-			`config.p4info.actions[0]: action "TestIngress.nope" is not in the bmv2 JSON`},
+			`config.p4info.tables[0].action_refs[0]: action "TestIngress.nope" is not an action of table "TestIngress.ipv4_lpm" in the bmv2 JSON`},
 		{"register width", func(c *p4v1.ForwardingPipelineConfig) {
 			c.P4Info.Registers[0].TypeSpec.GetBitstring().GetBit().Bitwidth = 8
 		}, `register "TestIngress.last_length" is bit<8> in the P4Info, 32 bits in the bmv2 JSON`},
