@@ -201,9 +201,8 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	c.sendMu.Lock()
-	c.stream.CloseSend()
-	c.sendMu.Unlock()
+	// Canceling the stream ends it on both sides, also when a SendPacket
+	// is blocked on flow control.
 	c.cancelStream()
 	<-c.readerDone
 	return c.conn.Close()

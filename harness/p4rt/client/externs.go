@@ -192,16 +192,6 @@ func (c *Client) WriteMeter(ctx context.Context, meter string, index int64, cfg 
 	return c.Write(ctx, modify(&p4v1.Entity{Entity: &p4v1.Entity_MeterEntry{MeterEntry: me}}))
 }
 
-// ResetMeter returns one cell of an indexed meter to its unconfigured
-// state, in which it marks every packet green.
-func (c *Client) ResetMeter(ctx context.Context, meter string, index int64) error {
-	me, err := c.meterEntity(meter, index)
-	if err != nil {
-		return err
-	}
-	return c.Write(ctx, modify(&p4v1.Entity{Entity: &p4v1.Entity_MeterEntry{MeterEntry: me}}))
-}
-
 // ReadMeter returns the configuration of one cell of an indexed meter and
 // whether it is configured at all.
 func (c *Client) ReadMeter(ctx context.Context, meter string, index int64) (MeterConfig, bool, error) {
