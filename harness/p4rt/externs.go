@@ -44,13 +44,6 @@ func lookupExterns(m map[uint32]*externDef, id uint32, path, kind string, wildca
 	return []*externDef{x}, nil
 }
 
-func onlyModify(typ p4v1.Update_Type, what string) *fieldError {
-	if typ != p4v1.Update_MODIFY {
-		return errAt(codes.InvalidArgument, "type", "%s can only be modified, not %s", what, typ)
-	}
-	return nil
-}
-
 func counterData(v engine.CounterValue) *p4v1.CounterData {
 	return &p4v1.CounterData{ByteCount: int64(v.Bytes), PacketCount: int64(v.Packets)}
 }
@@ -62,10 +55,7 @@ func counterValue(path string, cd *p4v1.CounterData) (engine.CounterValue, *fiel
 	return engine.CounterValue{Bytes: uint64(cd.GetByteCount()), Packets: uint64(cd.GetPacketCount())}, nil
 }
 
-func (pl *pipeline) writeCounter(typ p4v1.Update_Type, ce *p4v1.CounterEntry) *fieldError {
-	if fe := onlyModify(typ, "counter cells"); fe != nil {
-		return fe
-	}
+func (pl *pipeline) writeCounter(ce *p4v1.CounterEntry) *fieldError {
 	xs, fe := lookupExterns(pl.counters, ce.CounterId, "counter_entry.counter_id", "a counter", false)
 	if fe != nil {
 		return fe
@@ -157,10 +147,7 @@ func (pl *pipeline) directTargets(path string, te *p4v1.TableEntry, has func(*ta
 func hasDirectCounter(td *tableDef) bool { return td.directCtr != 0 }
 func hasDirectMeter(td *tableDef) bool   { return td.directMtr != 0 }
 
-func (pl *pipeline) writeDirectCounter(typ p4v1.Update_Type, dc *p4v1.DirectCounterEntry) *fieldError {
-	if fe := onlyModify(typ, "direct counters"); fe != nil {
-		return fe
-	}
+func (pl *pipeline) writeDirectCounter(dc *p4v1.DirectCounterEntry) *fieldError {
 	v, fe := counterValue("direct_counter_entry.data", dc.Data)
 	if fe != nil {
 		return fe
@@ -223,10 +210,7 @@ func meterConfigProto(c engine.MeterConfig) *p4v1.MeterConfig {
 }
 
 // meterUpdate validates the config of a meter write.
-func meterUpdate(typ p4v1.Update_Type, path string, mc *p4v1.MeterConfig, mcd *p4v1.MeterCounterData) (engine.MeterConfig, *fieldError) {
-	if fe := onlyModify(typ, "meters"); fe != nil {
-		return engine.MeterConfig{}, fe
-	}
+func meterUpdate(path string, mc *p4v1.MeterConfig, mcd *p4v1.MeterCounterData) (engine.MeterConfig, *fieldError) {
 	if mcd != nil {
 		return engine.MeterConfig{}, errAt(codes.Unimplemented, path+".counter_data", "meter counters are not supported")
 	}
@@ -240,8 +224,8 @@ func meterUpdate(typ p4v1.Update_Type, path string, mc *p4v1.MeterConfig, mcd *p
 	return cfg, nil
 }
 
-func (pl *pipeline) writeMeter(typ p4v1.Update_Type, me *p4v1.MeterEntry) *fieldError {
-	cfg, fe := meterUpdate(typ, "meter_entry", me.Config, me.CounterData)
+func (pl *pipeline) writeMeter(me *p4v1.MeterEntry) *fieldError {
+	cfg, fe := meterUpdate("meter_entry", me.Config, me.CounterData)
 	if fe != nil {
 		return fe
 	}
@@ -286,8 +270,8 @@ func (pl *pipeline) readMeters(me *p4v1.MeterEntry, emit func(*p4v1.Entity)) *fi
 	return nil
 }
 
-func (pl *pipeline) writeDirectMeter(typ p4v1.Update_Type, dm *p4v1.DirectMeterEntry) *fieldError {
-	cfg, fe := meterUpdate(typ, "direct_meter_entry", dm.Config, dm.CounterData)
+func (pl *pipeline) writeDirectMeter(dm *p4v1.DirectMeterEntry) *fieldError {
+	cfg, fe := meterUpdate("direct_meter_entry", dm.Config, dm.CounterData)
 	if fe != nil {
 		return fe
 	}
@@ -322,10 +306,7 @@ func (pl *pipeline) readDirectMeters(dm *p4v1.DirectMeterEntry, emit func(*p4v1.
 	return nil
 }
 
-func (pl *pipeline) writeRegister(typ p4v1.Update_Type, re *p4v1.RegisterEntry) *fieldError {
-	if fe := onlyModify(typ, "register cells"); fe != nil {
-		return fe
-	}
+func (pl *pipeline) writeRegister(re *p4v1.RegisterEntry) *fieldError {
 	xs, fe := lookupExterns(pl.registers, re.RegisterId, "register_entry.register_id", "a register", false)
 	if fe != nil {
 		return fe

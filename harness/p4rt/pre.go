@@ -93,7 +93,7 @@ func (pl *pipeline) writeMulticastGroup(typ p4v1.Update_Type, g *p4v1.MulticastG
 		}
 		pl.groups[id] = &p4v1.MulticastGroupEntry{MulticastGroupId: id, Replicas: canon, Metadata: g.Metadata}
 		return nil
-	case p4v1.Update_DELETE:
+	default: // DELETE: update accepts no other type
 		if !exists {
 			return errAt(codes.NotFound, path+".multicast_group_id", "no multicast group %d", id)
 		}
@@ -103,7 +103,6 @@ func (pl *pipeline) writeMulticastGroup(typ p4v1.Update_Type, g *p4v1.MulticastG
 		delete(pl.groups, id)
 		return nil
 	}
-	return errAt(codes.InvalidArgument, "type", "%s is not an update type", typ)
 }
 
 func (pl *pipeline) writeCloneSession(typ p4v1.Update_Type, c *p4v1.CloneSessionEntry) *fieldError {
@@ -136,7 +135,7 @@ func (pl *pipeline) writeCloneSession(typ p4v1.Update_Type, c *p4v1.CloneSession
 		}
 		pl.clones[id] = &p4v1.CloneSessionEntry{SessionId: id, Replicas: canon, ClassOfService: c.ClassOfService, PacketLengthBytes: c.PacketLengthBytes}
 		return nil
-	case p4v1.Update_DELETE:
+	default: // DELETE: update accepts no other type
 		if !exists {
 			return errAt(codes.NotFound, path+".session_id", "no clone session %d", id)
 		}
@@ -146,7 +145,6 @@ func (pl *pipeline) writeCloneSession(typ p4v1.Update_Type, c *p4v1.CloneSession
 		delete(pl.clones, id)
 		return nil
 	}
-	return errAt(codes.InvalidArgument, "type", "%s is not an update type", typ)
 }
 
 // readPRE answers multicast group and clone session reads; id 0 reads all.

@@ -364,7 +364,7 @@ func (pl *pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry) *
 		}
 		stored.entry = canonicalEntry(te, pm, pa)
 		return pl.writeDirectData(td, stored.handle, te)
-	case p4v1.Update_DELETE:
+	default: // DELETE: update accepts no other type
 		if stored == nil {
 			return errAt(codes.NotFound, "table_entry", "table %s has no entry with this match and priority", td.name)
 		}
@@ -374,7 +374,6 @@ func (pl *pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry) *
 		delete(td.entries, pm.key)
 		return nil
 	}
-	return errAt(codes.InvalidArgument, "type", "%s is not an update type", typ)
 }
 
 func canonicalEntry(te *p4v1.TableEntry, pm *parsedMatch, pa *parsedAction) *p4v1.TableEntry {

@@ -49,8 +49,18 @@ func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteRe
 // update applies one update; the caller holds s.mu. Error paths are
 // relative to the Update.
 func (pl *pipeline) update(u *p4v1.Update) *fieldError {
-	if u.Type == p4v1.Update_UNSPECIFIED {
-		return errAt(codes.InvalidArgument, "type", "unspecified")
+	switch u.Type {
+	case p4v1.Update_INSERT, p4v1.Update_MODIFY, p4v1.Update_DELETE:
+	default:
+		return errAt(codes.InvalidArgument, "type", "%s is not INSERT, MODIFY or DELETE", u.Type)
+	}
+	// Counter, meter and register cells always exist: they can only be
+	// modified.
+	onlyModify := func(what string) *fieldError {
+		if u.Type != p4v1.Update_MODIFY {
+			return errAt(codes.InvalidArgument, "type", "%s can only be modified, not %s", what, u.Type)
+		}
+		return nil
 	}
 	var fe *fieldError
 	switch e := u.GetEntity().GetEntity().(type) {
@@ -59,24 +69,39 @@ func (pl *pipeline) update(u *p4v1.Update) *fieldError {
 	case *p4v1.Entity_PacketReplicationEngineEntry:
 		fe = pl.writePRE(u.Type, e.PacketReplicationEngineEntry)
 	case *p4v1.Entity_CounterEntry:
-		fe = pl.writeCounter(u.Type, e.CounterEntry)
+		if fe := onlyModify("counter cells"); fe != nil {
+			return fe
+		}
+		fe = pl.writeCounter(e.CounterEntry)
 	case *p4v1.Entity_DirectCounterEntry:
-		fe = pl.writeDirectCounter(u.Type, e.DirectCounterEntry)
+		if fe := onlyModify("direct counters"); fe != nil {
+			return fe
+		}
+		fe = pl.writeDirectCounter(e.DirectCounterEntry)
 	case *p4v1.Entity_MeterEntry:
-		fe = pl.writeMeter(u.Type, e.MeterEntry)
+		if fe := onlyModify("meter cells"); fe != nil {
+			return fe
+		}
+		fe = pl.writeMeter(e.MeterEntry)
 	case *p4v1.Entity_DirectMeterEntry:
-		fe = pl.writeDirectMeter(u.Type, e.DirectMeterEntry)
+		if fe := onlyModify("direct meters"); fe != nil {
+			return fe
+		}
+		fe = pl.writeDirectMeter(e.DirectMeterEntry)
 	case *p4v1.Entity_RegisterEntry:
-		fe = pl.writeRegister(u.Type, e.RegisterEntry)
+		if fe := onlyModify("register cells"); fe != nil {
+			return fe
+		}
+		fe = pl.writeRegister(e.RegisterEntry)
 	case nil:
 		return errAt(codes.InvalidArgument, "entity", "missing")
 	default:
 		return errAt(codes.Unimplemented, "entity", "writing %s is not supported", describe(u.Entity))
 	}
-	if fe != nil && fe.path != "type" {
+	if fe != nil {
 		return under("entity", fe)
 	}
-	return fe
+	return nil
 }
 
 // Read streams the entities asked for; wildcards (id 0, unset index, no
