@@ -101,12 +101,18 @@ type Target interface {
 	Send(port int, frame []byte) ([]Frame, error)
 	// Settle waits until the switch has finished with the packets sent so
 	// far and returns the frames that came out since the last Send or
-	// Settle call. wantTotal is how many frames the test expects to have
-	// come out since the start of the run, counting those Send and earlier
-	// Settle calls returned: a remote target waits until it has received
-	// that many (or a timeout of its choice, or ctx ends), then a short
-	// grace period more to catch frames nobody expected. A synchronous
-	// target returns nil at once.
+	// Settle call. A synchronous target returns nil at once.
+	//
+	// wantTotal is a hint: the number of expect lines with a pattern
+	// applied so far, i.e. how many frames the test expects to have come
+	// out since the start of the run, counting those Send and earlier
+	// Settle calls returned. It can be more than the packets sent so far
+	// cause: files in p4c's style write a packet's expect lines before the
+	// packet. So a remote target should wait until it has received
+	// wantTotal frames or nothing arrived for a quiet period, whichever
+	// comes first (never past ctx or a timeout of its own), then a short
+	// grace period more to catch frames nobody expected. Frames arriving
+	// later are not lost: the next Settle returns them.
 	//
 	// The runner calls Settle before every command other than "expect"
 	// that follows a "packet" (so packets are processed one after another
