@@ -21,7 +21,7 @@ var compiled = sync.OnceValues(func() (*p4c.Result, error) {
 })
 
 // ctl compiles testdata/ctl.p4 (once per test binary).
-func ctl(t *testing.T) *p4c.Result {
+func ctl(t testing.TB) *p4c.Result {
 	t.Helper()
 	res, err := compiled()
 	if err != nil {
@@ -30,7 +30,7 @@ func ctl(t *testing.T) *p4c.Result {
 	return res
 }
 
-func ctlSymbols(t *testing.T) *symbols { return newSymbols(ctl(t).P4Info) }
+func ctlSymbols(t testing.TB) *symbols { return newSymbols(ctl(t).P4Info) }
 
 func TestCanonicalStripsLeadingZerosButKeepsOneByteForZero(t *testing.T) {
 	for _, tc := range []struct{ in, want []byte }{
