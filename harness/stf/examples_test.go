@@ -34,11 +34,7 @@ func TestExamplesPassTheirSTF(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !result.Passed() {
-				var b strings.Builder
-				result.Report(&b)
-				t.Fatalf("%s\n%s", result.Summary(), b.String())
-			}
+			mustPass(t, result)
 			if result.Sent == 0 {
 				t.Errorf("%s.stf sends no packet", name)
 			}

@@ -29,6 +29,16 @@ func l2acl(t *testing.T) []byte {
 	return data
 }
 
+// mustPass fails the test with the report of res unless it passed.
+func mustPass(t testing.TB, res *Result) {
+	t.Helper()
+	if !res.Passed() {
+		var b strings.Builder
+		res.Report(&b)
+		t.Fatalf("%s\n%s", res.Summary(), b.String())
+	}
+}
+
 func runText(t *testing.T, text string) *Result {
 	t.Helper()
 	return runWith(t, text, Options{})
@@ -60,11 +70,7 @@ packet 1 000000000003 00000000000a 0800 0304
 expect 3 000000000003 ************ 0800
 packet 1 000000000009 00000000000a 0800 0506
 `)
-	if !res.Passed() {
-		var b strings.Builder
-		res.Report(&b)
-		t.Fatalf("test failed:\n%s", b.String())
-	}
+	mustPass(t, res)
 	if res.Sent != 3 || len(res.Outputs) != 2 {
 		t.Errorf("sent %d, got %d outputs; want 3 and 2", res.Sent, len(res.Outputs))
 	}
@@ -234,11 +240,7 @@ remove all
 packet 1 000000000002 00000000000a 0800 02
 expect 7 000000000002 00000000000a 0800 02
 `)
-	if !res.Passed() {
-		var b strings.Builder
-		res.Report(&b)
-		t.Errorf("%s", b.String())
-	}
+	mustPass(t, res)
 }
 
 func TestRunTracesCommandsAndPackets(t *testing.T) {

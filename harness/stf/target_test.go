@@ -61,6 +61,21 @@ func (q *queuedTarget) Advance(d time.Duration) error {
 	return q.EngineTarget.Advance(d)
 }
 
+// runQueued runs STF text on the l2acl program on a queued target.
+func runQueued(t *testing.T, ctx context.Context, text string) (*queuedTarget, *Result) {
+	t.Helper()
+	cmds, err := Parse("t.stf", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := newQueuedTarget(t, l2acl(t))
+	res, err := RunOn(ctx, target, l2acl(t), cmds, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target, res
+}
+
 func TestRunOnAQueuedTargetSettlesBeforeEveryCommandAfterAPacket(t *testing.T) {
 	text := l2Entries + `
 packet 1 000000000002 00000000000a 0800 0102
@@ -71,20 +86,8 @@ check_counter port_in(1) packets == 2
 advance_clock 3ms
 packet 1 000000000009 00000000000a 0800 0506
 `
-	cmds, err := Parse("t.stf", text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := newQueuedTarget(t, l2acl(t))
-	res, err := RunOn(context.Background(), target, l2acl(t), cmds, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Passed() {
-		var b strings.Builder
-		res.Report(&b)
-		t.Fatalf("%s\n%s", res.Summary(), b.String())
-	}
+	target, res := runQueued(t, context.Background(), text)
+	mustPass(t, res)
 	// Settles: before the second packet (1 pattern so far), before
 	// check_counter (2), at the end (2). advance_clock follows a check,
 	// not a packet.
@@ -103,31 +106,16 @@ packet 1 000000000009 00000000000a 0800 0506
 }
 
 func TestRunOnReportsAnUnexpectedFrameThatArrivesOnlyAtTheEnd(t *testing.T) {
-	cmds, err := Parse("t.stf", l2Entries+"packet 1 000000000002 00000000000a 0800 0102\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := newQueuedTarget(t, l2acl(t))
-	res, err := RunOn(context.Background(), target, l2acl(t), cmds, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := runQueued(t, context.Background(), l2Entries+"packet 1 000000000002 00000000000a 0800 0102\n")
 	if len(res.Failures) != 1 || res.Failures[0].Kind != Unexpected || res.Failures[0].At.Line != 4 {
 		t.Fatalf("failures %+v, want one unexpected packet caused by line 4", res.Failures)
 	}
 }
 
 func TestRunOnFailsTheCommandWhenTheTargetCannotSettle(t *testing.T) {
-	cmds, err := Parse("t.stf", l2Entries+"packet 1 000000000002 00000000000a 0800 0102\nwait\n")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := RunOn(ctx, newQueuedTarget(t, l2acl(t)), l2acl(t), cmds, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := runQueued(t, ctx, l2Entries+"packet 1 000000000002 00000000000a 0800 0102\nwait\n")
 	if len(res.Failures) == 0 || res.Failures[0].Kind != CommandFailed || res.Failures[0].At.Line != 5 ||
 		!strings.Contains(res.Failures[0].Msg, "context canceled") {
 		t.Fatalf("failures %+v, want the wait at line 5 to fail with the context's error", res.Failures)
@@ -212,11 +200,7 @@ check_register last_seen(0) == 1002003
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !result.Passed() {
-		var b strings.Builder
-		result.Report(&b)
-		t.Fatalf("%s\n%s", result.Summary(), b.String())
-	}
+	mustPass(t, result)
 }
 
 const clockProgram = `

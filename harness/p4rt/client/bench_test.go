@@ -8,17 +8,8 @@ import (
 // BenchmarkInsertAndDeleteEntry measures a table insert and a delete, each
 // one Write round trip to the p4rt server over loopback TCP.
 func BenchmarkInsertAndDeleteEntry(b *testing.B) {
-	sw := startSwitch(b)
+	_, c := dialed(b)
 	ctx := context.Background()
-	c, err := Dial(ctx, sw.addr, testDevice, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	prog := ctl(b)
-	if err := c.SetPipeline(ctx, prog.P4Info, prog.JSON); err != nil {
-		b.Fatal(err)
-	}
 	e := fwdEntry(2, 1)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -33,17 +24,8 @@ func BenchmarkInsertAndDeleteEntry(b *testing.B) {
 
 // BenchmarkReadRegister measures one register cell read.
 func BenchmarkReadRegister(b *testing.B) {
-	sw := startSwitch(b)
+	_, c := dialed(b)
 	ctx := context.Background()
-	c, err := Dial(ctx, sw.addr, testDevice, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	prog := ctl(b)
-	if err := c.SetPipeline(ctx, prog.P4Info, prog.JSON); err != nil {
-		b.Fatal(err)
-	}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := c.ReadRegister(ctx, "last_type", 3); err != nil {

@@ -70,14 +70,14 @@ func (sw *switchUnderTest) send(t *testing.T, port uint32, frame []byte) []engin
 	return out
 }
 
-func testContext(t *testing.T) context.Context {
+func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // dialed is a primary client of a fresh switch running testdata/ctl.p4.
-func dialed(t *testing.T) (*switchUnderTest, *Client) {
+func dialed(t testing.TB) (*switchUnderTest, *Client) {
 	t.Helper()
 	sw := startSwitch(t)
 	ctx := testContext(t)
@@ -129,13 +129,19 @@ func TestDialBecomesPrimaryAndALowerElectionIDIsRefused(t *testing.T) {
 	}
 }
 
-func TestDialWaitsForAServerThatIsStillStarting(t *testing.T) {
+// unusedAddr is a loopback address nothing listens on (for now).
+func unusedAddr(t *testing.T) string {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := lis.Addr().String()
-	lis.Close()
+	defer lis.Close()
+	return lis.Addr().String()
+}
+
+func TestDialWaitsForAServerThatIsStillStarting(t *testing.T) {
+	addr := unusedAddr(t)
 	srv := p4rt.NewServer(p4rt.Options{DeviceID: testDevice})
 	g := grpc.NewServer()
 	srv.Register(g)
@@ -160,15 +166,10 @@ func TestDialWaitsForAServerThatIsStillStarting(t *testing.T) {
 }
 
 func TestDialGivesUpWhenTheContextEnds(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	lis.Close() // nothing listens there now
+	addr := unusedAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err = Dial(ctx, addr, testDevice, 1)
+	_, err := Dial(ctx, addr, testDevice, 1)
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("error %v, want a deadline error naming %s", err, addr)
 	}

@@ -307,32 +307,41 @@ func (c *Client) SetDefaultAction(ctx context.Context, table, action string, arg
 	return c.Write(ctx, &p4v1.Update{Type: p4v1.Update_MODIFY, Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}})
 }
 
-// ReadEntries returns every entry of a table (not its default entry),
-// in the order the server lists them.
-func (c *Client) ReadEntries(ctx context.Context, table string) ([]TableEntry, error) {
+// readTable reads the entries of a table (without its default entry).
+func (c *Client) readTable(ctx context.Context, table string) (*symbols, []*p4v1.TableEntry, error) {
 	s, err := c.symbols()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t, err := s.tables.find(table)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entities, err := c.Read(ctx, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: t.GetPreamble().GetId()}}})
 	if err != nil {
+		return nil, nil, err
+	}
+	var out []*p4v1.TableEntry
+	for _, ent := range entities {
+		if te := ent.GetTableEntry(); te != nil && !te.GetIsDefaultAction() {
+			out = append(out, te)
+		}
+	}
+	return s, out, nil
+}
+
+// ReadEntries returns every entry of a table (not its default entry),
+// in the order the server lists them.
+func (c *Client) ReadEntries(ctx context.Context, table string) ([]TableEntry, error) {
+	s, entries, err := c.readTable(ctx, table)
+	if err != nil {
 		return nil, err
 	}
-	var out []TableEntry
-	for _, ent := range entities {
-		te := ent.GetTableEntry()
-		if te == nil || te.GetIsDefaultAction() {
-			continue
+	out := make([]TableEntry, len(entries))
+	for i, te := range entries {
+		if out[i], err = s.fromTableEntry(te); err != nil {
+			return nil, fmt.Errorf("read table %s: %w", table, err)
 		}
-		e, err := s.fromTableEntry(te)
-		if err != nil {
-			return nil, fmt.Errorf("read table %s: %w", t.GetPreamble().GetName(), err)
-		}
-		out = append(out, e)
 	}
 	return out, nil
 }
@@ -340,24 +349,12 @@ func (c *Client) ReadEntries(ctx context.Context, table string) ([]TableEntry, e
 // DeleteAllEntries deletes every entry of a table in one write; a table
 // without entries is left as it is.
 func (c *Client) DeleteAllEntries(ctx context.Context, table string) error {
-	s, err := c.symbols()
-	if err != nil {
-		return err
-	}
-	t, err := s.tables.find(table)
-	if err != nil {
-		return err
-	}
-	entities, err := c.Read(ctx, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: t.GetPreamble().GetId()}}})
+	_, entries, err := c.readTable(ctx, table)
 	if err != nil {
 		return err
 	}
 	var updates []*p4v1.Update
-	for _, ent := range entities {
-		te := ent.GetTableEntry()
-		if te == nil || te.GetIsDefaultAction() {
-			continue
-		}
+	for _, te := range entries {
 		// The match and priority identify the entry; drop the rest.
 		key := &p4v1.TableEntry{TableId: te.GetTableId(), Match: te.GetMatch(), Priority: te.GetPriority()}
 		updates = append(updates, &p4v1.Update{Type: p4v1.Update_DELETE, Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: key}}})

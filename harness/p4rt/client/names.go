@@ -70,10 +70,6 @@ func listOrNone(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
-	const max = 12
-	if len(names) > max {
-		return strings.Join(names[:max], ", ") + fmt.Sprintf(", ... (%d in all)", len(names))
-	}
 	return strings.Join(names, ", ")
 }
 
