@@ -10,38 +10,42 @@ import (
 	"github.com/grid-ina/grid/harness/engine"
 )
 
-// cells resolves the index of a counter, meter or register entry: one
-// cell, or every cell when the index is unset.
-func (x *externDef) cells(path string, idx *p4v1.Index) ([]int, *fieldError) {
-	if idx == nil {
-		out := make([]int, x.size)
-		for i := range out {
-			out[i] = i
-		}
-		return out, nil
-	}
-	if idx.Index < 0 || idx.Index >= int64(x.size) {
-		return nil, errAt(codes.InvalidArgument, path+".index.index", "%d outside %s's cells 0..%d", idx.Index, x.name, x.size-1)
-	}
-	return []int{int(idx.Index)}, nil
-}
-
-// extern looks an extern up by id in m; id 0 means all of them when
-// wildcard is allowed (reads).
-func lookupExterns(m map[uint32]*externDef, id uint32, path, kind string, wildcard bool) ([]*externDef, *fieldError) {
+// eachCell calls f for every cell an entry of an indexed counter, meter or
+// register names: of the extern with the id, or of all of them when the id
+// is 0 and wildcard (reads) is set; the one cell of the index, or all of
+// them when it is unset. path is the entry's ("counter_entry"), idField its
+// id field's name.
+func eachCell(m map[uint32]*externDef, id uint32, idx *p4v1.Index, wildcard bool, path, idField, kind string, f func(x *externDef, cell int) *fieldError) *fieldError {
+	var xs []*externDef
 	if id == 0 && wildcard {
-		out := make([]*externDef, 0, len(m))
 		for _, x := range m {
-			out = append(out, x)
+			xs = append(xs, x)
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-		return out, nil
+		sort.Slice(xs, func(i, j int) bool { return xs[i].id < xs[j].id })
+	} else {
+		x, ok := m[id]
+		if !ok {
+			return errAt(codes.InvalidArgument, path+"."+idField, "%d is not a %s of the P4Info", id, kind)
+		}
+		xs = []*externDef{x}
 	}
-	x, ok := m[id]
-	if !ok {
-		return nil, errAt(codes.InvalidArgument, path, "%d is not %s of the P4Info", id, kind)
+	for _, x := range xs {
+		if idx != nil {
+			if idx.Index < 0 || idx.Index >= int64(x.size) {
+				return errAt(codes.InvalidArgument, path+".index.index", "%d outside %s's cells 0..%d", idx.Index, x.name, x.size-1)
+			}
+			if fe := f(x, int(idx.Index)); fe != nil {
+				return fe
+			}
+			continue
+		}
+		for i := range x.size {
+			if fe := f(x, i); fe != nil {
+				return fe
+			}
+		}
 	}
-	return []*externDef{x}, nil
+	return nil
 }
 
 func counterData(v engine.CounterValue) *p4v1.CounterData {
@@ -56,54 +60,36 @@ func counterValue(path string, cd *p4v1.CounterData) (engine.CounterValue, *fiel
 }
 
 func (pl *pipeline) writeCounter(ce *p4v1.CounterEntry) *fieldError {
-	xs, fe := lookupExterns(pl.counters, ce.CounterId, "counter_entry.counter_id", "a counter", false)
-	if fe != nil {
-		return fe
-	}
-	cells, fe := xs[0].cells("counter_entry", ce.Index)
-	if fe != nil {
-		return fe
-	}
 	v, fe := counterValue("counter_entry.data", ce.Data)
 	if fe != nil {
 		return fe
 	}
-	for _, i := range cells {
-		if err := pl.sw.WriteCounter(xs[0].name, i, v); err != nil {
+	return eachCell(pl.counters, ce.CounterId, ce.Index, false, "counter_entry", "counter_id", "counter", func(x *externDef, i int) *fieldError {
+		if err := pl.sw.WriteCounter(x.name, i, v); err != nil {
 			return errAt(codes.Internal, "counter_entry", "%v", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (pl *pipeline) readCounters(ce *p4v1.CounterEntry, emit func(*p4v1.Entity)) *fieldError {
-	xs, fe := lookupExterns(pl.counters, ce.CounterId, "counter_entry.counter_id", "a counter", true)
-	if fe != nil {
-		return fe
-	}
-	for _, x := range xs {
-		cells, fe := x.cells("counter_entry", ce.Index)
-		if fe != nil {
-			return fe
+	return eachCell(pl.counters, ce.CounterId, ce.Index, true, "counter_entry", "counter_id", "counter", func(x *externDef, i int) *fieldError {
+		v, err := pl.sw.ReadCounter(x.name, i)
+		if err != nil {
+			return errAt(codes.Internal, "counter_entry", "%v", err)
 		}
-		for _, i := range cells {
-			v, err := pl.sw.ReadCounter(x.name, i)
-			if err != nil {
-				return errAt(codes.Internal, "counter_entry", "%v", err)
-			}
-			emit(&p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
-				CounterId: x.id, Index: &p4v1.Index{Index: int64(i)}, Data: counterData(v)}}})
-		}
-	}
-	return nil
+		emit(&p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{
+			CounterId: x.id, Index: &p4v1.Index{Index: int64(i)}, Data: counterData(v)}}})
+		return nil
+	})
 }
 
-// directTarget resolves the table entry a direct counter or meter entry
+// eachDirect calls f for every table entry a direct counter or meter entry
 // names: one entry by match, all entries of a table, or (table_id 0) all
 // entries of all tables that have such a resource.
-func (pl *pipeline) directTargets(path string, te *p4v1.TableEntry, has func(*tableDef) bool, kind string) ([]*tableDef, []*storedEntry, *fieldError) {
+func (pl *pipeline) eachDirect(path string, te *p4v1.TableEntry, has func(*tableDef) bool, kind string, f func(td *tableDef, se *storedEntry) *fieldError) *fieldError {
 	if te == nil {
-		return nil, nil, errAt(codes.InvalidArgument, path+".table_entry", "missing")
+		return errAt(codes.InvalidArgument, path+".table_entry", "missing")
 	}
 	var tables []*tableDef
 	if te.TableId == 0 {
@@ -115,33 +101,35 @@ func (pl *pipeline) directTargets(path string, te *p4v1.TableEntry, has func(*ta
 	} else {
 		td, fe := pl.table(te.TableId)
 		if fe != nil {
-			return nil, nil, under(path, fe)
+			return under(path, fe)
 		}
 		if !has(td) {
-			return nil, nil, errAt(codes.InvalidArgument, path+".table_entry.table_id", "table %s has no direct %s", td.name, kind)
+			return errAt(codes.InvalidArgument, path+".table_entry.table_id", "table %s has no direct %s", td.name, kind)
 		}
 		tables = []*tableDef{td}
 	}
-	var tds []*tableDef
-	var entries []*storedEntry
 	for _, td := range tables {
 		if len(te.Match) > 0 {
 			pm, fe := td.parseMatch(te)
 			if fe != nil {
-				return nil, nil, under(path, fe)
+				return under(path, fe)
 			}
 			se := td.entries[pm.key]
 			if se == nil {
-				return nil, nil, errAt(codes.NotFound, path+".table_entry", "table %s has no entry with this match and priority", td.name)
+				return errAt(codes.NotFound, path+".table_entry", "table %s has no entry with this match and priority", td.name)
 			}
-			tds, entries = append(tds, td), append(entries, se)
+			if fe := f(td, se); fe != nil {
+				return fe
+			}
 			continue
 		}
 		for _, se := range td.sortedEntries() {
-			tds, entries = append(tds, td), append(entries, se)
+			if fe := f(td, se); fe != nil {
+				return fe
+			}
 		}
 	}
-	return tds, entries, nil
+	return nil
 }
 
 func hasDirectCounter(td *tableDef) bool { return td.directCtr != 0 }
@@ -152,32 +140,24 @@ func (pl *pipeline) writeDirectCounter(dc *p4v1.DirectCounterEntry) *fieldError 
 	if fe != nil {
 		return fe
 	}
-	tds, entries, fe := pl.directTargets("direct_counter_entry", dc.TableEntry, hasDirectCounter, "counter")
-	if fe != nil {
-		return fe
-	}
-	for i, se := range entries {
-		if err := pl.sw.WriteDirectCounter(tds[i].name, se.handle, v); err != nil {
+	return pl.eachDirect("direct_counter_entry", dc.TableEntry, hasDirectCounter, "counter", func(td *tableDef, se *storedEntry) *fieldError {
+		if err := pl.sw.WriteDirectCounter(td.name, se.handle, v); err != nil {
 			return errAt(codes.Internal, "direct_counter_entry", "%v", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (pl *pipeline) readDirectCounters(dc *p4v1.DirectCounterEntry, emit func(*p4v1.Entity)) *fieldError {
-	tds, entries, fe := pl.directTargets("direct_counter_entry", dc.TableEntry, hasDirectCounter, "counter")
-	if fe != nil {
-		return fe
-	}
-	for i, se := range entries {
-		v, err := pl.sw.ReadDirectCounter(tds[i].name, se.handle)
+	return pl.eachDirect("direct_counter_entry", dc.TableEntry, hasDirectCounter, "counter", func(td *tableDef, se *storedEntry) *fieldError {
+		v, err := pl.sw.ReadDirectCounter(td.name, se.handle)
 		if err != nil {
 			return errAt(codes.Internal, "direct_counter_entry", "%v", err)
 		}
 		emit(&p4v1.Entity{Entity: &p4v1.Entity_DirectCounterEntry{DirectCounterEntry: &p4v1.DirectCounterEntry{
 			TableEntry: entryKeyOnly(se.entry), Data: counterData(v)}}})
-	}
-	return nil
+		return nil
+	})
 }
 
 // entryKeyOnly is the part of an entry that identifies it.
@@ -229,45 +209,27 @@ func (pl *pipeline) writeMeter(me *p4v1.MeterEntry) *fieldError {
 	if fe != nil {
 		return fe
 	}
-	xs, fe := lookupExterns(pl.meters, me.MeterId, "meter_entry.meter_id", "a meter", false)
-	if fe != nil {
-		return fe
-	}
-	cells, fe := xs[0].cells("meter_entry", me.Index)
-	if fe != nil {
-		return fe
-	}
-	for _, i := range cells {
-		if err := pl.sw.SetMeter(xs[0].name, i, cfg); err != nil {
+	return eachCell(pl.meters, me.MeterId, me.Index, false, "meter_entry", "meter_id", "meter", func(x *externDef, i int) *fieldError {
+		if err := pl.sw.SetMeter(x.name, i, cfg); err != nil {
 			return errAt(codes.InvalidArgument, "meter_entry.config", "%v", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (pl *pipeline) readMeters(me *p4v1.MeterEntry, emit func(*p4v1.Entity)) *fieldError {
-	xs, fe := lookupExterns(pl.meters, me.MeterId, "meter_entry.meter_id", "a meter", true)
-	if fe != nil {
-		return fe
-	}
-	for _, x := range xs {
-		cells, fe := x.cells("meter_entry", me.Index)
-		if fe != nil {
-			return fe
+	return eachCell(pl.meters, me.MeterId, me.Index, true, "meter_entry", "meter_id", "meter", func(x *externDef, i int) *fieldError {
+		cfg, ok, err := pl.sw.ReadMeter(x.name, i)
+		if err != nil {
+			return errAt(codes.Internal, "meter_entry", "%v", err)
 		}
-		for _, i := range cells {
-			cfg, ok, err := pl.sw.ReadMeter(x.name, i)
-			if err != nil {
-				return errAt(codes.Internal, "meter_entry", "%v", err)
-			}
-			out := &p4v1.MeterEntry{MeterId: x.id, Index: &p4v1.Index{Index: int64(i)}}
-			if ok {
-				out.Config = meterConfigProto(cfg)
-			}
-			emit(&p4v1.Entity{Entity: &p4v1.Entity_MeterEntry{MeterEntry: out}})
+		out := &p4v1.MeterEntry{MeterId: x.id, Index: &p4v1.Index{Index: int64(i)}}
+		if ok {
+			out.Config = meterConfigProto(cfg)
 		}
-	}
-	return nil
+		emit(&p4v1.Entity{Entity: &p4v1.Entity_MeterEntry{MeterEntry: out}})
+		return nil
+	})
 }
 
 func (pl *pipeline) writeDirectMeter(dm *p4v1.DirectMeterEntry) *fieldError {
@@ -275,25 +237,17 @@ func (pl *pipeline) writeDirectMeter(dm *p4v1.DirectMeterEntry) *fieldError {
 	if fe != nil {
 		return fe
 	}
-	tds, entries, fe := pl.directTargets("direct_meter_entry", dm.TableEntry, hasDirectMeter, "meter")
-	if fe != nil {
-		return fe
-	}
-	for i, se := range entries {
-		if err := pl.sw.SetDirectMeter(tds[i].name, se.handle, cfg); err != nil {
+	return pl.eachDirect("direct_meter_entry", dm.TableEntry, hasDirectMeter, "meter", func(td *tableDef, se *storedEntry) *fieldError {
+		if err := pl.sw.SetDirectMeter(td.name, se.handle, cfg); err != nil {
 			return errAt(codes.InvalidArgument, "direct_meter_entry.config", "%v", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (pl *pipeline) readDirectMeters(dm *p4v1.DirectMeterEntry, emit func(*p4v1.Entity)) *fieldError {
-	tds, entries, fe := pl.directTargets("direct_meter_entry", dm.TableEntry, hasDirectMeter, "meter")
-	if fe != nil {
-		return fe
-	}
-	for i, se := range entries {
-		cfg, ok, err := pl.sw.ReadDirectMeter(tds[i].name, se.handle)
+	return pl.eachDirect("direct_meter_entry", dm.TableEntry, hasDirectMeter, "meter", func(td *tableDef, se *storedEntry) *fieldError {
+		cfg, ok, err := pl.sw.ReadDirectMeter(td.name, se.handle)
 		if err != nil {
 			return errAt(codes.Internal, "direct_meter_entry", "%v", err)
 		}
@@ -302,69 +256,38 @@ func (pl *pipeline) readDirectMeters(dm *p4v1.DirectMeterEntry, emit func(*p4v1.
 			out.Config = meterConfigProto(cfg)
 		}
 		emit(&p4v1.Entity{Entity: &p4v1.Entity_DirectMeterEntry{DirectMeterEntry: out}})
-	}
-	return nil
+		return nil
+	})
 }
 
 func (pl *pipeline) writeRegister(re *p4v1.RegisterEntry) *fieldError {
-	xs, fe := lookupExterns(pl.registers, re.RegisterId, "register_entry.register_id", "a register", false)
-	if fe != nil {
-		return fe
-	}
-	x := xs[0]
-	cells, fe := x.cells("register_entry", re.Index)
-	if fe != nil {
-		return fe
-	}
 	bits, ok := re.GetData().GetData().(*p4v1.P4Data_Bitstring)
-	if !ok {
-		return errAt(codes.InvalidArgument, "register_entry.data", "register %s holds bit<%d>: give a bitstring, not %T", x.name, x.width, re.GetData().GetData())
-	}
-	v, err := fitValue(bits.Bitstring, x.width)
-	if err != nil {
-		return errAt(codes.InvalidArgument, "register_entry.data.bitstring", "register %s: %v", x.name, err)
-	}
-	for _, i := range cells {
+	return eachCell(pl.registers, re.RegisterId, re.Index, false, "register_entry", "register_id", "register", func(x *externDef, i int) *fieldError {
+		if !ok {
+			return errAt(codes.InvalidArgument, "register_entry.data", "register %s holds bit<%d>: give a bitstring, not %T", x.name, x.width, re.GetData().GetData())
+		}
+		v, err := fitValue(bits.Bitstring, x.width)
+		if err != nil {
+			return errAt(codes.InvalidArgument, "register_entry.data.bitstring", "register %s: %v", x.name, err)
+		}
 		if err := pl.sw.WriteRegister(x.name, i, v); err != nil {
 			return errAt(codes.Internal, "register_entry", "%v", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (pl *pipeline) readRegisters(re *p4v1.RegisterEntry, emit func(*p4v1.Entity)) *fieldError {
-	xs, fe := lookupExterns(pl.registers, re.RegisterId, "register_entry.register_id", "a register", true)
-	if fe != nil {
-		return fe
-	}
-	for _, x := range xs {
-		cells, fe := x.cells("register_entry", re.Index)
-		if fe != nil {
-			return fe
+	return eachCell(pl.registers, re.RegisterId, re.Index, true, "register_entry", "register_id", "register", func(x *externDef, i int) *fieldError {
+		v, err := pl.sw.ReadRegister(x.name, i)
+		if err != nil {
+			return errAt(codes.Internal, "register_entry", "%v", err)
 		}
-		var all [][]byte
-		if re.Index == nil {
-			var err error
-			if all, err = pl.sw.ReadRegisterArray(x.name); err != nil {
-				return errAt(codes.Internal, "register_entry", "%v", err)
-			}
-		}
-		for k, i := range cells {
-			var v []byte
-			if all != nil {
-				v = all[k]
-			} else {
-				var err error
-				if v, err = pl.sw.ReadRegister(x.name, i); err != nil {
-					return errAt(codes.Internal, "register_entry", "%v", err)
-				}
-			}
-			emit(&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
-				RegisterId: x.id, Index: &p4v1.Index{Index: int64(i)},
-				Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: canonical(v)}}}}})
-		}
-	}
-	return nil
+		emit(&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
+			RegisterId: x.id, Index: &p4v1.Index{Index: int64(i)},
+			Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: canonical(v)}}}}})
+		return nil
+	})
 }
 
 // describe names an entity kind for errors.

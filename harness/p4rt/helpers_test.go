@@ -233,27 +233,12 @@ func (f *fixture) process(port uint32, frame []byte) []engine.Output {
 }
 
 // ids of the test program, by name.
-func (f *fixture) tableID(name string) uint32 {
-	for _, t := range f.prog.P4Info.Tables {
-		if t.Preamble.Name == name {
-			return t.Preamble.Id
-		}
-	}
-	f.t.Fatalf("no table %s", name)
-	return 0
-}
+func (f *fixture) tableID(name string) uint32 { return preambleID(f.t, f.prog.P4Info.Tables, name) }
 
-func (f *fixture) actionID(name string) uint32 {
-	for _, a := range f.prog.P4Info.Actions {
-		if a.Preamble.Name == name {
-			return a.Preamble.Id
-		}
-	}
-	f.t.Fatalf("no action %s", name)
-	return 0
-}
+func (f *fixture) actionID(name string) uint32 { return preambleID(f.t, f.prog.P4Info.Actions, name) }
 
 func preambleID[T interface{ GetPreamble() *p4configv1.Preamble }](t testing.TB, items []T, name string) uint32 {
+	t.Helper()
 	for _, x := range items {
 		if x.GetPreamble().GetName() == name {
 			return x.GetPreamble().GetId()

@@ -23,15 +23,13 @@ type pipeline struct {
 	cookie *p4v1.ForwardingPipelineConfig_Cookie
 	sw     *engine.Switch
 
-	tables         map[uint32]*tableDef
-	actions        map[uint32]*actionDef
-	counters       map[uint32]*externDef
-	directCounters map[uint32]*tableDef // by direct counter id
-	meters         map[uint32]*externDef
-	directMeters   map[uint32]*tableDef // by direct meter id
-	registers      map[uint32]*externDef
-	packetIn       *controllerHeader
-	packetOut      *controllerHeader
+	tables    map[uint32]*tableDef
+	actions   map[uint32]*actionDef
+	counters  map[uint32]*externDef
+	meters    map[uint32]*externDef
+	registers map[uint32]*externDef
+	packetIn  *controllerHeader
+	packetOut *controllerHeader
 
 	// state written by Write (under Server.mu)
 	groups map[uint32]*p4v1.MulticastGroupEntry
@@ -118,8 +116,7 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 	pl := &pipeline{
 		info: info, json: bmv2JSON,
 		tables: map[uint32]*tableDef{}, actions: map[uint32]*actionDef{},
-		counters: map[uint32]*externDef{}, directCounters: map[uint32]*tableDef{},
-		meters: map[uint32]*externDef{}, directMeters: map[uint32]*tableDef{},
+		counters: map[uint32]*externDef{}, meters: map[uint32]*externDef{},
 		registers: map[uint32]*externDef{},
 		groups:    map[uint32]*p4v1.MulticastGroupEntry{}, clones: map[uint32]*p4v1.CloneSessionEntry{},
 	}
@@ -143,6 +140,17 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 	return pl, nil
 }
 
+// checkID refuses a missing preamble id or one already in seen.
+func checkID[V any](path string, pre *p4configv1.Preamble, seen map[uint32]V) error {
+	if pre.GetId() == 0 {
+		return fmt.Errorf("%s.preamble.id: missing", path)
+	}
+	if _, dup := seen[pre.Id]; dup {
+		return fmt.Errorf("%s.preamble.id: %d used twice", path, pre.Id)
+	}
+	return nil
+}
+
 func (pl *pipeline) resolveActions(prog *engine.Program) error {
 	byName := map[string]engine.ActionInfo{}
 	for _, a := range prog.Actions() {
@@ -151,11 +159,8 @@ func (pl *pipeline) resolveActions(prog *engine.Program) error {
 	for i, a := range pl.info.Actions {
 		path := fmt.Sprintf("config.p4info.actions[%d]", i)
 		pre := a.GetPreamble()
-		if pre.GetId() == 0 {
-			return fmt.Errorf("%s.preamble.id: missing", path)
-		}
-		if _, dup := pl.actions[pre.Id]; dup {
-			return fmt.Errorf("%s.preamble.id: %d used twice", path, pre.Id)
+		if err := checkID(path, pre, pl.actions); err != nil {
+			return err
 		}
 		ea, ok := byName[pre.Name]
 		if !ok {
@@ -192,11 +197,8 @@ func (pl *pipeline) resolveTables(prog *engine.Program) error {
 	for i, t := range pl.info.Tables {
 		path := fmt.Sprintf("config.p4info.tables[%d]", i)
 		pre := t.GetPreamble()
-		if pre.GetId() == 0 {
-			return fmt.Errorf("%s.preamble.id: missing", path)
-		}
-		if _, dup := pl.tables[pre.Id]; dup {
-			return fmt.Errorf("%s.preamble.id: %d used twice", path, pre.Id)
+		if err := checkID(path, pre, pl.tables); err != nil {
+			return err
 		}
 		et, ok := byName[pre.Name]
 		if !ok {
@@ -304,66 +306,33 @@ func (pl *pipeline) resolveExterns(prog *engine.Program) error {
 		return m
 	}
 	counters, meters, registers := index(prog.Counters()), index(prog.Meters()), index(prog.Registers())
-	tableByID := func(path string, id uint32) (*tableDef, error) {
-		td, ok := pl.tables[id]
-		if !ok {
-			return nil, fmt.Errorf("%s.direct_table_id: %d is not a table of the P4Info", path, id)
-		}
-		return td, nil
-	}
 	for i, c := range pl.info.Counters {
-		path := fmt.Sprintf("config.p4info.counters[%d]", i)
-		x, ok := counters[c.GetPreamble().GetName()]
-		if !ok || x.Direct {
-			return fmt.Errorf("%s: counter %q is not an indexed counter of the bmv2 JSON", path, c.GetPreamble().GetName())
-		}
-		if int64(x.Size) != c.Size {
-			return fmt.Errorf("%s: counter %q has %d cells in the P4Info, %d in the bmv2 JSON", path, x.Name, c.Size, x.Size)
-		}
-		pl.counters[c.Preamble.Id] = &externDef{name: x.Name, size: x.Size, id: c.Preamble.Id}
-	}
-	for i, c := range pl.info.DirectCounters {
-		path := fmt.Sprintf("config.p4info.direct_counters[%d]", i)
-		x, ok := counters[c.GetPreamble().GetName()]
-		if !ok || !x.Direct {
-			return fmt.Errorf("%s: direct counter %q is not a direct counter of the bmv2 JSON", path, c.GetPreamble().GetName())
-		}
-		td, err := tableByID(path, c.DirectTableId)
+		x, err := indexedExtern(fmt.Sprintf("config.p4info.counters[%d]", i), "counter", c.GetPreamble(), c.Size, counters)
 		if err != nil {
 			return err
 		}
-		if td.name != x.Table {
-			return fmt.Errorf("%s: direct counter %q belongs to table %q in the bmv2 JSON, not %q", path, x.Name, x.Table, td.name)
-		}
-		td.directCtr = c.Preamble.Id
-		pl.directCounters[c.Preamble.Id] = td
+		pl.counters[x.id] = x
 	}
 	for i, m := range pl.info.Meters {
-		path := fmt.Sprintf("config.p4info.meters[%d]", i)
-		x, ok := meters[m.GetPreamble().GetName()]
-		if !ok || x.Direct {
-			return fmt.Errorf("%s: meter %q is not an indexed meter of the bmv2 JSON", path, m.GetPreamble().GetName())
-		}
-		if int64(x.Size) != m.Size {
-			return fmt.Errorf("%s: meter %q has %d cells in the P4Info, %d in the bmv2 JSON", path, x.Name, m.Size, x.Size)
-		}
-		pl.meters[m.Preamble.Id] = &externDef{name: x.Name, size: x.Size, id: m.Preamble.Id}
-	}
-	for i, m := range pl.info.DirectMeters {
-		path := fmt.Sprintf("config.p4info.direct_meters[%d]", i)
-		x, ok := meters[m.GetPreamble().GetName()]
-		if !ok || !x.Direct {
-			return fmt.Errorf("%s: direct meter %q is not a direct meter of the bmv2 JSON", path, m.GetPreamble().GetName())
-		}
-		td, err := tableByID(path, m.DirectTableId)
+		x, err := indexedExtern(fmt.Sprintf("config.p4info.meters[%d]", i), "meter", m.GetPreamble(), m.Size, meters)
 		if err != nil {
 			return err
 		}
-		if td.name != x.Table {
-			return fmt.Errorf("%s: direct meter %q belongs to table %q in the bmv2 JSON, not %q", path, x.Name, x.Table, td.name)
+		pl.meters[x.id] = x
+	}
+	for i, c := range pl.info.DirectCounters {
+		td, err := pl.directExtern(fmt.Sprintf("config.p4info.direct_counters[%d]", i), "counter", c.GetPreamble(), c.DirectTableId, counters)
+		if err != nil {
+			return err
+		}
+		td.directCtr = c.Preamble.Id
+	}
+	for i, m := range pl.info.DirectMeters {
+		td, err := pl.directExtern(fmt.Sprintf("config.p4info.direct_meters[%d]", i), "meter", m.GetPreamble(), m.DirectTableId, meters)
+		if err != nil {
+			return err
 		}
 		td.directMtr = m.Preamble.Id
-		pl.directMeters[m.Preamble.Id] = td
 	}
 	for i, r := range pl.info.Registers {
 		path := fmt.Sprintf("config.p4info.registers[%d]", i)
@@ -381,6 +350,36 @@ func (pl *pipeline) resolveExterns(prog *engine.Program) error {
 		pl.registers[r.Preamble.Id] = &externDef{name: x.Name, size: x.Size, width: x.Bitwidth, id: r.Preamble.Id}
 	}
 	return nil
+}
+
+// indexedExtern checks an indexed counter or meter of the P4Info against
+// the JSON's.
+func indexedExtern(path, kind string, pre *p4configv1.Preamble, size int64, byName map[string]engine.ExternInfo) (*externDef, error) {
+	x, ok := byName[pre.GetName()]
+	if !ok || x.Direct {
+		return nil, fmt.Errorf("%s: %s %q is not an indexed %s of the bmv2 JSON", path, kind, pre.GetName(), kind)
+	}
+	if int64(x.Size) != size {
+		return nil, fmt.Errorf("%s: %s %q has %d cells in the P4Info, %d in the bmv2 JSON", path, kind, x.Name, size, x.Size)
+	}
+	return &externDef{name: x.Name, size: x.Size, id: pre.GetId()}, nil
+}
+
+// directExtern checks a direct counter or meter of the P4Info against the
+// JSON's and returns its table.
+func (pl *pipeline) directExtern(path, kind string, pre *p4configv1.Preamble, tableID uint32, byName map[string]engine.ExternInfo) (*tableDef, error) {
+	x, ok := byName[pre.GetName()]
+	if !ok || !x.Direct {
+		return nil, fmt.Errorf("%s: direct %s %q is not a direct %s of the bmv2 JSON", path, kind, pre.GetName(), kind)
+	}
+	td, ok := pl.tables[tableID]
+	if !ok {
+		return nil, fmt.Errorf("%s.direct_table_id: %d is not a table of the P4Info", path, tableID)
+	}
+	if td.name != x.Table {
+		return nil, fmt.Errorf("%s: direct %s %q belongs to table %q in the bmv2 JSON, not %q", path, kind, x.Name, x.Table, td.name)
+	}
+	return td, nil
 }
 
 func (pl *pipeline) resolveControllerHeaders() error {

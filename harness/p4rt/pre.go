@@ -69,6 +69,24 @@ func (pl *pipeline) writePRE(typ p4v1.Update_Type, pre *p4v1.PacketReplicationEn
 	return errAt(codes.InvalidArgument, "packet_replication_engine_entry", "neither a multicast group nor a clone session")
 }
 
+// writeByID applies INSERT (ALREADY_EXISTS if the id exists), MODIFY and
+// DELETE (NOT_FOUND if it does not) of an entry known by its id, as
+// multicast groups and clone sessions are.
+func writeByID(typ p4v1.Update_Type, idPath, what string, id uint32, exists bool, set func() *fieldError, del func() error) *fieldError {
+	switch {
+	case typ == p4v1.Update_INSERT && exists:
+		return errAt(codes.AlreadyExists, idPath, "%s %d exists", what, id)
+	case typ != p4v1.Update_INSERT && !exists:
+		return errAt(codes.NotFound, idPath, "no %s %d", what, id)
+	case typ == p4v1.Update_DELETE:
+		if err := del(); err != nil {
+			return errAt(codes.Internal, idPath, "%v", err)
+		}
+		return nil
+	}
+	return set()
+}
+
 func (pl *pipeline) writeMulticastGroup(typ p4v1.Update_Type, g *p4v1.MulticastGroupEntry) *fieldError {
 	const path = "packet_replication_engine_entry.multicast_group_entry"
 	id := g.MulticastGroupId
@@ -76,14 +94,7 @@ func (pl *pipeline) writeMulticastGroup(typ p4v1.Update_Type, g *p4v1.MulticastG
 		return errAt(codes.InvalidArgument, path+".multicast_group_id", "%d outside 1..65535 (v1model's mcast_grp is 16 bits and 0 means none)", id)
 	}
 	_, exists := pl.groups[id]
-	switch typ {
-	case p4v1.Update_INSERT, p4v1.Update_MODIFY:
-		if typ == p4v1.Update_INSERT && exists {
-			return errAt(codes.AlreadyExists, path+".multicast_group_id", "multicast group %d exists", id)
-		}
-		if typ == p4v1.Update_MODIFY && !exists {
-			return errAt(codes.NotFound, path+".multicast_group_id", "no multicast group %d", id)
-		}
+	set := func() *fieldError {
 		rs, canon, fe := replicas(path, g.Replicas)
 		if fe != nil {
 			return fe
@@ -93,16 +104,12 @@ func (pl *pipeline) writeMulticastGroup(typ p4v1.Update_Type, g *p4v1.MulticastG
 		}
 		pl.groups[id] = &p4v1.MulticastGroupEntry{MulticastGroupId: id, Replicas: canon, Metadata: g.Metadata}
 		return nil
-	default: // DELETE: update accepts no other type
-		if !exists {
-			return errAt(codes.NotFound, path+".multicast_group_id", "no multicast group %d", id)
-		}
-		if err := pl.sw.DeleteMulticastGroup(uint16(id)); err != nil {
-			return errAt(codes.Internal, path, "%v", err)
-		}
-		delete(pl.groups, id)
-		return nil
 	}
+	del := func() error {
+		delete(pl.groups, id)
+		return pl.sw.DeleteMulticastGroup(uint16(id))
+	}
+	return writeByID(typ, path+".multicast_group_id", "multicast group", id, exists, set, del)
 }
 
 func (pl *pipeline) writeCloneSession(typ p4v1.Update_Type, c *p4v1.CloneSessionEntry) *fieldError {
@@ -112,14 +119,7 @@ func (pl *pipeline) writeCloneSession(typ p4v1.Update_Type, c *p4v1.CloneSession
 		return errAt(codes.InvalidArgument, path+".session_id", "0 is not a session id")
 	}
 	_, exists := pl.clones[id]
-	switch typ {
-	case p4v1.Update_INSERT, p4v1.Update_MODIFY:
-		if typ == p4v1.Update_INSERT && exists {
-			return errAt(codes.AlreadyExists, path+".session_id", "clone session %d exists", id)
-		}
-		if typ == p4v1.Update_MODIFY && !exists {
-			return errAt(codes.NotFound, path+".session_id", "no clone session %d", id)
-		}
+	set := func() *fieldError {
 		rs, canon, fe := replicas(path, c.Replicas)
 		if fe != nil {
 			return fe
@@ -135,16 +135,12 @@ func (pl *pipeline) writeCloneSession(typ p4v1.Update_Type, c *p4v1.CloneSession
 		}
 		pl.clones[id] = &p4v1.CloneSessionEntry{SessionId: id, Replicas: canon, ClassOfService: c.ClassOfService, PacketLengthBytes: c.PacketLengthBytes}
 		return nil
-	default: // DELETE: update accepts no other type
-		if !exists {
-			return errAt(codes.NotFound, path+".session_id", "no clone session %d", id)
-		}
-		if err := pl.sw.DeleteCloneSession(id); err != nil {
-			return errAt(codes.Internal, path, "%v", err)
-		}
-		delete(pl.clones, id)
-		return nil
 	}
+	del := func() error {
+		delete(pl.clones, id)
+		return pl.sw.DeleteCloneSession(id)
+	}
+	return writeByID(typ, path+".session_id", "clone session", id, exists, set, del)
 }
 
 // readPRE answers multicast group and clone session reads; id 0 reads all.

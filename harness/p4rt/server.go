@@ -167,6 +167,27 @@ func (s *Server) checkDevice(id uint64) error {
 	return nil
 }
 
+// writerRequest is what Write and SetForwardingPipelineConfig requests
+// share: who sends them.
+type writerRequest interface {
+	GetDeviceId() uint64
+	GetRole() string
+	GetRoleId() uint64
+	GetElectionId() *p4v1.Uint128
+}
+
+// checkWriter accepts a request that changes the switch only from the
+// primary controller of the default role of this device.
+func (s *Server) checkWriter(req writerRequest) error {
+	if err := s.checkDevice(req.GetDeviceId()); err != nil {
+		return err
+	}
+	if err := checkRole(req.GetRole(), req.GetRoleId()); err != nil {
+		return err
+	}
+	return s.arb.checkPrimary(req.GetElectionId())
+}
+
 // checkRole refuses roles other than the default one.
 func checkRole(role string, roleID uint64) error {
 	if role != "" || roleID != 0 {
@@ -178,14 +199,7 @@ func checkRole(role string, roleID uint64) error {
 // SetForwardingPipelineConfig verifies, saves or commits a pipeline. The
 // device config is the bmv2 JSON, as for simple_switch_grpc.
 func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
-	if err := s.checkDevice(req.DeviceId); err != nil {
-		return nil, err
-	}
-	//lint:ignore SA1019 a controller of an older P4Runtime may still set role_id
-	if err := checkRole(req.Role, req.RoleId); err != nil {
-		return nil, err
-	}
-	if err := s.arb.checkPrimary(req.ElectionId); err != nil {
+	if err := s.checkWriter(req); err != nil {
 		return nil, err
 	}
 	build := func() (*pipeline, error) {

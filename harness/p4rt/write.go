@@ -13,14 +13,7 @@ import (
 // its own (CONTINUE_ON_ERROR): when some fail, the status is UNKNOWN with
 // one p4.v1.Error per update in its details.
 func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
-	if err := s.checkDevice(req.DeviceId); err != nil {
-		return nil, err
-	}
-	//lint:ignore SA1019 a controller of an older P4Runtime may still set role_id
-	if err := checkRole(req.Role, req.RoleId); err != nil {
-		return nil, err
-	}
-	if err := s.arb.checkPrimary(req.ElectionId); err != nil {
+	if err := s.checkWriter(req); err != nil {
 		return nil, err
 	}
 	if req.Atomicity != p4v1.WriteRequest_CONTINUE_ON_ERROR {
@@ -54,13 +47,8 @@ func (pl *pipeline) update(u *p4v1.Update) *fieldError {
 	default:
 		return errAt(codes.InvalidArgument, "type", "%s is not INSERT, MODIFY or DELETE", u.Type)
 	}
-	// Counter, meter and register cells always exist: they can only be
-	// modified.
-	onlyModify := func(what string) *fieldError {
-		if u.Type != p4v1.Update_MODIFY {
-			return errAt(codes.InvalidArgument, "type", "%s can only be modified, not %s", what, u.Type)
-		}
-		return nil
+	if kind := cellKind(u.Entity); kind != "" && u.Type != p4v1.Update_MODIFY {
+		return errAt(codes.InvalidArgument, "type", "%s always exist: they can only be modified, not %s", kind, u.Type)
 	}
 	var fe *fieldError
 	switch e := u.GetEntity().GetEntity().(type) {
@@ -69,29 +57,14 @@ func (pl *pipeline) update(u *p4v1.Update) *fieldError {
 	case *p4v1.Entity_PacketReplicationEngineEntry:
 		fe = pl.writePRE(u.Type, e.PacketReplicationEngineEntry)
 	case *p4v1.Entity_CounterEntry:
-		if fe := onlyModify("counter cells"); fe != nil {
-			return fe
-		}
 		fe = pl.writeCounter(e.CounterEntry)
 	case *p4v1.Entity_DirectCounterEntry:
-		if fe := onlyModify("direct counters"); fe != nil {
-			return fe
-		}
 		fe = pl.writeDirectCounter(e.DirectCounterEntry)
 	case *p4v1.Entity_MeterEntry:
-		if fe := onlyModify("meter cells"); fe != nil {
-			return fe
-		}
 		fe = pl.writeMeter(e.MeterEntry)
 	case *p4v1.Entity_DirectMeterEntry:
-		if fe := onlyModify("direct meters"); fe != nil {
-			return fe
-		}
 		fe = pl.writeDirectMeter(e.DirectMeterEntry)
 	case *p4v1.Entity_RegisterEntry:
-		if fe := onlyModify("register cells"); fe != nil {
-			return fe
-		}
 		fe = pl.writeRegister(e.RegisterEntry)
 	case nil:
 		return errAt(codes.InvalidArgument, "entity", "missing")
@@ -102,6 +75,24 @@ func (pl *pipeline) update(u *p4v1.Update) *fieldError {
 		return under("entity", fe)
 	}
 	return nil
+}
+
+// cellKind names the entities made of cells that always exist (counters,
+// meters, registers), "" for others.
+func cellKind(e *p4v1.Entity) string {
+	switch e.GetEntity().(type) {
+	case *p4v1.Entity_CounterEntry:
+		return "counter cells"
+	case *p4v1.Entity_DirectCounterEntry:
+		return "direct counters"
+	case *p4v1.Entity_MeterEntry:
+		return "meter cells"
+	case *p4v1.Entity_DirectMeterEntry:
+		return "direct meters"
+	case *p4v1.Entity_RegisterEntry:
+		return "register cells"
+	}
+	return ""
 }
 
 // Read streams the entities asked for; wildcards (id 0, unset index, no
