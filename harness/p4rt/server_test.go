@@ -202,3 +202,36 @@ func TestProcessWithoutPipelineDropsAndRefusesPortsOutsideTheSwitch(t *testing.T
 		t.Fatalf("ingress port 4 of a 4-port switch: %v", err)
 	}
 }
+
+func TestRequestsForAnotherDeviceOrBeforeAPipelineAreRefused(t *testing.T) {
+	f := newFixture(t)
+	f.primary(1)
+	route := update(p4v1.Update_INSERT, tableEntity(&p4v1.TableEntry{TableId: 1}))
+	if err := f.write(1, route); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("write before a pipeline: %v, want FAILED_PRECONDITION", err)
+	}
+	if _, err := f.tryRead(tableEntity(&p4v1.TableEntry{})); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("read before a pipeline: %v, want FAILED_PRECONDITION", err)
+	}
+	f.setPipeline(1, p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT)
+	_, err := f.client.Write(context.Background(), &p4v1.WriteRequest{DeviceId: 9, ElectionId: &p4v1.Uint128{Low: 1}, Updates: []*p4v1.Update{route}})
+	if status.Code(err) != codes.NotFound || !strings.Contains(err.Error(), "device_id: 9") {
+		t.Fatalf("write to device 9: %v, want NOT_FOUND naming device_id", err)
+	}
+	_, err = f.client.Write(context.Background(), &p4v1.WriteRequest{DeviceId: testDevice, ElectionId: &p4v1.Uint128{Low: 1},
+		Atomicity: p4v1.WriteRequest_ROLLBACK_ON_ERROR, Updates: []*p4v1.Update{route}})
+	if status.Code(err) != codes.Unimplemented {
+		t.Fatalf("ROLLBACK_ON_ERROR: %v, want UNIMPLEMENTED", err)
+	}
+	stream, err := f.client.Read(context.Background(), &p4v1.ReadRequest{DeviceId: 9})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.NotFound {
+		t.Fatalf("read of device 9: %v, want NOT_FOUND", err)
+	}
+	_, err = f.tryRead(tableEntity(&p4v1.TableEntry{TableId: 77}))
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "entities[0].table_entry.table_id: 77 is not a table") {
+		t.Fatalf("read of table 77: %v, want INVALID_ARGUMENT naming the field", err)
+	}
+}
