@@ -11,6 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/grid-ina/grid/harness/dataplane"
+	"github.com/grid-ina/grid/harness/dataplane/nstest"
 )
 
 // BenchmarkForwarding measures frames per second forwarded from one veth to
@@ -21,11 +22,11 @@ import (
 //
 //	go test -run '^$' -bench Forwarding ./harness/dataplane
 func BenchmarkForwarding(b *testing.B) {
-	n := newTestNet(b)
+	n := nstest.New(b)
 	// The dataplane's link: da0 -> port 0 (sa0), port 1 (sa1) -> da1.
-	n.veth("sa0", "da0")
-	n.veth("sa1", "da1")
-	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sa0"}, {Port: 1, Interface: "sa1"}}, dataplane.Options{})
+	n.Veth("sa0", "da0")
+	n.Veth("sa1", "da1")
+	dp := openDP(b, n, []dataplane.PortSpec{{Port: 0, Interface: "sa0"}, {Port: 1, Interface: "sa1"}}, dataplane.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- dp.Run(ctx, to(1)) }()
@@ -36,8 +37,8 @@ func BenchmarkForwarding(b *testing.B) {
 		}
 	})
 	// The bridge's link: db0 -> sb0 = br0 = sb1 -> db1.
-	n.veth("sb0", "db0")
-	n.veth("sb1", "db1")
+	n.Veth("sb0", "db0")
+	n.Veth("sb1", "db1")
 	bridge(b, n, "br0", "sb0", "sb1")
 
 	for _, size := range []int{64, 1514} {
@@ -45,27 +46,27 @@ func BenchmarkForwarding(b *testing.B) {
 			{"dataplane", "da0", "da1"},
 			{"linux-bridge", "db0", "db1"},
 		} {
-			in, out := n.socket(fwd.in), n.socket(fwd.out)
+			in, out := n.Socket(fwd.in), n.Socket(fwd.out)
 			b.Run(fmt.Sprintf("%s/%dB", fwd.name, size), func(b *testing.B) { forward(b, in, out, size) })
 		}
 	}
 }
 
-func bridge(b *testing.B, n *testNet, name string, ports ...string) {
+func bridge(b *testing.B, n *nstest.Net, name string, ports ...string) {
 	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: name}}
-	if err := n.nl.LinkAdd(br); err != nil {
+	if err := n.Netlink().LinkAdd(br); err != nil {
 		b.Fatalf("add bridge: %v", err)
 	}
 	for _, p := range ports {
-		l, err := n.nl.LinkByName(p)
+		l, err := n.Netlink().LinkByName(p)
 		if err == nil {
-			err = n.nl.LinkSetMaster(l, br)
+			err = n.Netlink().LinkSetMaster(l, br)
 		}
 		if err != nil {
 			b.Fatalf("enslave %s: %v", p, err)
 		}
 	}
-	if err := n.nl.LinkSetUp(br); err != nil {
+	if err := n.Netlink().LinkSetUp(br); err != nil {
 		b.Fatalf("bring up bridge: %v", err)
 	}
 }

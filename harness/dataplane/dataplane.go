@@ -276,7 +276,7 @@ func collect(errs <-chan error) []error {
 // receive is the loop of one port's receiver. It returns nil when Run stops
 // it (deadline or closed socket).
 func (d *Dataplane) receive(p *port, pl Pipeline) error {
-	emit := func(o engine.Output) { d.transmit(o) }
+	emit := d.Transmit
 	for {
 		frame, err := p.sock.Recv()
 		switch {
@@ -303,9 +303,12 @@ func (d *Dataplane) receive(p *port, pl Pipeline) error {
 	}
 }
 
-// transmit sends a frame the pipeline emitted, through the egress port's
-// impairments.
-func (d *Dataplane) transmit(o engine.Output) {
+// Transmit sends o.Data out of port o.Port through the port's impairments,
+// as it does with the frames the pipeline emits; it is for frames that enter
+// the switch elsewhere, such as P4Runtime PacketOut messages. A frame to a
+// port without an interface is dropped (and counted). Transmit copies what
+// it keeps and is safe for concurrent use.
+func (d *Dataplane) Transmit(o engine.Output) {
 	p := d.byPort[o.Port]
 	if p == nil {
 		d.unknownEgress.Add(1)

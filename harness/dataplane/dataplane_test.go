@@ -17,6 +17,7 @@ import (
 	"github.com/google/gopacket/pcapgo"
 
 	"github.com/grid-ina/grid/harness/dataplane"
+	"github.com/grid-ina/grid/harness/dataplane/nstest"
 	"github.com/grid-ina/grid/harness/engine"
 	"github.com/grid-ina/grid/harness/p4c"
 )
@@ -79,7 +80,7 @@ func to(ports ...uint32) dataplane.Pipeline {
 // eventually waits until cond holds for the dataplane's counters (which a
 // frame's receiver may see a moment before the sender has counted it) and
 // returns them; after 10 s it fails the test.
-func eventually(t *testing.T, dp *dataplane.Dataplane, what string, cond func(dataplane.Stats) bool) dataplane.Stats {
+func eventually(t *testing.T, dp interface{ Stats() dataplane.Stats }, what string, cond func(dataplane.Stats) bool) dataplane.Stats {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -94,6 +95,32 @@ func eventually(t *testing.T, dp *dataplane.Dataplane, what string, cond func(da
 	}
 }
 
+// openDP opens a Dataplane on specs inside n; it is closed when the test
+// ends.
+func openDP(t testing.TB, n *nstest.Net, specs []dataplane.PortSpec, opts dataplane.Options) *dataplane.Dataplane {
+	t.Helper()
+	var dp *dataplane.Dataplane
+	err := n.Do(func() (err error) {
+		dp, err = dataplane.Open(specs, opts)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("open dataplane: %v", err)
+	}
+	t.Cleanup(func() { dp.Close() })
+	return dp
+}
+
+// openFDs counts the process's open file descriptors.
+func openFDs(t testing.TB) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}
+
 func send(t *testing.T, s *dataplane.Socket, frames ...[]byte) {
 	t.Helper()
 	for _, f := range frames {
@@ -104,11 +131,11 @@ func send(t *testing.T, s *dataplane.Socket, frames ...[]byte) {
 }
 
 func TestFramesOfEverySizeAndVLANTagsCrossAGoPipelineUnchanged(t *testing.T) {
-	n := newTestNet(t)
-	n.veth("sw0", "h0")
-	n.veth("sw1", "h1")
-	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
-	h0, h1 := n.socket("h0"), n.socket("h1")
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	// Port 0 and 1 exchange frames; a frame whose first payload byte is 0xee
 	// is refused, one with 0xdd goes to port 9, which has no interface.
 	run(t, dp, dataplane.PipelineFunc(func(port uint32, frame []byte, emit func(engine.Output)) error {
@@ -128,7 +155,7 @@ func TestFramesOfEverySizeAndVLANTagsCrossAGoPipelineUnchanged(t *testing.T) {
 	tagged = append(tagged[:12:12], append([]byte{0x81, 0x00, 0xa0, 0x64}, tagged[12:60]...)...)
 	frames := [][]byte{testFrame(1, 60), testFrame(2, 1514), tagged, testFrame(4, 18)}
 	send(t, h0, frames...)
-	got := receive(t, h1, len(frames), 5*time.Second)
+	got := nstest.Receive(t, h1, len(frames), 5*time.Second)
 	if len(got) != len(frames) {
 		t.Fatalf("h1 received %d of %d frames", len(got), len(frames))
 	}
@@ -139,14 +166,14 @@ func TestFramesOfEverySizeAndVLANTagsCrossAGoPipelineUnchanged(t *testing.T) {
 	}
 	back := testFrame(5, 100)
 	send(t, h1, back)
-	if got := receive(t, h0, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], back) {
+	if got := nstest.Receive(t, h0, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], back) {
 		t.Errorf("h1 -> h0: got %x, want %x", got, back)
 	}
 
 	refused, lost := testFrame(6, 60), testFrame(7, 60)
 	refused[14], lost[14] = 0xee, 0xdd
 	send(t, h0, refused, lost, testFrame(8, 60))
-	got = receive(t, h1, 2, time.Second)
+	got = nstest.Receive(t, h1, 2, time.Second)
 	if len(got) != 1 || seqOf(got[0]) != 8 {
 		t.Errorf("after a refused frame and one to port 9, h1 got %d frames, want only frame 8", len(got))
 	}
@@ -207,17 +234,17 @@ func mustHex(t *testing.T, s string) []byte {
 }
 
 func TestCompiledIPv4ForwarderRoutesFramesBetweenVeths(t *testing.T) {
-	n := newTestNet(t)
+	n := nstest.New(t)
 	var specs []dataplane.PortSpec
 	hosts := make([]*dataplane.Socket, 4)
 	for i := range 4 {
 		sw, h := "sw"+string(rune('0'+i)), "h"+string(rune('0'+i))
-		n.veth(sw, h)
+		n.Veth(sw, h)
 		specs = append(specs, dataplane.PortSpec{Port: uint32(i), Interface: sw})
 	}
-	dp := n.open(specs, dataplane.Options{})
+	dp := openDP(t, n, specs, dataplane.Options{})
 	for i := range hosts {
-		hosts[i] = n.socket("h" + string(rune('0'+i)))
+		hosts[i] = n.Socket("h" + string(rune('0'+i)))
 	}
 	run(t, dp, basicIPv4(t))
 
@@ -226,12 +253,12 @@ func TestCompiledIPv4ForwarderRoutesFramesBetweenVeths(t *testing.T) {
 	in := mustHex(t, "000000000001 0000000000aa 0800 4500001c 00010000 401165cb 0a000001 0a000105 0001020304050607")
 	want := mustHex(t, "000000000102 000000000001 0800 4500001c 00010000 3f1166cb 0a000001 0a000105 0001020304050607")
 	send(t, hosts[0], noRoute, in)
-	got := receive(t, hosts[2], 1, 5*time.Second)
+	got := nstest.Receive(t, hosts[2], 1, 5*time.Second)
 	if len(got) != 1 || !bytes.Equal(got[0], want) {
 		t.Fatalf("h2 received %x, want %x", got, want)
 	}
 	for _, i := range []int{0, 1, 3} {
-		if extra := receive(t, hosts[i], 1, 200*time.Millisecond); len(extra) > 0 {
+		if extra := nstest.Receive(t, hosts[i], 1, 200*time.Millisecond); len(extra) > 0 {
 			t.Errorf("h%d received %x; only h2 should get a frame", i, extra[0])
 		}
 	}
@@ -242,25 +269,25 @@ func TestCompiledIPv4ForwarderRoutesFramesBetweenVeths(t *testing.T) {
 }
 
 func TestLossOneDropsEveryFrameAndLossZeroNone(t *testing.T) {
-	n := newTestNet(t)
+	n := nstest.New(t)
 	for _, p := range []string{"0", "1", "2"} {
-		n.veth("sw"+p, "h"+p)
+		n.Veth("sw"+p, "h"+p)
 	}
-	dp := n.open([]dataplane.PortSpec{
+	dp := openDP(t, n, []dataplane.PortSpec{
 		{Port: 0, Interface: "sw0"},
 		{Port: 1, Interface: "sw1", Loss: 1},
 		{Port: 2, Interface: "sw2", Loss: 0},
 	}, dataplane.Options{})
-	h0, h1, h2 := n.socket("h0"), n.socket("h1"), n.socket("h2")
+	h0, h1, h2 := n.Socket("h0"), n.Socket("h1"), n.Socket("h2")
 	run(t, dp, to(1, 2))
 	const frames = 200
 	for i := range frames {
 		send(t, h0, testFrame(uint32(i), 64))
 	}
-	if got := receive(t, h2, frames, 10*time.Second); len(got) != frames {
+	if got := nstest.Receive(t, h2, frames, 10*time.Second); len(got) != frames {
 		t.Fatalf("port with loss 0 delivered %d of %d frames; counters %+v", len(got), frames, dp.Stats())
 	}
-	if got := receive(t, h1, 1, 200*time.Millisecond); len(got) != 0 {
+	if got := nstest.Receive(t, h1, 1, 200*time.Millisecond); len(got) != 0 {
 		t.Fatalf("port with loss 1 delivered frame %d", seqOf(got[0]))
 	}
 	st := eventually(t, dp, "every frame sent on port 2", func(st dataplane.Stats) bool { return st.Ports[2].TxFrames == frames })
@@ -271,10 +298,10 @@ func TestLossOneDropsEveryFrameAndLossZeroNone(t *testing.T) {
 
 // survivors sends frames through a fresh dataplane whose port 1 has loss
 // 0.3 drawn with seed, and returns which sequence numbers arrived.
-func survivors(t *testing.T, n *testNet, seed uint64, frames int) []uint32 {
-	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1", Loss: 0.3}},
+func survivors(t *testing.T, n *nstest.Net, seed uint64, frames int) []uint32 {
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1", Loss: 0.3}},
 		dataplane.Options{LossSeed: seed})
-	h0, h1 := n.socket("h0"), n.socket("h1")
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	stop := run(t, dp, to(1))
 	for i := range frames {
 		send(t, h0, testFrame(uint32(i), 64))
@@ -286,7 +313,7 @@ func survivors(t *testing.T, n *testNet, seed uint64, frames int) []uint32 {
 	})
 	sent := dp.Stats().Ports[1].TxFrames
 	var seqs []uint32
-	for _, f := range receive(t, h1, int(sent), 5*time.Second) {
+	for _, f := range nstest.Receive(t, h1, int(sent), 5*time.Second) {
 		seqs = append(seqs, seqOf(f))
 	}
 	stop()
@@ -300,9 +327,9 @@ func survivors(t *testing.T, n *testNet, seed uint64, frames int) []uint32 {
 }
 
 func TestPartialLossDropsAboutTheFractionAndRepeatsWithTheSameSeed(t *testing.T) {
-	n := newTestNet(t)
-	n.veth("sw0", "h0")
-	n.veth("sw1", "h1")
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
 	const frames = 400
 	first := survivors(t, n, 7, frames)
 	// 280 expected; five standard deviations of the binomial either side.
@@ -332,12 +359,12 @@ func equalSeqs(a, b []uint32) bool {
 }
 
 func TestDelayHoldsEveryFrameAtLeastThatLongAndKeepsTheirOrder(t *testing.T) {
-	n := newTestNet(t)
-	n.veth("sw0", "h0")
-	n.veth("sw1", "h1")
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
 	const delay = 150 * time.Millisecond
-	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1", Delay: delay}}, dataplane.Options{})
-	h0, h1 := n.socket("h0"), n.socket("h1")
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1", Delay: delay}}, dataplane.Options{})
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	run(t, dp, to(1))
 	const frames = 20
 	sentAt := make([]time.Time, frames)
@@ -365,10 +392,10 @@ func TestDelayHoldsEveryFrameAtLeastThatLongAndKeepsTheirOrder(t *testing.T) {
 }
 
 func TestOpenNamesAMissingInterfaceAndLeavesNothingOpen(t *testing.T) {
-	n := newTestNet(t)
-	n.veth("sw0", "h0")
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
 	before := openFDs(t)
-	err := n.do(func() error {
+	err := n.Do(func() error {
 		_, err := dataplane.Open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "nosuch1"}},
 			dataplane.Options{PcapDir: t.TempDir()})
 		return err
@@ -425,16 +452,16 @@ func readPcap(t *testing.T, path string) [][]byte {
 }
 
 func TestPcapFilesRecordWhatEachPortReceivedAndSent(t *testing.T) {
-	n := newTestNet(t)
-	n.veth("sw0", "h0")
-	n.veth("sw1", "h1")
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
 	dir := filepath.Join(t.TempDir(), "pcaps")
-	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{PcapDir: dir})
-	h0, h1 := n.socket("h0"), n.socket("h1")
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{PcapDir: dir})
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	stop := run(t, dp, to(1))
 	frames := [][]byte{testFrame(1, 60), testFrame(2, 1000), testFrame(3, 80)}
 	send(t, h0, frames...)
-	if got := receive(t, h1, len(frames), 5*time.Second); len(got) != len(frames) {
+	if got := nstest.Receive(t, h1, len(frames), 5*time.Second); len(got) != len(frames) {
 		t.Fatalf("h1 received %d of %d frames", len(got), len(frames))
 	}
 	stop()
@@ -458,14 +485,14 @@ func TestPcapFilesRecordWhatEachPortReceivedAndSent(t *testing.T) {
 }
 
 func TestRunStopsWhenCancelledAndCloseReleasesEverything(t *testing.T) {
-	needRoot(t)
+	nstest.NeedRoot(t)
 	before := openFDs(t)
-	n := newTestNet(t)
-	n.veth("sw0", "h0")
-	n.veth("sw1", "h1")
-	name := n.name
-	dp := n.open([]dataplane.PortSpec{{Port: 0, Interface: "sw0", Delay: time.Hour}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
-	h1 := n.socket("h1")
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
+	name := n.Name()
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0", Delay: time.Hour}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	h1 := n.Socket("h1")
 	stop := run(t, dp, to(0))
 	send(t, h1, testFrame(1, 60), testFrame(2, 60))
 	eventually(t, dp, "2 frames received", func(st dataplane.Stats) bool { return st.Ports[1].RxFrames == 2 })
@@ -477,11 +504,11 @@ func TestRunStopsWhenCancelledAndCloseReleasesEverything(t *testing.T) {
 		t.Errorf("%d frames held by the delay were counted unsent at stop, want 2", unsent)
 	}
 	h1.Close()
-	n.remove()
+	n.Remove()
 	if after := openFDs(t); after != before {
 		t.Errorf("%d file descriptors open before, %d after Close and removing the namespace", before, after)
 	}
-	for _, left := range leftoverNamespaces() {
+	for _, left := range nstest.Leftovers() {
 		if left == name {
 			t.Errorf("namespace %s left behind", name)
 		}
