@@ -2,12 +2,14 @@ package aggregator
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/grid-ina/grid/harness/p4test"
 	"github.com/grid-ina/grid/harness/stf"
 )
 
@@ -90,19 +92,28 @@ func readBuild(path string) (Build, error) {
 // RunSuite compiles the program at programPath once per build the cases
 // need and runs every case on the embedded engine.
 func RunSuite(programPath string, cases []SuiteCase) []SuiteResult {
-	compiled := map[Build][]byte{}
+	return RunSuiteOn(context.Background(), p4test.Engine, p4test.RemoteConfig{}, programPath, cases)
+}
+
+// RunSuiteOn runs the cases on a kind of target, each on a fresh switch:
+// the engine in this process, or a switch process (grid switch,
+// simple_switch_grpc) on veth ports driven over P4Runtime, configured by
+// cfg. The program is compiled once per build the cases need, by the
+// compiler that goes with the target (p4c-bm2-ss for bmv2). The STF files
+// are the same for every target.
+func RunSuiteOn(ctx context.Context, kind p4test.TargetKind, cfg p4test.RemoteConfig, programPath string, cases []SuiteCase) []SuiteResult {
+	compiled := map[Build]p4test.Program{}
 	compileErr := map[Build]error{}
 	var out []SuiteResult
 	for _, c := range cases {
 		r := SuiteResult{Case: c}
-		js, done := compiled[c.Build]
+		prog, done := compiled[c.Build]
 		if !done && compileErr[c.Build] == nil {
-			res, err := Compile(programPath, c.Build)
-			if err != nil {
+			var err error
+			if prog, err = compileFor(ctx, kind, programPath, c.Build); err != nil {
 				compileErr[c.Build] = err
 			} else {
-				js = res.JSON
-				compiled[c.Build] = js
+				compiled[c.Build] = prog
 			}
 		}
 		if err := compileErr[c.Build]; err != nil {
@@ -116,8 +127,21 @@ func RunSuite(programPath string, cases []SuiteCase) []SuiteResult {
 			out = append(out, r)
 			continue
 		}
-		r.Result, r.Err = stf.Run(js, cmds, stf.Options{})
+		r.Result, r.Err = p4test.RunSTF(ctx, kind, cfg, prog, cmds, stf.Options{})
 		out = append(out, r)
 	}
 	return out
+}
+
+// compileFor compiles the aggregator with a build's parameters for a kind
+// of target.
+func compileFor(ctx context.Context, kind p4test.TargetKind, path string, b Build) (p4test.Program, error) {
+	if b.Values != 0 && b.Values != 32 && b.Values != 64 {
+		return p4test.Program{}, fmt.Errorf("%d values per packet: the aggregator supports 32 and 64", b.Values)
+	}
+	prog, err := p4test.CompileFor(ctx, kind, path, p4test.CompileOptions{Defines: b.Defines()})
+	if err != nil {
+		return p4test.Program{}, fmt.Errorf("compile %s: %w", path, err)
+	}
+	return prog, nil
 }

@@ -8,30 +8,69 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // simple_switch_grpc answers P4Runtime register reads with UNIMPLEMENTED
 // (p4lang/PI issue 376), so the bmv2 target reads registers the way p4c's
 // bmv2stf.py does: through simple_switch_CLI on the switch's Thrift port.
 
-// cliRegisterRead runs `simple_switch_CLI --thrift-port PORT` inside the
-// testbed with "register_read NAME INDEX" on its standard input and
-// returns the cell's value.
-func cliRegisterRead(ctx context.Context, tb *testbed, cli string, thriftPort int, register string, index int) (*big.Int, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
+// cliOutput runs `simple_switch_CLI --thrift-port PORT` inside the testbed
+// with command on its standard input and returns what it printed.
+func cliOutput(ctx context.Context, tb *testbed, cli string, thriftPort int, command string) (string, error) {
 	cmd := exec.CommandContext(ctx, cli, "--thrift-port", strconv.Itoa(thriftPort))
-	cmd.Stdin = strings.NewReader(fmt.Sprintf("register_read %s %d\n", register, index))
+	cmd.Stdin = strings.NewReader(command + "\n")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := tb.do(cmd.Start); err != nil {
-		return nil, fmt.Errorf("start %s: %w", cli, err)
+		return "", fmt.Errorf("start %s: %w", cli, err)
 	}
 	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("%s register_read %s %d: %w; its output:\n%s", cli, register, index, err, out.String())
+		return "", fmt.Errorf("%s: %s: %w; its output:\n%s", cli, command, err, out.String())
 	}
-	return parseRegisterRead(out.String(), register, index)
+	return out.String(), nil
+}
+
+// cliRun runs one command that prints nothing on success (register_write,
+// register_reset); an error message of the CLI becomes the error.
+func cliRun(ctx context.Context, tb *testbed, cli string, thriftPort int, command string) error {
+	out, err := cliOutput(ctx, tb, cli, thriftPort, command)
+	if err != nil {
+		return err
+	}
+	if msg := cliError(out); msg != "" {
+		return fmt.Errorf("simple_switch_CLI: %s: %s", command, msg)
+	}
+	return nil
+}
+
+// cliRegisterRead reads a register cell with "register_read NAME INDEX".
+func cliRegisterRead(ctx context.Context, tb *testbed, cli string, thriftPort int, register string, index int) (*big.Int, error) {
+	out, err := cliOutput(ctx, tb, cli, thriftPort, fmt.Sprintf("register_read %s %d", register, index))
+	if err != nil {
+		return nil, err
+	}
+	return parseRegisterRead(out, register, index)
+}
+
+// cliLines are the CLI's output lines without its prompts.
+func cliLines(output string) []string {
+	var lines []string
+	for _, line := range strings.Split(output, "\n") {
+		if line = strings.TrimSpace(strings.ReplaceAll(line, "RuntimeCmd:", "")); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+// cliError is the first error message in the CLI's output, or "".
+func cliError(output string) string {
+	for _, line := range cliLines(output) {
+		if strings.HasPrefix(line, "Error") || strings.HasPrefix(line, "Invalid") || strings.Contains(line, "Could not connect") {
+			return line
+		}
+	}
+	return ""
 }
 
 // parseRegisterRead finds the answer to "register_read NAME INDEX" in
@@ -40,8 +79,7 @@ func cliRegisterRead(ctx context.Context, tb *testbed, cli string, thriftPort in
 // in place of it becomes the error.
 func parseRegisterRead(output, register string, index int) (*big.Int, error) {
 	want := fmt.Sprintf("%s[%d]=", register, index)
-	for _, line := range strings.Split(output, "\n") {
-		line = strings.TrimSpace(strings.ReplaceAll(line, "RuntimeCmd:", ""))
+	for _, line := range cliLines(output) {
 		text, ok := strings.CutPrefix(line, want)
 		if !ok {
 			continue
@@ -52,11 +90,8 @@ func parseRegisterRead(output, register string, index int) (*big.Int, error) {
 		}
 		return v, nil
 	}
-	for _, line := range strings.Split(output, "\n") {
-		line = strings.TrimSpace(strings.ReplaceAll(line, "RuntimeCmd:", ""))
-		if strings.HasPrefix(line, "Error") || strings.HasPrefix(line, "Invalid") || strings.Contains(line, "Could not connect") {
-			return nil, fmt.Errorf("simple_switch_CLI: register_read %s %d: %s", register, index, line)
-		}
+	if msg := cliError(output); msg != "" {
+		return nil, fmt.Errorf("simple_switch_CLI: register_read %s %d: %s", register, index, msg)
 	}
 	return nil, fmt.Errorf("simple_switch_CLI: register_read %s %d: no %q line in its output:\n%s", register, index, want, strings.TrimSpace(output))
 }

@@ -11,10 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/grid-ina/grid/harness/dataplane"
 )
 
 // netnsDir is where named network namespaces are bind-mounted, as by `ip
@@ -29,6 +32,9 @@ const NamespacePrefix = "gridp4t-"
 // (jumbo frames included); AF_PACKET refuses to send beyond it.
 const portMTU = 9500
 
+// maxPorts bounds a testbed's ports (each a veth pair).
+const maxPorts = 512
+
 var testbedSeq atomic.Uint64
 
 // testbed is a private network namespace holding the switch's ports: veth
@@ -37,7 +43,7 @@ var testbedSeq atomic.Uint64
 type testbed struct {
 	name  string
 	ns    netns.NsHandle
-	ports []*packetPort // h<i> ends
+	ports []*dataplane.Socket // on h<i>, by port
 }
 
 // switchIface and hostIface name the two ends of port i's veth pair.
@@ -48,8 +54,8 @@ func hostIface(port int) string   { return "h" + strconv.Itoa(port) }
 // socket on each h<i>. Namespaces left behind by dead processes are removed
 // first. On error nothing is left behind.
 func newTestbed(ports int) (tb *testbed, err error) {
-	if ports <= 0 || ports > 512 {
-		return nil, fmt.Errorf("a testbed needs 1 to 512 ports, not %d", ports)
+	if ports <= 0 || ports > maxPorts {
+		return nil, fmt.Errorf("a testbed has 1 to %d ports, not %d", maxPorts, ports)
 	}
 	if os.Geteuid() != 0 {
 		return nil, errors.New("a switch on veth ports needs root (network namespaces and raw sockets)")
@@ -74,12 +80,8 @@ func newTestbed(ports int) (tb *testbed, err error) {
 	if err := tb.addPorts(ports); err != nil {
 		return nil, err
 	}
-	for i := 0; i < ports; i++ {
-		p, err := tb.openPort(i)
-		if err != nil {
-			return nil, err
-		}
-		tb.ports = append(tb.ports, p)
+	if err := tb.openPorts(ports); err != nil {
+		return nil, err
 	}
 	return tb, nil
 }
@@ -199,7 +201,54 @@ func (tb *testbed) addPorts(n int) error {
 			}
 		}
 	}
-	return nil
+	return tb.waitOperUp(h, 2*n)
+}
+
+// operUpTimeout bounds the wait for the ports to become operational:
+// usually milliseconds, but the kernel's link-watch work can be starved on
+// a loaded machine.
+const operUpTimeout = 30 * time.Second
+
+// waitOperUp waits until all n veth ends are operationally up. The kernel
+// attaches an interface's queue only then (in its link-watch work, shortly
+// after the carrier comes on) and silently drops what is sent before.
+func (tb *testbed) waitOperUp(h *netlink.Handle, n int) error {
+	deadline := time.Now().Add(operUpTimeout)
+	for {
+		links, err := h.LinkList()
+		if err != nil {
+			return fmt.Errorf("list interfaces of %s: %w", tb.name, err)
+		}
+		var down []string
+		for _, l := range links {
+			if l.Type() == "veth" && l.Attrs().OperState != netlink.OperUp {
+				down = append(down, l.Attrs().Name)
+			}
+		}
+		if len(down) == 0 && len(links) > n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: interfaces %s not operational after %v", tb.name, strings.Join(down, ", "), operUpTimeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// openPorts opens a packet socket on each host end h<i>: what it sends
+// enters the switch on port i, what it receives is what the switch sent out
+// of port i (VLAN tags as sent, its own frames not).
+func (tb *testbed) openPorts(n int) error {
+	return tb.do(func() error {
+		for i := 0; i < n; i++ {
+			s, err := dataplane.OpenSocket(hostIface(i))
+			if err != nil {
+				return fmt.Errorf("port %d: %w", i, err)
+			}
+			tb.ports = append(tb.ports, s)
+		}
+		return nil
+	})
 }
 
 // do runs f on an OS thread inside the namespace; a socket or process f
@@ -216,10 +265,8 @@ func (tb *testbed) do(f func() error) error {
 // close closes the packet sockets and removes the namespace; the kernel
 // deletes its veths with it once no process is left inside.
 func (tb *testbed) close() error {
-	var errs []error
-	for _, p := range tb.ports {
-		errs = append(errs, p.close())
-	}
+	// Closing a packet socket waits for an RCU grace period: in parallel.
+	errs := []error{dataplane.CloseAll(tb.ports)}
 	tb.ports = nil
 	if tb.ns >= 0 {
 		tb.ns.Close()

@@ -21,6 +21,18 @@ type switchProcess struct {
 	output *tailBuffer
 	exited chan struct{} // closed when the process has been waited for
 	err    error         // its exit status, once exited is closed
+
+	mu       sync.Mutex
+	reported bool // an error has told about the exit
+}
+
+// exitError describes the process's exit, which must have happened, with
+// the end of its output, and notes that it was told.
+func (p *switchProcess) exitError(what string) error {
+	p.mu.Lock()
+	p.reported = true
+	p.mu.Unlock()
+	return fmt.Errorf("%s %s (%v)%s", p.name, what, p.err, p.output.quote())
 }
 
 // startProcess starts argv inside the testbed's namespace. Its output goes
@@ -70,7 +82,7 @@ func (p *switchProcess) waitListening(ctx context.Context, tb *testbed, addr str
 	for {
 		select {
 		case <-p.exited:
-			return fmt.Errorf("%s exited before it listened on %s (%v)%s", p.name, addr, p.err, p.output.quote())
+			return p.exitError("exited before it listened on " + addr)
 		default:
 		}
 		conn, err := tb.dial(ctx, addr)
@@ -89,15 +101,18 @@ func (p *switchProcess) waitListening(ctx context.Context, tb *testbed, addr str
 }
 
 // stop ends the process: SIGTERM, then SIGKILL if it is still there after
-// grace. A process that already exited is not an error: the caller asked
-// it to go. The status is returned only for an exit nobody asked for.
+// grace. A process that had exited by itself is an error, unless an
+// earlier error told about it already.
 func (p *switchProcess) stop(grace time.Duration) error {
 	select {
 	case <-p.exited:
-		if p.err != nil {
-			return fmt.Errorf("%s had exited by itself (%v)%s", p.name, p.err, p.output.quote())
+		p.mu.Lock()
+		reported := p.reported
+		p.mu.Unlock()
+		if reported {
+			return nil
 		}
-		return nil
+		return p.exitError("had exited by itself")
 	default:
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)

@@ -1,43 +1,62 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/grid-ina/grid/harness/p4c"
+	"github.com/grid-ina/grid/harness/p4test"
 	"github.com/grid-ina/grid/harness/stf"
 )
 
 func init() {
 	register(&cli.Command{
 		Name:      "p4test",
-		Usage:     "run an STF packet test against a P4 program on grid's embedded switch (no bmv2 needed)",
-		ArgsUsage: "PROG.p4|PROG.json TEST.stf [MORE.stf ...] [--trace]",
+		Usage:     "run STF packet tests against a P4 program on grid's embedded switch, grid switch or real bmv2",
+		ArgsUsage: "PROG.p4|PROG.json TEST.stf [MORE.stf ...] [--target engine|grid-switch|bmv2] [--trace]",
 		Description: "p4test compiles PROG.p4 with the embedded compiler (or loads PROG.json, bmv2 JSON from any\n" +
-			"p4c), runs the commands of TEST.stf in order on an in-memory switch and checks that every\n" +
-			"'expect' packet came out on its port and nothing else did. STF is the format of p4c's bmv2 tests:\n\n" +
+			"p4c), runs the commands of TEST.stf in order on a switch and checks that every 'expect' packet\n" +
+			"came out on its port and nothing else did. STF is the format of p4c's bmv2 tests:\n\n" +
 			"   add TABLE [PRIORITY] FIELD:VALUE ... ACTION(PARAM:VALUE, ...)    # VALUE/LEN, VALUE&&&MASK, 0x0a**\n" +
 			"   setdefault TABLE ACTION(PARAM:VALUE, ...)\n" +
 			"   packet PORT HEX...          expect PORT HEX... [$]   ('*' = any nibble, '$' = packet ends here)\n" +
 			"   mc_mgrp_create G   mc_node_create RID PORT...   mc_node_associate G NODE   mirroring_add S PORT\n" +
-			"   register_write R I V   check_register R(I) == V   check_counter C(I) packets|bytes == N\n\n" +
+			"   register_write R I V   check_register R(I) == V   check_counter C(I) packets|bytes == N\n" +
+			"   advance_clock 800ms         (grid's extension: move the switch's clock; us, ms or s)\n\n" +
 			"Every mismatch is shown as a byte diff with the differing bytes marked; the exit status is 1 when\n" +
 			"a test fails. Several STF files each run on a fresh switch; a .p4 program is compiled with the\n" +
 			"-D definitions plus those of the test's '# build: NAME[=VALUE] ...' line (which win), once per\n" +
 			"distinct set. --trace prints each command and the switch's per-packet log (parser states,\n" +
 			"tables hit or missed, actions, drops).\n\n" +
+			"--target picks the switch. engine (the default) is the engine inside this process with a\n" +
+			"virtual clock (1 us per packet): no root, no ports. grid-switch and bmv2 run a switch process\n" +
+			"in a private network namespace (gridp4t-PID-N) with one veth port per port the test names, load\n" +
+			"the program and every entry, group and meter over P4Runtime, send and receive the packets\n" +
+			"through packet sockets and wait up to a timeout for the expected ones (then 20 ms for extras);\n" +
+			"advance_clock sleeps. grid-switch is `grid switch`, grid's drop-in for simple_switch_grpc (this\n" +
+			"binary unless --switch says otherwise); bmv2 is simple_switch_grpc with the program compiled by\n" +
+			"p4c-bm2-ss, registers read and written through simple_switch_CLI. Both need root and the .p4\n" +
+			"source (P4Runtime needs the program's P4Info); everything is removed afterwards, also on Ctrl-C.\n\n" +
 			"Examples:\n   grid p4test p4/examples/basic_ipv4.p4 p4/examples/basic_ipv4.stf --trace\n" +
-			"   grid p4test p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf",
+			"   grid p4test p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf\n" +
+			"   sudo grid p4test --target grid-switch p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf\n" +
+			"   sudo grid p4test --target bmv2 p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "trace", Usage: "print every STF command and the switch's per-packet log"},
 			&cli.StringSliceFlag{Name: "include", Aliases: []string{"I"}, Usage: "search `DIR` for #include files when compiling (repeatable)"},
 			&cli.StringSliceFlag{Name: "define", Aliases: []string{"D"}, Usage: "predefine macro `NAME[=VALUE]` when compiling (repeatable); a test's '# build: NAME[=VALUE] ...' line adds its own"},
+			&cli.StringFlag{Name: "target", Value: string(p4test.Engine), Usage: "the switch `KIND`: engine (in this process), grid-switch (grid switch on veth ports) or bmv2 (simple_switch_grpc on veth ports)"},
+			&cli.StringFlag{Name: "switch", Usage: "the switch `PROGRAM` of --target grid-switch (default: this grid binary) or bmv2 (default: simple_switch_grpc on PATH)"},
+			&cli.DurationFlag{Name: "packet-timeout", Value: 2 * time.Second, Usage: "with grid-switch and bmv2, how long to wait for an expected packet (`DURATION`, e.g. 2s)"},
 		},
 		Action: func(c *cli.Context) error {
 			files, err := positionalArgs(c)
@@ -52,7 +71,24 @@ func init() {
 					return cli.Exit(fmt.Sprintf("grid p4test: %s: a test must be an .stf file (the program comes first)", f), 1)
 				}
 			}
-			prog := &programSource{path: files[0], includes: c.StringSlice("include"), defines: parseDefines(c.StringSlice("define")), built: map[string][]byte{}}
+			kind, err := p4test.ParseTargetKind(c.String("target"))
+			if err != nil {
+				return cli.Exit("grid p4test: --target: "+err.Error(), 1)
+			}
+			if kind != p4test.Engine && !isP4(files[0]) {
+				return cli.Exit(fmt.Sprintf("grid p4test: %s: --target %s loads the program over P4Runtime, which needs its P4Info: give the .p4 source", files[0], kind), 1)
+			}
+			remote := p4test.RemoteConfig{Switch: c.String("switch"), PacketTimeout: c.Duration("packet-timeout")}
+			if kind == p4test.GridSwitch && remote.Switch == "" {
+				if remote.Switch, err = os.Executable(); err != nil {
+					return cli.Exit("grid p4test: find this grid binary for --target grid-switch: "+err.Error(), 1)
+				}
+			}
+			// Ctrl-C ends the test in progress; its switch and namespace are
+			// removed before the command returns.
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			prog := &programSource{path: files[0], kind: kind, includes: c.StringSlice("include"), defines: parseDefines(c.StringSlice("define")), built: map[string]p4test.Program{}}
 			opts := stf.Options{}
 			trace := c.Bool("trace")
 			if trace {
@@ -60,18 +96,22 @@ func init() {
 			}
 			failed := 0
 			for _, stfPath := range files[1:] {
-				programJSON, err := prog.forTest(stfPath)
+				program, err := prog.forTest(ctx, stfPath)
 				if err != nil {
 					fmt.Fprintln(c.App.ErrWriter, strings.TrimRight(err.Error(), "\n"))
 					return cli.Exit("", 1)
 				}
-				ok, err := runSTFFile(c, programJSON, stfPath, opts)
+				ok, err := runSTFFile(ctx, c, kind, remote, program, stfPath, opts)
 				if err != nil {
 					fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", prog.path, err)
 					return cli.Exit("", 1)
 				}
 				if !ok {
 					failed++
+				}
+				if ctx.Err() != nil {
+					fmt.Fprintln(c.App.ErrWriter, "grid p4test: interrupted")
+					return cli.Exit("", 1)
 				}
 			}
 			if len(files) > 2 {
@@ -89,15 +129,16 @@ func init() {
 }
 
 // runSTFFile runs one STF file on a fresh switch and prints its verdict;
-// the error is for a program that does not load.
-func runSTFFile(c *cli.Context, programJSON []byte, stfPath string, opts stf.Options) (bool, error) {
+// the error is for a program that does not load or a switch that does not
+// start.
+func runSTFFile(ctx context.Context, c *cli.Context, kind p4test.TargetKind, remote p4test.RemoteConfig, prog p4test.Program, stfPath string, opts stf.Options) (bool, error) {
 	cmds, err := stf.ParseFile(stfPath)
 	if err != nil {
 		fmt.Fprintln(c.App.ErrWriter, err)
 		fmt.Fprintf(c.App.Writer, "FAIL %s: the test does not parse\n", filepath.Base(stfPath))
 		return false, nil
 	}
-	result, err := stf.Run(programJSON, cmds, opts)
+	result, err := p4test.RunSTF(ctx, kind, remote, prog, cmds, opts)
 	if err != nil {
 		return false, err
 	}
@@ -111,21 +152,23 @@ func runSTFFile(c *cli.Context, programJSON []byte, stfPath string, opts stf.Opt
 }
 
 // programSource is the program under test: bmv2 JSON read once, or a P4
-// source compiled once per set of definitions its tests ask for.
+// source compiled once per set of definitions its tests ask for, by the
+// compiler that goes with the target.
 type programSource struct {
 	path     string
+	kind     p4test.TargetKind
 	includes []string
 	defines  map[string]string
-	built    map[string][]byte // by the definitions' canonical text
+	built    map[string]p4test.Program // by the definitions' canonical text
 }
 
-// forTest returns the bmv2 JSON that the STF file at stfPath runs on.
-func (p *programSource) forTest(stfPath string) ([]byte, error) {
+// forTest returns the program that the STF file at stfPath runs on.
+func (p *programSource) forTest(ctx context.Context, stfPath string) (p4test.Program, error) {
 	defines := maps.Clone(p.defines)
 	if isP4(p.path) {
 		extra, err := stf.ReadBuild(stfPath)
 		if err != nil {
-			return nil, err
+			return p4test.Program{}, err
 		}
 		maps.Copy(defines, extra)
 	}
@@ -133,15 +176,30 @@ func (p *programSource) forTest(stfPath string) ([]byte, error) {
 	for _, name := range slices.Sorted(maps.Keys(defines)) {
 		fmt.Fprintf(&key, "%s=%s ", name, defines[name])
 	}
-	if data, ok := p.built[key.String()]; ok {
-		return data, nil
+	if prog, ok := p.built[key.String()]; ok {
+		return prog, nil
 	}
-	data, err := loadProgram(p.path, p.includes, defines)
+	prog, err := p.load(ctx, defines)
 	if err != nil {
-		return nil, err
+		return p4test.Program{}, err
 	}
-	p.built[key.String()] = data
-	return data, nil
+	p.built[key.String()] = prog
+	return prog, nil
+}
+
+// load reads a .json program, or compiles a .p4 one.
+func (p *programSource) load(ctx context.Context, defines map[string]string) (p4test.Program, error) {
+	switch {
+	case filepath.Ext(p.path) == ".json":
+		data, err := os.ReadFile(p.path)
+		if err != nil {
+			return p4test.Program{}, fmt.Errorf("read program: %w", err)
+		}
+		return p4test.Program{JSON: data}, nil
+	case isP4(p.path):
+		return p4test.CompileFor(ctx, p.kind, p.path, p4test.CompileOptions{IncludeDirs: p.includes, Defines: defines})
+	}
+	return p4test.Program{}, fmt.Errorf("%s: want a .p4 program or its bmv2 .json", p.path)
 }
 
 func isP4(path string) bool { ext := filepath.Ext(path); return ext == ".p4" || ext == ".p4_16" }
@@ -157,24 +215,4 @@ func parseDefines(flags []string) map[string]string {
 		defines[name] = value
 	}
 	return defines
-}
-
-// loadProgram returns the bmv2 JSON of a .json file, or of a .p4 file
-// compiled with the embedded compiler.
-func loadProgram(path string, includeDirs []string, defines map[string]string) ([]byte, error) {
-	switch {
-	case filepath.Ext(path) == ".json":
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("read program: %w", err)
-		}
-		return data, nil
-	case isP4(path):
-		res, err := p4c.Compile(path, p4c.Options{IncludeDirs: includeDirs, Defines: defines})
-		if err != nil {
-			return nil, err
-		}
-		return res.JSON, nil
-	}
-	return nil, fmt.Errorf("%s: want a .p4 program or its bmv2 .json", path)
 }
