@@ -70,6 +70,12 @@
 //     INVALID_ARGUMENT, as are lpm values with bits beyond the prefix and
 //     ternary values with bits outside the mask. Reads return canonical
 //     strings, so what was written padded reads back canonical.
+//   - Action profiles and selectors: members (INSERT, MODIFY, DELETE;
+//     FAILED_PRECONDITION while a group or entry uses one), groups of
+//     members (the selector picks members uniformly by the program's hash,
+//     so weights above 1 are refused), entries of indirect tables pointing
+//     at a member or a group. The embedded compiler does not emit action
+//     profiles, but bmv2 JSON from p4c does.
 //   - Multicast groups (replicas by egress_port or port bytes, instance as
 //     egress_rid) and clone sessions with one replica (packet_length_bytes
 //     truncates clones).
@@ -83,16 +89,16 @@
 //     entry, counter_data (and meter_config) in the request to get direct
 //     counter (and meter) values with the entries; counter, meter and
 //     register id 0 for all of them, index unset for all cells; multicast
-//     group or clone session id 0 for all. Const and initial entries of the
+//     group, clone session, action profile, member or group id 0 for all. Const and initial entries of the
 //     program are read back too, with P4Runtime priority MaxInt32 minus
 //     their bmv2 priority (the inverse of how written priorities map).
 //
 // # What is refused
 //
 // UNIMPLEMENTED: atomicity ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC,
-// RECONCILE_AND_COMMIT, roles other than the default one, action profiles
-// and selectors (a pipeline whose tables use one is refused), idle timeouts,
-// digests, value sets and other entities, clone sessions with several
+// RECONCILE_AND_COMMIT, roles other than the default one, one-shot action
+// sets, weighted group members, watch ports, default actions of indirect
+// tables, idle timeouts, digests, value sets and other entities, clone sessions with several
 // replicas or a non-zero instance, backup replicas, single-rate meters
 // (eburst), meter counters, resetting a meter to unconfigured.
 //

@@ -28,6 +28,7 @@ type pipeline struct {
 	counters  map[uint32]*externDef
 	meters    map[uint32]*externDef
 	registers map[uint32]*externDef
+	profiles  map[uint32]*profileDef
 	packetIn  *controllerHeader
 	packetOut *controllerHeader
 
@@ -47,6 +48,7 @@ type tableDef struct {
 	initDefault *p4v1.TableEntry // the program's default entry, as Read returns it
 	directCtr   uint32           // direct counter id, 0 if none
 	directMtr   uint32           // direct meter id, 0 if none
+	profile     *profileDef      // of an indirect table, else nil
 
 	// state (under Server.mu)
 	entries    map[string]*storedEntry // by matchKey
@@ -116,7 +118,7 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 	pl := &pipeline{
 		info: info, json: bmv2JSON,
 		tables: map[uint32]*tableDef{}, actions: map[uint32]*actionDef{},
-		counters: map[uint32]*externDef{}, meters: map[uint32]*externDef{},
+		counters: map[uint32]*externDef{}, meters: map[uint32]*externDef{}, profiles: map[uint32]*profileDef{},
 		registers: map[uint32]*externDef{},
 		groups:    map[uint32]*p4v1.MulticastGroupEntry{}, clones: map[uint32]*p4v1.CloneSessionEntry{},
 	}
@@ -126,6 +128,9 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 	}
 	pl.sw = engine.NewSwitch(prog, engine.Config{Now: now, Trace: opts.Trace})
 	if err := pl.resolveActions(prog); err != nil {
+		return nil, err
+	}
+	if err := pl.resolveProfiles(); err != nil {
 		return nil, err
 	}
 	if err := pl.resolveTables(prog); err != nil {
@@ -204,9 +209,6 @@ func (pl *pipeline) resolveTables(prog *engine.Program) error {
 		if !ok {
 			return fmt.Errorf("%s: table %q is not in the bmv2 JSON", path, pre.Name)
 		}
-		if t.ImplementationId != 0 || et.ActionProfile != "" {
-			return fmt.Errorf("%s: table %q uses an action profile, which this server does not support", path, pre.Name)
-		}
 		if len(t.MatchFields) != len(et.Keys) {
 			return fmt.Errorf("%s: table %q has %d match fields in the P4Info, %d key fields in the bmv2 JSON", path, pre.Name, len(t.MatchFields), len(et.Keys))
 		}
@@ -244,6 +246,9 @@ func (pl *pipeline) resolveTables(prog *engine.Program) error {
 				return fmt.Errorf("%s.action_refs[%d]: action %q is not an action of table %q in the bmv2 JSON", path, j, ad.name, pre.Name)
 			}
 			td.actions[ref.Id] = ref.Scope
+		}
+		if err := pl.bindProfile(path, td, et); err != nil {
+			return err
 		}
 		def, err := pl.defaultEntry(td)
 		if err != nil {

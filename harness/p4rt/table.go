@@ -243,11 +243,14 @@ func prefixMask(width, plen int) []byte {
 	return m
 }
 
-// parsedAction is a validated direct action.
+// parsedAction is a validated action: a direct action with its
+// arguments, or an action profile member or group.
 type parsedAction struct {
-	name  string
-	args  [][]byte
-	canon *p4v1.TableAction
+	name   string
+	args   [][]byte
+	member engine.MemberHandle
+	group  engine.GroupHandle
+	canon  *p4v1.TableAction
 }
 
 // parseAction validates the action of an entry (or of the default entry
@@ -256,26 +259,45 @@ func (pl *pipeline) parseAction(td *tableDef, ta *p4v1.TableAction, isDefault bo
 	if ta == nil {
 		return nil, errAt(codes.InvalidArgument, "table_entry.action", "missing")
 	}
+	if td.profile != nil {
+		if isDefault {
+			return nil, errAt(codes.Unimplemented, "table_entry.action", "table %s uses action profile %s: setting its default action is not supported", td.name, td.profile.name)
+		}
+		return td.indirectAction(ta)
+	}
 	x, ok := ta.Type.(*p4v1.TableAction_Action)
 	if !ok {
-		return nil, errAt(codes.Unimplemented, "table_entry.action", "%T: action profiles are not supported, only direct actions", ta.Type)
+		return nil, errAt(codes.InvalidArgument, "table_entry.action", "table %s has no action profile: give an action, not %T", td.name, ta.Type)
 	}
-	a := x.Action
-	scope, ok := td.actions[a.ActionId]
+	pa, fe := pl.parseDirect(td.actions, "table "+td.name, x.Action, isDefault)
+	if fe != nil {
+		return nil, under("table_entry.action.action", fe)
+	}
+	return pa, nil
+}
+
+// parseDirect validates an action with its parameters against the actions
+// (and their scopes) of a table or action profile named owner. Paths are
+// relative to the Action.
+func (pl *pipeline) parseDirect(actions map[uint32]p4configv1.ActionRef_Scope, owner string, a *p4v1.Action, isDefault bool) (*parsedAction, *fieldError) {
+	if a == nil {
+		return nil, errAt(codes.InvalidArgument, "", "missing")
+	}
+	scope, ok := actions[a.ActionId]
 	if !ok {
-		return nil, errAt(codes.InvalidArgument, "table_entry.action.action.action_id", "%d is not an action of table %s", a.ActionId, td.name)
+		return nil, errAt(codes.InvalidArgument, "action_id", "%d is not an action of %s", a.ActionId, owner)
 	}
 	ad := pl.actions[a.ActionId]
 	if isDefault && scope == p4configv1.ActionRef_TABLE_ONLY {
-		return nil, errAt(codes.InvalidArgument, "table_entry.action.action.action_id", "action %s is @tableonly in table %s: it cannot be the default action", ad.name, td.name)
+		return nil, errAt(codes.InvalidArgument, "action_id", "action %s is @tableonly in %s: it cannot be the default action", ad.name, owner)
 	}
 	if !isDefault && scope == p4configv1.ActionRef_DEFAULT_ONLY {
-		return nil, errAt(codes.InvalidArgument, "table_entry.action.action.action_id", "action %s is @defaultonly in table %s: entries cannot use it", ad.name, td.name)
+		return nil, errAt(codes.InvalidArgument, "action_id", "action %s is @defaultonly in %s: entries cannot use it", ad.name, owner)
 	}
 	pa := &parsedAction{name: ad.name, args: make([][]byte, len(ad.params))}
 	canon := &p4v1.Action{ActionId: a.ActionId}
 	for i, p := range a.Params {
-		path := fmt.Sprintf("table_entry.action.action.params[%d]", i)
+		path := fmt.Sprintf("params[%d]", i)
 		pd, ok := ad.params[p.ParamId]
 		if !ok {
 			return nil, errAt(codes.InvalidArgument, path+".param_id", "%d is not a parameter of action %s", p.ParamId, ad.name)
@@ -292,7 +314,7 @@ func (pl *pipeline) parseAction(td *tableDef, ta *p4v1.TableAction, isDefault bo
 	for _, pid := range sortedParamIDs(ad) {
 		pd := ad.params[pid]
 		if pa.args[pd.index] == nil {
-			return nil, errAt(codes.InvalidArgument, "table_entry.action.action.params", "parameter %d (%s) of action %s is missing", pid, pd.info.Name, ad.name)
+			return nil, errAt(codes.InvalidArgument, "params", "parameter %d (%s) of action %s is missing", pid, pd.info.Name, ad.name)
 		}
 		canon.Params = append(canon.Params, &p4v1.Action_Param{ParamId: pid, Value: canonical(pa.args[pd.index])})
 	}
@@ -340,7 +362,7 @@ func (pl *pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry) *
 		if fe := pl.checkDirectData(td, te); fe != nil {
 			return fe
 		}
-		h, err := sw.AddEntry(td.name, engine.Entry{Match: pm.engine, Priority: prio, Action: pa.name, Args: pa.args})
+		h, err := sw.AddEntry(td.name, engine.Entry{Match: pm.engine, Priority: prio, Action: pa.name, Args: pa.args, Member: pa.member, Group: pa.group})
 		if err != nil {
 			return errAt(codes.InvalidArgument, "table_entry", "%v", err)
 		}
@@ -359,7 +381,13 @@ func (pl *pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry) *
 		if fe := pl.checkDirectData(td, te); fe != nil {
 			return fe
 		}
-		if err := sw.ModifyEntry(td.name, stored.handle, pa.name, pa.args); err != nil {
+		var err error
+		if td.profile != nil {
+			err = sw.RepointEntry(td.name, stored.handle, pa.member, pa.group)
+		} else {
+			err = sw.ModifyEntry(td.name, stored.handle, pa.name, pa.args)
+		}
+		if err != nil {
 			return errAt(codes.InvalidArgument, "table_entry", "%v", err)
 		}
 		stored.entry = canonicalEntry(te, pm, pa)

@@ -66,6 +66,10 @@ func (pl *pipeline) update(u *p4v1.Update) *fieldError {
 		fe = pl.writeDirectMeter(e.DirectMeterEntry)
 	case *p4v1.Entity_RegisterEntry:
 		fe = pl.writeRegister(e.RegisterEntry)
+	case *p4v1.Entity_ActionProfileMember:
+		fe = pl.writeMember(u.Type, e.ActionProfileMember)
+	case *p4v1.Entity_ActionProfileGroup:
+		fe = pl.writeGroup(u.Type, e.ActionProfileGroup)
 	case nil:
 		return errAt(codes.InvalidArgument, "entity", "missing")
 	default:
@@ -149,6 +153,10 @@ func (pl *pipeline) read(e *p4v1.Entity, emit func(*p4v1.Entity)) *fieldError {
 		fe = pl.readDirectMeters(x.DirectMeterEntry, emit)
 	case *p4v1.Entity_RegisterEntry:
 		fe = pl.readRegisters(x.RegisterEntry, emit)
+	case *p4v1.Entity_ActionProfileMember:
+		fe = pl.readMembers(x.ActionProfileMember, emit)
+	case *p4v1.Entity_ActionProfileGroup:
+		fe = pl.readGroups(x.ActionProfileGroup, emit)
 	case nil:
 		return errAt(codes.InvalidArgument, "entity", "missing")
 	default:
