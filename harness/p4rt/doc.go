@@ -89,18 +89,20 @@
 //     entry, counter_data (and meter_config) in the request to get direct
 //     counter (and meter) values with the entries; counter, meter and
 //     register id 0 for all of them, index unset for all cells; multicast
-//     group, clone session, action profile, member or group id 0 for all. Const and initial entries of the
-//     program are read back too, with P4Runtime priority MaxInt32 minus
-//     their bmv2 priority (the inverse of how written priorities map).
+//     group, clone session, action profile, member or group id 0 for all.
+//     Const and initial entries of the program are read back too, with
+//     P4Runtime priority MaxInt32 minus their bmv2 priority (the inverse of
+//     how written priorities map).
 //
 // # What is refused
 //
 // UNIMPLEMENTED: atomicity ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC,
 // RECONCILE_AND_COMMIT, roles other than the default one, one-shot action
 // sets, weighted group members, watch ports, default actions of indirect
-// tables, idle timeouts, digests, value sets and other entities, clone sessions with several
-// replicas or a non-zero instance, backup replicas, single-rate meters
-// (eburst), meter counters, resetting a meter to unconfigured.
+// tables, idle timeouts, digests, value sets and other entities, clone
+// sessions with several replicas or a non-zero instance, backup replicas,
+// single-rate meters (eburst), meter counters, resetting a meter to
+// unconfigured.
 //
 // # Where it differs from simple_switch_grpc
 //
