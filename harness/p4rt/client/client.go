@@ -289,7 +289,9 @@ func (c *Client) Write(ctx context.Context, updates ...*p4v1.Update) error {
 	return newWriteError(s, updates, err)
 }
 
-// Read returns every entity matching the given (wildcard) entities.
+// Read returns every entity matching the given (wildcard) entities. Its
+// errors wrap the gRPC status: status.Code(err) is the server's code (e.g.
+// UNIMPLEMENTED from simple_switch_grpc for register reads).
 func (c *Client) Read(ctx context.Context, entities ...*p4v1.Entity) ([]*p4v1.Entity, error) {
 	stream, err := c.rt.Read(ctx, &p4v1.ReadRequest{DeviceId: c.deviceID, Entities: entities})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/grid-ina/grid/harness/engine"
 	"github.com/grid-ina/grid/harness/p4rt"
@@ -339,6 +340,9 @@ func TestMulticastGroupsAndCloneSessions(t *testing.T) {
 		t.Fatalf("flood after modify: out on %v, want [7]", got)
 	}
 	must(t, c.DeleteMulticastGroup(ctx, 4))
+	if _, err := c.ReadMulticastGroup(ctx, 4); err == nil || err.Error() != "read multicast group 4: the switch has no such group" {
+		t.Errorf("reading a deleted group: error %v", err)
+	}
 	if err := c.DeleteMulticastGroup(ctx, 4); err == nil || !strings.Contains(err.Error(), "delete multicast_group_entry 4") {
 		t.Errorf("deleting a missing group: error %v, want one naming the group", err)
 	}
@@ -370,6 +374,12 @@ func TestCountersMetersAndRegisters(t *testing.T) {
 	must(t, c.WriteCounter(ctx, "port_in", 1, CounterData{Packets: 100, Bytes: 1000}))
 	if v, _ := c.ReadCounter(ctx, "port_in", 1); v.Packets != 100 {
 		t.Errorf("port_in[1] after the write = %+v", v)
+	}
+	_, err = c.Read(ctx, &p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{CounterId: 12345}}})
+	// The server's code shows through the client's wrapping.
+	if code := status.Code(err); (code != codes.InvalidArgument && code != codes.NotFound) ||
+		!strings.HasPrefix(err.Error(), "read counter_entry counter id 12345 (all cells): ") {
+		t.Errorf("reading an unknown counter id: error %v (code %v), want the server's INVALID_ARGUMENT or NOT_FOUND", err, code)
 	}
 	if _, err := c.ReadCounter(ctx, "port_in", 8); err == nil || err.Error() != "counter CtlIngress.port_in: index 8 is outside 0..7" {
 		t.Errorf("index 8: error %v", err)

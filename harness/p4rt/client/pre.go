@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 )
@@ -76,13 +77,18 @@ func (c *Client) ReadMulticastGroup(ctx context.Context, group uint32) ([]Replic
 	if err != nil {
 		return nil, err
 	}
-	var out []Replica
 	for _, e := range ents {
-		for _, r := range e.GetPacketReplicationEngineEntry().GetMulticastGroupEntry().GetReplicas() {
+		g := e.GetPacketReplicationEngineEntry().GetMulticastGroupEntry()
+		if g == nil || g.GetMulticastGroupId() != group {
+			continue
+		}
+		out := []Replica{}
+		for _, r := range g.GetReplicas() {
 			out = append(out, Replica{Port: replicaPort(r), Instance: r.GetInstance()})
 		}
+		return out, nil
 	}
-	return out, nil
+	return nil, fmt.Errorf("read multicast group %d: the switch has no such group", group)
 }
 
 // replicaPort reads either port field of a replica.
