@@ -13,6 +13,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -195,13 +196,20 @@ func TestWriteErrorNamesEachFailedUpdate(t *testing.T) {
 	}
 }
 
-func TestLoadP4InfoReadsTextAndBinaryAsP4cWritesThem(t *testing.T) {
+func TestLoadP4InfoReadsTextBinaryAndJSONAsP4cWritesThem(t *testing.T) {
 	res := ctl(t)
 	dir := t.TempDir()
 	if _, err := res.WriteFiles(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"ctl.p4info.txtpb", "ctl.p4info.binpb"} {
+	js, err := protojson.Marshal(res.P4Info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ctl.p4info.json"), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ctl.p4info.txtpb", "ctl.p4info.binpb", "ctl.p4info.json"} {
 		info, err := LoadP4Info(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
