@@ -100,9 +100,10 @@ type Dataplane struct {
 
 // port is one switch port: its socket, impairments and counters.
 type port struct {
-	spec PortSpec
-	sock *Socket
-	log  *slog.Logger
+	spec  PortSpec
+	sock  *Socket
+	log   *slog.Logger
+	debug bool // log every frame (checked first: logging costs even when off)
 
 	pcapIn, pcapOut *pcapFile // nil without Options.PcapDir
 
@@ -135,7 +136,8 @@ func Open(specs []PortSpec, opts Options) (*Dataplane, error) {
 	}
 	d := &Dataplane{byPort: make(map[uint32]*port, len(specs)), log: log}
 	for _, spec := range specs {
-		p := &port{spec: spec, log: log.With("port", spec.Port, "interface", spec.Interface)}
+		p := &port{spec: spec, log: log.With("port", spec.Port, "interface", spec.Interface),
+			debug: log.Enabled(context.Background(), slog.LevelDebug)}
 		if spec.Loss > 0 && spec.Loss < 1 {
 			p.loss = rand.New(rand.NewPCG(opts.LossSeed, uint64(spec.Port)))
 		}
@@ -296,6 +298,9 @@ func (d *Dataplane) receive(p *port, pl Pipeline) error {
 		p.rxFrames.Add(1)
 		p.rxBytes.Add(uint64(len(frame)))
 		p.pcapIn.write(frame, p.log)
+		if p.debug {
+			p.log.Debug("frame received", "bytes", len(frame))
+		}
 		if err := pl.Process(p.spec.Port, frame, emit); err != nil {
 			d.pipelineErrors.Add(1)
 			p.log.Debug("pipeline refused a frame", "err", err)
@@ -317,6 +322,9 @@ func (d *Dataplane) Transmit(o engine.Output) {
 	}
 	if p.lose() {
 		p.lossDrops.Add(1)
+		if p.debug {
+			p.log.Debug("frame dropped by loss emulation", "bytes", len(o.Data))
+		}
 		return
 	}
 	if p.delayed == nil {
@@ -352,6 +360,9 @@ func (p *port) send(frame []byte) {
 	p.txFrames.Add(1)
 	p.txBytes.Add(uint64(len(frame)))
 	p.pcapOut.write(frame, p.log)
+	if p.debug {
+		p.log.Debug("frame sent", "bytes", len(frame))
+	}
 }
 
 // sendDelayed sends the port's delayed frames when they are due, in the order

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/grid-ina/grid/harness/dataplane"
+	"github.com/grid-ina/grid/harness/dataplane/nstest"
+	"github.com/grid-ina/grid/harness/p4c"
+)
+
+func TestSwitchRejectsBadCommandLinesWithExitTwo(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "give PROGRAM.json or --no-p4, as simple_switch_grpc wants one of them"},
+		{[]string{"a.json", "--no-p4"}, "give PROGRAM.json or --no-p4, not both"},
+		{[]string{"a.json", "b.json"}, "one program at most, not a.json b.json"},
+		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"--no-p4", "-i", "0sw0"}, "-i 0sw0: want PORT@INTERFACE, e.g. 0@sw0"},
+		{[]string{"--no-p4", "-i", "x@sw0"}, "-i x@sw0: want PORT@INTERFACE"},
+		{[]string{"--no-p4", "-i", "0@a", "-i", "0@b"}, "-i 0@b: port 0 is given twice"},
+		{[]string{"--no-p4", "-i", "0@a", "-i", "1@a"}, "-i 1@a: interface a is given twice"},
+		{[]string{"--no-p4", "-i", "0@a", "--delay", "1=5ms"}, "--delay 1=5ms: port 1 has no interface (-i 1@INTERFACE)"},
+		{[]string{"--no-p4", "-i", "0@a", "--delay", "0=5"}, `--delay 0=5: time: missing unit in duration "5"`},
+		{[]string{"--no-p4", "-i", "0@a", "--delay", "0=-1ms"}, "--delay 0=-1ms: -1ms is negative"},
+		{[]string{"--no-p4", "-i", "0@a", "--delay", "0=1ms", "--delay", "0=2ms"}, "--delay 0=2ms: port 0 is given twice"},
+		{[]string{"--no-p4", "-i", "0@a", "--loss", "0=1.5"}, `--loss 0=1.5: "1.5" is not a fraction between 0 and 1`},
+		{[]string{"--no-p4", "-i", "0@a", "--loss", "0"}, "--loss 0: want PORT=VALUE"},
+		{[]string{"--no-p4", "--", "--thrift-port", "9090"}, "after '--': flag provided but not defined: -thrift-port (grid switch has --grpc-server-addr HOST:PORT and --cpu-port N)"},
+		{[]string{"p.json", "--", "--cpu-port", "512"}, "after '--': --cpu-port 512: v1model ports are 9 bits"},
+		{[]string{"--no-p4", "-i", "64@a", "--", "--cpu-port", "64"}, "port 64 is the CPU port (--cpu-port) and cannot have an interface (-i 64@a)"},
+	} {
+		out, code := exitCode(t, append([]string{"switch"}, tc.args...)...)
+		if code != 2 || !strings.Contains(out, "grid switch: "+tc.want) || !strings.Contains(out, "see grid switch --help") {
+			t.Errorf("grid switch %s: exit %d, output %q; want exit 2 and %q", strings.Join(tc.args, " "), code, out, tc.want)
+		}
+	}
+}
+
+func TestSwitchPortsTakeTheirDelayAndLoss(t *testing.T) {
+	specs, err := switchPorts([]string{"0@sw0", "7@sw7", "1@sw1"}, []string{"1=2ms", "7=1.5s"}, []string{"0=0.25", "1=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []dataplane.PortSpec{
+		{Port: 0, Interface: "sw0", Loss: 0.25},
+		{Port: 7, Interface: "sw7", Delay: 1500 * time.Millisecond},
+		{Port: 1, Interface: "sw1", Delay: 2 * time.Millisecond, Loss: 1},
+	}
+	if !reflect.DeepEqual(specs, want) {
+		t.Errorf("got %+v\nwant %+v", specs, want)
+	}
+}
+
+func TestSwitchProgramThatDoesNotExistIsNamed(t *testing.T) {
+	out, code := exitCode(t, "switch", filepath.Join(t.TempDir(), "missing.json"))
+	if code != 1 || !strings.Contains(out, "missing.json: no such file") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+}
+
+// startSwitchCommand runs the grid binary's switch command inside n and
+// returns the P4Runtime address from its ready line and its standard error.
+func startSwitchCommand(t *testing.T, n *nstest.Net, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"switch"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	ready := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		ready <- line
+		// Keep reading so the switch never blocks on a full pipe.
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case line := <-ready:
+		m := regexp.MustCompile(`^grid switch: listening on (\S+), ports (.*)\n$`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("ready line %q; standard error:\n%s", line, stderr.String())
+		}
+		return cmd, m[1], &stderr
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no ready line within 20 s; standard error:\n%s", stderr.String())
+	}
+	return nil, "", nil
+}
+
+func TestSwitchCommandForwardsAFrameByAnEntryWrittenOverP4Runtime(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
+	bin := buildGrid(t)
+	pcaps := t.TempDir()
+	cmd, addr, stderr := startSwitchCommand(t, n, bin, "--device-id", "3", "-i", "0@sw0", "-i", "1@sw1", "--pcap", pcaps,
+		"--no-p4", "--", "--grpc-server-addr", "127.0.0.1:0")
+
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return n.DialContext(ctx, a) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rt := p4v1.NewP4RuntimeClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	stream, err := rt.StreamChannel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	election := &p4v1.Uint128{Low: 1}
+	err = stream.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
+		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: 3, ElectionId: election}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if arb := resp.GetArbitration(); arb == nil || arb.Status.GetCode() != 0 {
+		t.Fatalf("arbitration answered %v, want OK", resp)
+	}
+
+	prog, err := p4c.Compile(filepath.Join(examples, "basic_ipv4.p4"), p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rt.SetForwardingPipelineConfig(ctx, &p4v1.SetForwardingPipelineConfigRequest{
+		DeviceId: 3, ElectionId: election, Action: p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT,
+		Config: &p4v1.ForwardingPipelineConfig{P4Info: prog.P4Info, P4DeviceConfig: prog.JSON}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, action := p4infoTable(t, prog.P4Info, "MyIngress.ipv4_lpm"), p4infoAction(t, prog.P4Info, "MyIngress.ipv4_forward")
+	entry := &p4v1.TableEntry{
+		TableId: table.Preamble.Id,
+		Match: []*p4v1.FieldMatch{{FieldId: table.MatchFields[0].Id,
+			FieldMatchType: &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: []byte{10, 0, 1, 0}, PrefixLen: 24}}}},
+		Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: &p4v1.Action{ActionId: action.Preamble.Id,
+			Params: []*p4v1.Action_Param{{ParamId: action.Params[0].Id, Value: []byte{0x01, 0x02}}, {ParamId: action.Params[1].Id, Value: []byte{1}}}}}},
+	}
+	_, err = rt.Write(ctx, &p4v1.WriteRequest{DeviceId: 3, ElectionId: election, Updates: []*p4v1.Update{
+		{Type: p4v1.Update_INSERT, Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: entry}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
+	in := mustHexFrame(t, "000000000001 0000000000aa 0800 4500001c 00010000 401165cb 0a000001 0a000105 0001020304050607")
+	want := mustHexFrame(t, "000000000102 000000000001 0800 4500001c 00010000 3f1166cb 0a000001 0a000105 0001020304050607")
+	if err := h0.Send(in); err != nil {
+		t.Fatal(err)
+	}
+	if got := nstest.Receive(t, h1, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], want) {
+		t.Fatalf("h1 received %x, want %x; switch log:\n%s", got, want, stderr.String())
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("grid switch after SIGTERM: %v; standard error:\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("grid switch still runs 10 s after SIGTERM")
+	}
+	if !regexp.MustCompile(`port=1@sw1 rx_frames=0 rx_bytes=0 tx_frames=1 tx_bytes=42 `).MatchString(stderr.String()) {
+		t.Errorf("the exit log does not show port 1's counters (1 frame of 42 bytes sent):\n%s", stderr.String())
+	}
+	if info, err := os.Stat(filepath.Join(pcaps, "sw1_out.pcap")); err != nil || info.Size() != 24+16+42 {
+		t.Errorf("sw1_out.pcap should hold the file header and one 42-byte frame: %v, %v", info, err)
+	}
+}
+
+func mustHexFrame(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func p4infoTable(t *testing.T, info *p4configv1.P4Info, name string) *p4configv1.Table {
+	t.Helper()
+	for _, tb := range info.Tables {
+		if tb.Preamble.Name == name {
+			return tb
+		}
+	}
+	t.Fatalf("P4Info has no table %s", name)
+	return nil
+}
+
+func p4infoAction(t *testing.T, info *p4configv1.P4Info, name string) *p4configv1.Action {
+	t.Helper()
+	for _, a := range info.Actions {
+		if a.Preamble.Name == name {
+			return a
+		}
+	}
+	t.Fatalf("P4Info has no action %s", name)
+	return nil
+}
+
+func TestSwitchCommandRunsItsProgramWithDelayAndLogsEveryFrame(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
+	bin := buildGrid(t)
+	res, err := p4c.Compile("../../dataplane/testdata/port0_to_port1.p4", p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	program := filepath.Join(t.TempDir(), "port0_to_port1.json")
+	if err := os.WriteFile(program, res.JSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const delay = 100 * time.Millisecond
+	cmd, _, stderr := startSwitchCommand(t, n, bin, "-i", "0@sw0", "-i", "1@sw1", "--log-console", program,
+		"--delay", "1="+delay.String(), "--", "--grpc-server-addr", "127.0.0.1:0")
+
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
+	frame := mustHexFrame(t, "0200000000aa 0200000000bb 88b5 00010203040506070809")
+	sent := time.Now()
+	if err := h0.Send(frame); err != nil {
+		t.Fatal(err)
+	}
+	got := nstest.Receive(t, h1, 1, 5*time.Second)
+	if len(got) != 1 || !bytes.Equal(got[0], frame) {
+		t.Fatalf("the program forwards port 0 to port 1: h1 received %x; switch log:\n%s", got, stderr.String())
+	}
+	if held := time.Since(sent); held < delay {
+		t.Errorf("the frame arrived %v after it was sent; port 1 delays by %v", held, delay)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("grid switch after SIGINT: %v", err)
+	}
+	log := stderr.String()
+	for _, want := range []string{
+		`msg="frame received" port=0 interface=sw0 bytes=24`,
+		`msg="frame sent" port=1 interface=sw1 bytes=24`,
+		"Parser", // the engine's per-packet trace
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("--log-console output lacks %q:\n%s", want, log)
+		}
+	}
+}
