@@ -76,9 +76,11 @@
 //     so weights above 1 are refused), entries of indirect tables pointing
 //     at a member or a group. The embedded compiler does not emit action
 //     profiles, but bmv2 JSON from p4c does.
-//   - Multicast groups (replicas by egress_port or port bytes, instance as
-//     egress_rid) and clone sessions with one replica (packet_length_bytes
-//     truncates clones).
+//   - Multicast groups 1..32767 (replicas by egress_port or port bytes,
+//     instance as egress_rid; higher ids are OUT_OF_RANGE) and clone
+//     sessions 1..32767, which replicate through the multicast group
+//     32768+session id as in simple_switch_grpc (packet_length_bytes
+//     truncates clones). Reading a missing group or session is NOT_FOUND.
 //   - Counters and direct counters (MODIFY sets or resets cells; an unset
 //     index means every cell), meters and direct meters (MeterConfig rates
 //     in units per second, bursts in units, as engine.MeterConfig),
@@ -99,10 +101,9 @@
 // UNIMPLEMENTED: atomicity ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC,
 // RECONCILE_AND_COMMIT, roles other than the default one, one-shot action
 // sets, weighted group members, watch ports, default actions of indirect
-// tables, idle timeouts, digests, value sets and other entities, clone
-// sessions with several replicas or a non-zero instance, backup replicas,
-// single-rate meters (eburst), meter counters, resetting a meter to
-// unconfigured.
+// tables, idle timeouts, digests, value sets and other entities, a clone
+// session's class_of_service, backup replicas, single-rate meters (eburst),
+// meter counters, resetting a meter to unconfigured.
 //
 // # Where it differs from simple_switch_grpc
 //

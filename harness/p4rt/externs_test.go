@@ -2,14 +2,18 @@ package p4rt
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/grid-ina/grid/harness/engine"
+	"github.com/grid-ina/grid/harness/internal/repo"
+	"github.com/grid-ina/grid/harness/p4c"
 )
 
 func preEntity(e *p4v1.PacketReplicationEngineEntry) *p4v1.Entity {
@@ -61,22 +65,58 @@ func TestMulticastGroupReplicatesToItsPorts(t *testing.T) {
 		t.Fatalf("after deleting the group: %s", describeOutputs(out))
 	}
 	err = f.write(1, update(p4v1.Update_INSERT, multicastGroup(0, 1)))
-	oneUpdateError(t, err, codes.InvalidArgument, "multicast_group_id: 0 outside 1..65535")
+	oneUpdateError(t, err, codes.InvalidArgument, "multicast_group_id: 0 means no multicast")
+	err = f.write(1, update(p4v1.Update_INSERT, multicastGroup(40000, 1)))
+	oneUpdateError(t, err, codes.OutOfRange, "multicast_group_id: 40000: groups from 32768 up are reserved for clone sessions")
+	if _, err := f.tryRead(multicastGroup(1)); status.Code(err) != codes.NotFound {
+		t.Fatalf("read of deleted group 1: %v, want NOT_FOUND", err)
+	}
 }
 
-func TestCloneSessionWriteAndRead(t *testing.T) {
-	f := newFixture(t)
-	f.setup()
-	session := func(id uint32, port byte) *p4v1.Entity {
-		return preEntity(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: &p4v1.CloneSessionEntry{
-			SessionId: id, PacketLengthBytes: 64, Replicas: []*p4v1.Replica{{PortKind: &p4v1.Replica_Port{Port: []byte{port}}}}}}})
+// clone_i2e mirrors packets from port 1 to session 5 and marks clones in
+// egress: a session with two replicas makes two marked clones.
+func TestCloneSessionReplicasReceiveClones(t *testing.T) {
+	res, err := p4c.Compile(filepath.Join(repo.RootOrFail(t), "p4", "examples", "clone_i2e.p4"), p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	f.mustWrite(update(p4v1.Update_INSERT, session(5, 4)))
-	got := f.read(preEntity(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: &p4v1.CloneSessionEntry{}}}))
-	if len(got) != 1 || !proto.Equal(got[0], session(5, 4)) {
+	f := newFixture(t)
+	f.prog = res
+	f.setup()
+	session := func(id uint32, ports ...byte) *p4v1.Entity {
+		c := &p4v1.CloneSessionEntry{SessionId: id}
+		for _, p := range ports {
+			c.Replicas = append(c.Replicas, &p4v1.Replica{PortKind: &p4v1.Replica_Port{Port: []byte{p}}, Instance: 1})
+		}
+		return preEntity(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: c}})
+	}
+	mirror := &p4v1.TableEntry{TableId: f.tableID("CloneIngress.mirror_ports"),
+		Match:  []*p4v1.FieldMatch{{FieldId: 1, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: []byte{1}}}}},
+		Action: action(f.actionID("CloneIngress.mirror"), []byte{5})}
+	f.mustWrite(update(p4v1.Update_INSERT, session(5, 4, 6)), update(p4v1.Update_INSERT, tableEntity(mirror)))
+	frame := ipv4Frame([4]byte{1, 2, 3, 4})
+	out := f.process(1, frame)
+	var clones []uint32
+	for _, o := range out {
+		if o.Instance == engine.InstanceIngressClone {
+			clones = append(clones, o.Port)
+		}
+	}
+	if len(out) != 3 || len(clones) != 2 || clones[0] != 4 || clones[1] != 6 {
+		t.Fatalf("%s: want the original on port 2 and clones on ports 4 and 6", describeOutputs(out))
+	}
+	got := f.read(session(0))
+	if len(got) != 1 || !proto.Equal(got[0], session(5, 4, 6)) {
 		t.Fatalf("read clone sessions: %v", got)
 	}
-	err := f.write(1, update(p4v1.Update_MODIFY, session(6, 4)))
+	f.mustWrite(update(p4v1.Update_DELETE, session(5)))
+	if out := f.process(1, frame); len(out) != 1 {
+		t.Fatalf("after deleting the session: %s, want only the original", describeOutputs(out))
+	}
+	if _, err := f.tryRead(session(5)); status.Code(err) != codes.NotFound {
+		t.Fatalf("read of deleted session 5: %v, want NOT_FOUND", err)
+	}
+	err = f.write(1, update(p4v1.Update_MODIFY, session(6, 4)))
 	oneUpdateError(t, err, codes.NotFound, "clone_session_entry.session_id: no clone session 6")
 }
 

@@ -87,11 +87,20 @@ func writeByID(typ p4v1.Update_Type, idPath, what string, id uint32, exists bool
 	return set()
 }
 
+// firstCloneGroup is the first multicast group of clone sessions: as in
+// simple_switch_grpc, a clone session replicates through the group
+// firstCloneGroup+session id, so controllers have groups 1..32767 and
+// sessions 1..32767.
+const firstCloneGroup = 1 << 15
+
 func (pl *pipeline) writeMulticastGroup(typ p4v1.Update_Type, g *p4v1.MulticastGroupEntry) *fieldError {
 	const path = "packet_replication_engine_entry.multicast_group_entry"
 	id := g.MulticastGroupId
-	if id == 0 || id > 0xffff {
-		return errAt(codes.InvalidArgument, path+".multicast_group_id", "%d outside 1..65535 (v1model's mcast_grp is 16 bits and 0 means none)", id)
+	if id == 0 {
+		return errAt(codes.InvalidArgument, path+".multicast_group_id", "0 means no multicast in v1model")
+	}
+	if id >= firstCloneGroup {
+		return errAt(codes.OutOfRange, path+".multicast_group_id", "%d: groups from %d up are reserved for clone sessions (as in simple_switch_grpc)", id, firstCloneGroup)
 	}
 	_, exists := pl.groups[id]
 	set := func() *fieldError {
@@ -115,22 +124,26 @@ func (pl *pipeline) writeMulticastGroup(typ p4v1.Update_Type, g *p4v1.MulticastG
 func (pl *pipeline) writeCloneSession(typ p4v1.Update_Type, c *p4v1.CloneSessionEntry) *fieldError {
 	const path = "packet_replication_engine_entry.clone_session_entry"
 	id := c.SessionId
-	if id == 0 {
-		return errAt(codes.InvalidArgument, path+".session_id", "0 is not a session id")
+	if id == 0 || id >= firstCloneGroup {
+		return errAt(codes.InvalidArgument, path+".session_id", "%d outside 1..%d", id, firstCloneGroup-1)
 	}
+	group := uint16(firstCloneGroup + id)
 	_, exists := pl.clones[id]
 	set := func() *fieldError {
 		rs, canon, fe := replicas(path, c.Replicas)
 		if fe != nil {
 			return fe
 		}
-		if len(rs) != 1 || rs[0].Rid != 0 {
-			return errAt(codes.Unimplemented, path+".replicas", "%d replicas: clone sessions with exactly one replica of instance 0 are supported", len(rs))
+		if c.ClassOfService != 0 {
+			return errAt(codes.Unimplemented, path+".class_of_service", "%d: there are no queues to choose from (as in simple_switch_grpc)", c.ClassOfService)
 		}
 		if c.PacketLengthBytes < 0 {
 			return errAt(codes.InvalidArgument, path+".packet_length_bytes", "%d is negative", c.PacketLengthBytes)
 		}
-		if err := pl.sw.SetCloneSession(id, engine.CloneSession{Port: rs[0].Port, Truncate: int(c.PacketLengthBytes)}); err != nil {
+		if err := pl.sw.SetMulticastGroup(group, rs); err != nil {
+			return errAt(codes.Internal, path, "%v", err)
+		}
+		if err := pl.sw.SetCloneSession(id, engine.CloneSession{Group: group, Truncate: int(c.PacketLengthBytes)}); err != nil {
 			return errAt(codes.InvalidArgument, path, "%v", err)
 		}
 		pl.clones[id] = &p4v1.CloneSessionEntry{SessionId: id, Replicas: canon, ClassOfService: c.ClassOfService, PacketLengthBytes: c.PacketLengthBytes}
@@ -138,35 +151,50 @@ func (pl *pipeline) writeCloneSession(typ p4v1.Update_Type, c *p4v1.CloneSession
 	}
 	del := func() error {
 		delete(pl.clones, id)
-		return pl.sw.DeleteCloneSession(id)
+		if err := pl.sw.DeleteCloneSession(id); err != nil {
+			return err
+		}
+		return pl.sw.DeleteMulticastGroup(group)
 	}
 	return writeByID(typ, path+".session_id", "clone session", id, exists, set, del)
 }
 
-// readPRE answers multicast group and clone session reads; id 0 reads all.
+// readPRE answers multicast group and clone session reads: id 0 reads
+// all, a missing id is NOT_FOUND (as in simple_switch_grpc).
 func (pl *pipeline) readPRE(pre *p4v1.PacketReplicationEngineEntry, emit func(*p4v1.Entity)) *fieldError {
-	wrap := func(e *p4v1.PacketReplicationEngineEntry) {
+	emitPRE := func(e *p4v1.PacketReplicationEngineEntry) {
 		emit(&p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: e}})
 	}
 	switch x := pre.Type.(type) {
 	case *p4v1.PacketReplicationEngineEntry_MulticastGroupEntry:
-		for _, id := range sortedIDs(pl.groups) {
-			if x.MulticastGroupEntry.MulticastGroupId == 0 || x.MulticastGroupEntry.MulticastGroupId == id {
-				wrap(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_MulticastGroupEntry{
-					MulticastGroupEntry: proto.Clone(pl.groups[id]).(*p4v1.MulticastGroupEntry)}})
-			}
-		}
-		return nil
+		return readByID(pl.groups, x.MulticastGroupEntry.MulticastGroupId, "packet_replication_engine_entry.multicast_group_entry.multicast_group_id", "multicast group",
+			func(g *p4v1.MulticastGroupEntry) {
+				emitPRE(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_MulticastGroupEntry{MulticastGroupEntry: g}})
+			})
 	case *p4v1.PacketReplicationEngineEntry_CloneSessionEntry:
-		for _, id := range sortedIDs(pl.clones) {
-			if x.CloneSessionEntry.SessionId == 0 || x.CloneSessionEntry.SessionId == id {
-				wrap(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{
-					CloneSessionEntry: proto.Clone(pl.clones[id]).(*p4v1.CloneSessionEntry)}})
-			}
-		}
-		return nil
+		return readByID(pl.clones, x.CloneSessionEntry.SessionId, "packet_replication_engine_entry.clone_session_entry.session_id", "clone session",
+			func(c *p4v1.CloneSessionEntry) {
+				emitPRE(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: c}})
+			})
 	}
 	return errAt(codes.InvalidArgument, "packet_replication_engine_entry", "neither a multicast group nor a clone session")
+}
+
+// readByID emits copies of the entry with the id, or of all entries for id
+// 0, in id order; a missing id is NOT_FOUND.
+func readByID[M proto.Message](m map[uint32]M, id uint32, path, what string, emit func(M)) *fieldError {
+	if id != 0 {
+		e, ok := m[id]
+		if !ok {
+			return errAt(codes.NotFound, path, "no %s %d", what, id)
+		}
+		emit(proto.Clone(e).(M))
+		return nil
+	}
+	for _, id := range sortedIDs(m) {
+		emit(proto.Clone(m[id]).(M))
+	}
+	return nil
 }
 
 func sortedIDs[V any](m map[uint32]V) []uint32 {
