@@ -45,7 +45,8 @@ type SwitchConfig struct {
 	LossSeed uint64
 	Logger   *slog.Logger
 	// Trace, when set, receives the engine's per-packet log (parser
-	// states, tables, actions, drops) of Program.
+	// states, tables, actions, drops) of Program and of the pipelines
+	// controllers set, as bmv2's --log-console.
 	Trace io.Writer
 }
 
@@ -88,7 +89,8 @@ func NewSwitch(cfg SwitchConfig) (*Switch, error) {
 		return nil, err
 	}
 	s.dp = dp
-	s.rt = p4rt.NewServer(p4rt.Options{DeviceID: cfg.DeviceID, CPUPort: cfg.CPUPort, Logger: log, Transmit: dp.Transmit})
+	s.rt = p4rt.NewServer(p4rt.Options{DeviceID: cfg.DeviceID, CPUPort: cfg.CPUPort, Logger: log,
+		Transmit: dp.Transmit, Trace: cfg.Trace})
 	addr := cfg.GRPCAddr
 	if addr == "" {
 		addr = DefaultGRPCAddr

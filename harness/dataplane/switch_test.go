@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,7 +81,8 @@ func twoPorts(n *nstest.Net) []dataplane.PortSpec {
 
 func TestSwitchDropsUntilAControllerSetsAPipelineAndThenForwardsByItsEntries(t *testing.T) {
 	n := nstest.New(t)
-	sw := startSwitch(t, n, dataplane.SwitchConfig{Ports: twoPorts(n)})
+	var trace lockedBuffer
+	sw := startSwitch(t, n, dataplane.SwitchConfig{Ports: twoPorts(n), Trace: &trace})
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	in := mustHex(t, "000000000001 0000000000aa 0800 4500001c 00010000 401165cb 0a000001 0a000105 0001020304050607")
 	want := mustHex(t, "000000000102 000000000001 0800 4500001c 00010000 3f1166cb 0a000001 0a000105 0001020304050607")
@@ -103,6 +106,27 @@ func TestSwitchDropsUntilAControllerSetsAPipelineAndThenForwardsByItsEntries(t *
 	if got := nstest.Receive(t, h1, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], want) {
 		t.Fatalf("h1 received %x, want %x", got, want)
 	}
+	if !strings.Contains(trace.String(), "Table 'MyIngress.ipv4_lpm': hit") {
+		t.Errorf("the trace does not show the table hit:\n%s", trace.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer for writers on several goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestSwitchRunsItsStartProgramUntilAControllerCommitsAnother(t *testing.T) {

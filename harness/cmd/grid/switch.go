@@ -43,7 +43,7 @@ func init() {
 			&cli.Uint64Flag{Name: "device-id", Usage: "P4Runtime device `ID` of the switch"},
 			&cli.StringSliceFlag{Name: "interface", Aliases: []string{"i"}, Usage: "attach switch port `PORT@INTERFACE` (repeatable)"},
 			&cli.BoolFlag{Name: "no-p4", Usage: "start without a program: frames are dropped until a controller sets one"},
-			&cli.BoolFlag{Name: "log-console", Usage: "log every frame and the start program's per-packet trace on standard error"},
+			&cli.BoolFlag{Name: "log-console", Usage: "log every frame and the per-packet trace of the program (parser, tables, actions) on standard error"},
 			&cli.StringFlag{Name: "pcap", Usage: "write each port's received and sent frames to pcap files in `DIR`"},
 			&cli.StringSliceFlag{Name: "delay", Usage: "hold every frame port sends for a while: `PORT=DURATION`, e.g. 1=5ms (repeatable)"},
 			&cli.StringSliceFlag{Name: "loss", Usage: "drop frames port sends with a probability: `PORT=FRACTION`, e.g. 1=0.01 (repeatable)"},
