@@ -271,3 +271,41 @@ func TestPacketOutIsInjectedAndPuntedPacketsArrivePacketIn(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func TestDirectMeterOfAnEntryMarksRedAndIsReadBack(t *testing.T) {
+	f := newFixture(t)
+	f.setup()
+	cfg := &p4v1.MeterConfig{Cir: 1, Cburst: 1, Pir: 1, Pburst: 1}
+	entry := &p4v1.TableEntry{TableId: f.tableID("TestIngress.acl"), Priority: 1,
+		Match:  []*p4v1.FieldMatch{ternary(2, []byte{8, 0}, []byte{0xff, 0xff})},
+		Action: action(f.actionID("TestIngress.set_port"), []byte{6}), MeterConfig: cfg}
+	f.mustWrite(update(p4v1.Update_INSERT, tableEntity(entry)))
+	frame := ipv4Frame([4]byte{1, 2, 3, 4})
+	if out := f.process(1, frame); len(out) != 1 || out[0].Port != 6 {
+		t.Fatalf("first packet within the one-packet burst: %s", describeOutputs(out))
+	}
+	if out := f.process(1, frame); len(out) != 0 {
+		t.Fatalf("second packet over the burst (the clock stands still) was not dropped: %s", describeOutputs(out))
+	}
+	key := &p4v1.TableEntry{TableId: entry.TableId, Priority: 1, Match: entry.Match}
+	direct := &p4v1.Entity{Entity: &p4v1.Entity_DirectMeterEntry{DirectMeterEntry: &p4v1.DirectMeterEntry{TableEntry: key}}}
+	got := f.read(direct)
+	if len(got) != 1 || !proto.Equal(got[0].GetDirectMeterEntry().GetConfig(), cfg) {
+		t.Fatalf("direct meter read: %v, want %v", got, cfg)
+	}
+	bigger := &p4v1.MeterConfig{Cir: 1, Cburst: 5, Pir: 1, Pburst: 5}
+	f.mustWrite(update(p4v1.Update_MODIFY, &p4v1.Entity{Entity: &p4v1.Entity_DirectMeterEntry{DirectMeterEntry: &p4v1.DirectMeterEntry{TableEntry: key, Config: bigger}}}))
+	if out := f.process(1, frame); len(out) != 1 {
+		t.Fatalf("after raising the burst to 5: %s", describeOutputs(out))
+	}
+	withMeter := proto.Clone(key).(*p4v1.TableEntry)
+	withMeter.MeterConfig = &p4v1.MeterConfig{}
+	got = f.read(tableEntity(withMeter))
+	if len(got) != 1 || !proto.Equal(got[0].GetTableEntry().GetMeterConfig(), bigger) {
+		t.Fatalf("entry read with meter_config: %v, want %v", got, bigger)
+	}
+	route := f.route(ip(10, 0, 0, 0), 8, 1)
+	route.MeterConfig = cfg
+	err := f.write(1, update(p4v1.Update_INSERT, tableEntity(route)))
+	oneUpdateError(t, err, codes.InvalidArgument, "updates[0].entity.table_entry.meter_config: table TestIngress.ipv4_lpm has no direct meter")
+}

@@ -1,7 +1,8 @@
 // The program of package p4rt's tests: LPM forwarding with a direct
 // counter, a ternary ACL with priorities that can multicast or punt to the
 // controller, an indexed counter, meter and register per ingress port, and
-// packet_in/packet_out headers for the CPU port 255.
+// packet_in/packet_out headers for the CPU port 255. The ACL's set_port
+// drops packets its direct meter marks red.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -40,6 +41,7 @@ header ipv4_t {
 
 struct metadata_t {
     bit<2> color;
+    bit<2> acl_color;
 }
 
 struct headers_t {
@@ -84,6 +86,7 @@ control TestIngress(inout headers_t hdr, inout metadata_t meta,
     meter(8, MeterType.packets) port_meter;
     register<bit<32>>(8) last_length;
     direct_counter(CounterType.packets_and_bytes) route_hits;
+    direct_meter<bit<2>>(MeterType.packets) acl_meter;
 
     action drop() {
         mark_to_drop(standard_metadata);
@@ -94,6 +97,10 @@ control TestIngress(inout headers_t hdr, inout metadata_t meta,
     }
     action set_port(bit<9> port) {
         standard_metadata.egress_spec = port;
+        acl_meter.read(meta.acl_color);
+        if (meta.acl_color == 2) {
+            mark_to_drop(standard_metadata);
+        }
     }
     action flood(bit<16> group) {
         standard_metadata.mcast_grp = group;
@@ -120,6 +127,7 @@ control TestIngress(inout headers_t hdr, inout metadata_t meta,
         }
         actions = { set_port; flood; punt; drop; NoAction; }
         default_action = NoAction();
+        meters = acl_meter;
     }
 
     apply {
