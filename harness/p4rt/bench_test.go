@@ -34,6 +34,33 @@ func BenchmarkTableInsertOverGRPC(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inserts/s")
 }
 
+// BenchmarkTableInsertBatchOverGRPC measures inserts sent 100 per Write,
+// as a controller installing a table does; each round deletes them again
+// (untimed) to stay within the table's 1024 entries.
+func BenchmarkTableInsertBatchOverGRPC(b *testing.B) {
+	f := newFixture(b)
+	f.setup()
+	const batch = 100
+	inserts := make([]*p4v1.Update, batch)
+	deletes := make([]*p4v1.Update, batch)
+	for i := range batch {
+		e := tableEntity(f.route(ip(10, 0, byte(i>>8), byte(i)), 32, 1))
+		inserts[i], deletes[i] = update(p4v1.Update_INSERT, e), update(p4v1.Update_DELETE, e)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := f.write(1, inserts...); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := f.write(1, deletes...); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "inserts/s")
+}
+
 // BenchmarkProcessRoutedPacket measures one IPv4 packet through Process
 // (LPM hit, ACL miss, counter, meter, register) on parallel goroutines.
 func BenchmarkProcessRoutedPacket(b *testing.B) {
