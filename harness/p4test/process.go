@@ -75,8 +75,8 @@ func (tb *testbed) dial(ctx context.Context, addr string) (net.Conn, error) {
 // waitListening waits until the process accepts TCP connections on addr
 // inside the namespace: its P4Runtime (or Thrift) server is up. It fails at
 // once when the process exits, quoting its output.
-func (p *switchProcess) waitListening(ctx context.Context, tb *testbed, addr string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (p *switchProcess) waitListening(parent context.Context, tb *testbed, addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	var lastErr error
 	for {
@@ -93,6 +93,9 @@ func (p *switchProcess) waitListening(ctx context.Context, tb *testbed, addr str
 		lastErr = err
 		select {
 		case <-ctx.Done():
+			if err := parent.Err(); err != nil {
+				return fmt.Errorf("waiting for %s to listen on %s: %w", p.name, addr, err)
+			}
 			return fmt.Errorf("%s did not listen on %s within %v (last attempt: %v)%s", p.name, addr, timeout, lastErr, p.output.quote())
 		case <-p.exited:
 		case <-time.After(20 * time.Millisecond):

@@ -206,11 +206,6 @@ func StartRemote(ctx context.Context, cfg RemoteConfig, prog Program) (r *Remote
 	if err := r.proc.waitListening(ctx, tb, grpcAddr, cfg.StartTimeout); err != nil {
 		return r, err
 	}
-	if cfg.Kind == Bmv2 {
-		if err := r.proc.waitListening(ctx, tb, "127.0.0.1:"+strconv.Itoa(thriftPort), cfg.StartTimeout); err != nil {
-			return r, err
-		}
-	}
 	if r.cp, err = dialControlPlane(ctx, r, prog); err != nil {
 		return r, r.withExit(err)
 	}

@@ -102,16 +102,16 @@ func init() {
 					return cli.Exit("", 1)
 				}
 				ok, err := runSTFFile(ctx, c, kind, remote, program, stfPath, opts)
+				if ctx.Err() != nil {
+					fmt.Fprintf(c.App.ErrWriter, "grid p4test: interrupted during %s (its switch is stopped and removed)\n", filepath.Base(stfPath))
+					return cli.Exit("", 1)
+				}
 				if err != nil {
 					fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", prog.path, err)
 					return cli.Exit("", 1)
 				}
 				if !ok {
 					failed++
-				}
-				if ctx.Err() != nil {
-					fmt.Fprintln(c.App.ErrWriter, "grid p4test: interrupted")
-					return cli.Exit("", 1)
 				}
 			}
 			if len(files) > 2 {

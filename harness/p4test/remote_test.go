@@ -1,0 +1,160 @@
+package p4test_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grid-ina/grid/harness/internal/repo"
+	"github.com/grid-ina/grid/harness/p4test"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
+	"github.com/grid-ina/grid/harness/stf"
+)
+
+// examples lists p4/examples/NAME.p4 with their NAME.stf.
+func examples(t *testing.T) []string {
+	t.Helper()
+	progs, err := filepath.Glob(filepath.Join(repo.RootOrFail(t), "p4", "examples", "*.p4"))
+	if err != nil || len(progs) < 10 {
+		t.Fatalf("p4/examples: %d programs (%v)", len(progs), err)
+	}
+	return progs
+}
+
+// runExample runs an example's STF file on a target and returns the
+// result.
+func runExample(t *testing.T, kind p4test.TargetKind, cfg p4test.RemoteConfig, prog string, stfText string) *stf.Result {
+	t.Helper()
+	ctx := context.Background()
+	compiled, err := p4test.CompileFor(ctx, kind, prog, p4test.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := stf.Parse(filepath.Base(prog), stfText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := p4test.RunSTF(ctx, kind, cfg, compiled, cmds, stf.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result
+}
+
+func readSTF(t *testing.T, prog string) string {
+	t.Helper()
+	text, err := os.ReadFile(strings.TrimSuffix(prog, ".p4") + ".stf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(text)
+}
+
+// checkExamples runs every example on a target and compares each result
+// with the engine's: same packets in, same packets out, all passing.
+func checkExamples(t *testing.T, kind p4test.TargetKind, cfg p4test.RemoteConfig) {
+	for _, prog := range examples(t) {
+		name := strings.TrimSuffix(filepath.Base(prog), ".p4")
+		t.Run(name, func(t *testing.T) {
+			text := readSTF(t, prog)
+			want := runExample(t, p4test.Engine, p4test.RemoteConfig{}, prog, text)
+			got := runExample(t, kind, cfg, prog, text)
+			if !got.Passed() {
+				var report strings.Builder
+				got.Report(&report)
+				t.Fatalf("%s\n%s", got.Summary(), report.String())
+			}
+			if got.Sent != want.Sent || len(got.Outputs) != len(want.Outputs) {
+				t.Errorf("%s: %s; the engine: %s", kind, got.Summary(), want.Summary())
+			}
+		})
+	}
+}
+
+// TestExamplesPassOnTheGridSwitch runs p4/examples (ternary priorities,
+// clones, multicast, counters, meters, registers, recirculation) on `grid
+// switch` in a namespace, everything loaded over P4Runtime.
+func TestExamplesPassOnTheGridSwitch(t *testing.T) {
+	targettest.NeedRoot(t)
+	checkExamples(t, p4test.GridSwitch, p4test.RemoteConfig{Switch: targettest.GridBinary(t)})
+}
+
+// TestExamplesOnRealBmv2 runs the same examples on simple_switch_grpc with
+// p4c-bm2-ss's compilation, where they are installed.
+func TestExamplesOnRealBmv2(t *testing.T) {
+	targettest.Bmv2OrSkip(t)
+	checkExamples(t, p4test.Bmv2, p4test.RemoteConfig{})
+}
+
+// TestRemoteTargetReportsWrongMissingAndUnexpectedPackets breaks the
+// basic_ipv4 test three ways and checks the failures name the lines, and
+// that a missing packet costs the quiet period, not the packet timeout.
+func TestRemoteTargetReportsWrongMissingAndUnexpectedPackets(t *testing.T) {
+	targettest.NeedRoot(t)
+	cfg := p4test.RemoteConfig{Switch: targettest.GridBinary(t), PacketTimeout: time.Minute}
+	prog := filepath.Join(repo.RootOrFail(t), "p4", "examples", "basic_ipv4.p4")
+	text := readSTF(t, prog)
+	lines := strings.Split(text, "\n")
+	var expects []int
+	for i, l := range lines {
+		if strings.HasPrefix(l, "expect ") {
+			expects = append(expects, i)
+		}
+	}
+	if len(expects) < 3 {
+		t.Fatalf("basic_ipv4.stf has %d expect lines", len(expects))
+	}
+	// The first expect wants another port, the second wants other bytes.
+	first := strings.Fields(lines[expects[0]])
+	wrongPort := first[1] + "9"
+	lines[expects[0]] = strings.Join(append([]string{"expect", wrongPort}, first[2:]...), " ")
+	second := strings.Fields(lines[expects[1]])
+	second[2] = "ff" + second[2][2:]
+	lines[expects[1]] = strings.Join(second, " ")
+	start := time.Now()
+	result := runExample(t, p4test.GridSwitch, cfg, prog, strings.Join(lines, "\n"))
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the run took %v: a missing packet must not wait for the whole packet timeout", took)
+	}
+	kinds := map[stf.FailureKind][]int{}
+	for _, f := range result.Failures {
+		kinds[f.Kind] = append(kinds[f.Kind], f.At.Line)
+	}
+	if len(kinds[stf.Missing]) != 1 || kinds[stf.Missing][0] != expects[0]+1 {
+		t.Errorf("missing: lines %v, want line %d (expects port %s)", kinds[stf.Missing], expects[0]+1, wrongPort)
+	}
+	if len(kinds[stf.Mismatch]) != 1 || kinds[stf.Mismatch][0] != expects[1]+1 {
+		t.Errorf("mismatch: lines %v, want line %d", kinds[stf.Mismatch], expects[1]+1)
+	}
+	if len(kinds[stf.Unexpected]) != 1 {
+		t.Errorf("unexpected: lines %v, want the packet that went to port %s instead", kinds[stf.Unexpected], first[1])
+	}
+	if len(result.Failures) != 3 {
+		t.Errorf("%d failures: %s", len(result.Failures), result.Summary())
+	}
+}
+
+// TestSwitchThatCannotStartLeavesNothingBehind starts a "switch" that
+// exits at once: the error quotes its output, and no namespace of this
+// process remains.
+func TestSwitchThatCannotStartLeavesNothingBehind(t *testing.T) {
+	targettest.NeedRoot(t)
+	fake := filepath.Join(t.TempDir(), "grid")
+	script := "#!/bin/sh\necho 'grid switch: cannot attach port 0 to sw0: no such device' >&2\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p4test.StartRemote(context.Background(), p4test.RemoteConfig{Kind: p4test.GridSwitch, Ports: 2, Switch: fake}, p4test.Program{})
+	if err == nil || !strings.Contains(err.Error(), "grid exited before it listened on 127.0.0.1:9559 (exit status 1)") ||
+		!strings.Contains(err.Error(), "cannot attach port 0 to sw0") {
+		t.Errorf("StartRemote: %v", err)
+	}
+	left, _ := filepath.Glob("/run/netns/" + p4test.NamespacePrefix + strconv.Itoa(os.Getpid()) + "-*")
+	if len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
