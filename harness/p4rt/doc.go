@@ -34,7 +34,7 @@
 //     data-plane ports goes to Options.Transmit. Packets the program sends
 //     to the CPU port lose their packet_in header, which becomes the
 //     PacketIn's metadata, and go to the primary's stream (dropped when
-//     there is no primary or its stream is 1024 messages behind). Malformed
+//     there is no primary or it is 1024 PacketIns behind). Malformed
 //     or refused PacketOuts are answered with a StreamError carrying the
 //     packet.
 //   - SetForwardingPipelineConfig with VERIFY, VERIFY_AND_SAVE, COMMIT and

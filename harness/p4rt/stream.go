@@ -13,20 +13,33 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// streamQueue is how many messages wait for a slow controller before
-// PacketIn messages to it are dropped.
-const streamQueue = 1024
+// packetQueue is how many PacketIn messages wait for a slow controller
+// before more are dropped; controlQueue is the same for arbitration
+// updates and stream errors, which have their own queue so that a flood of
+// packets does not crowd them out.
+const (
+	packetQueue  = 1024
+	controlQueue = 64
+)
 
 // electionID is a 128-bit election id.
 type electionID struct{ hi, lo uint64 }
 
 func (a electionID) less(b electionID) bool { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo) }
 
+func (a electionID) String() string {
+	if a.hi == 0 {
+		return fmt.Sprint(a.lo)
+	}
+	return fmt.Sprintf("%d:%d (high:low)", a.hi, a.lo)
+}
+
 func (a electionID) proto() *p4v1.Uint128 { return &p4v1.Uint128{High: a.hi, Low: a.lo} }
 
 // streamClient is one controller's StreamChannel.
 type streamClient struct {
-	out chan *p4v1.StreamMessageResponse
+	packets chan *p4v1.StreamMessageResponse
+	control chan *p4v1.StreamMessageResponse
 	// set by arbitration, under arbitration.mu
 	arbitrated  bool
 	hasElection bool
@@ -52,8 +65,11 @@ func (a *arbitration) checkPrimary(id *p4v1.Uint128) error {
 	if a.primary == nil {
 		return status.Error(codes.PermissionDenied, "election_id: there is no primary controller (open a StreamChannel and send a MasterArbitrationUpdate first)")
 	}
-	if id == nil || (electionID{id.High, id.Low}) != a.primary.election {
-		return status.Errorf(codes.PermissionDenied, "election_id: %v is not the primary's election id", id)
+	if id == nil {
+		return status.Error(codes.PermissionDenied, "election_id: missing (only the primary controller may change the switch)")
+	}
+	if got := (electionID{id.High, id.Low}); got != a.primary.election {
+		return status.Errorf(codes.PermissionDenied, "election_id: %s is not the primary's election id %s", got, a.primary.election)
 	}
 	return nil
 }
@@ -94,14 +110,14 @@ func (a *arbitration) update(c *streamClient) *p4v1.StreamMessageResponse {
 func (a *arbitration) notify(c *streamClient, changed bool) {
 	for o := range a.clients {
 		if o.arbitrated && (changed || o == c) {
-			sendOrDrop(o, a.update(o))
+			sendOrDrop(o.control, a.update(o))
 		}
 	}
 }
 
-func sendOrDrop(c *streamClient, m *p4v1.StreamMessageResponse) bool {
+func sendOrDrop(q chan *p4v1.StreamMessageResponse, m *p4v1.StreamMessageResponse) bool {
 	select {
-	case c.out <- m:
+	case q <- m:
 		return true
 	default:
 		return false
@@ -111,13 +127,18 @@ func sendOrDrop(c *streamClient, m *p4v1.StreamMessageResponse) bool {
 // StreamChannel runs one controller's session: arbitration, PacketOut in,
 // PacketIn and errors out.
 func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error {
-	c := &streamClient{out: make(chan *p4v1.StreamMessageResponse, streamQueue)}
+	c := &streamClient{packets: make(chan *p4v1.StreamMessageResponse, packetQueue), control: make(chan *p4v1.StreamMessageResponse, controlQueue)}
 	done := make(chan struct{})
 	sendFailed := make(chan error, 1)
 	go func() {
 		for {
 			select {
-			case m := <-c.out:
+			case m := <-c.control:
+				if err := stream.Send(m); err != nil {
+					sendFailed <- err
+					return
+				}
+			case m := <-c.packets:
 				if err := stream.Send(m); err != nil {
 					sendFailed <- err
 					return
@@ -156,7 +177,7 @@ func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error 
 		case *p4v1.StreamMessageRequest_DigestAck:
 			// digests are not generated: nothing to acknowledge
 		default:
-			sendOrDrop(c, streamError(codes.Unimplemented, fmt.Sprintf("stream message %T is not supported", req.Update), nil))
+			sendOrDrop(c.control, streamError(codes.Unimplemented, fmt.Sprintf("stream message %T is not supported", req.Update), nil))
 		}
 	}
 }
@@ -187,7 +208,7 @@ func (s *Server) arbitrate(c *streamClient, u *p4v1.MasterArbitrationUpdate) err
 	if has {
 		for o := range a.clients {
 			if o != c && o.arbitrated && o.hasElection && o.election == id {
-				return status.Errorf(codes.InvalidArgument, "arbitration.election_id: %d:%d is used by another controller", id.hi, id.lo)
+				return status.Errorf(codes.InvalidArgument, "arbitration.election_id: %s is used by another controller", id)
 			}
 		}
 	}
@@ -215,29 +236,29 @@ func (s *Server) packetOut(c *streamClient, po *p4v1.PacketOut) {
 	primary := s.arb.primary == c
 	s.arb.mu.Unlock()
 	if !primary {
-		sendOrDrop(c, streamError(codes.PermissionDenied, "packet: only the primary controller may send PacketOut", po))
+		sendOrDrop(c.control, streamError(codes.PermissionDenied, "packet: only the primary controller may send PacketOut", po))
 		return
 	}
 	pl := s.pipe.Load()
 	if pl == nil {
-		sendOrDrop(c, streamError(codes.FailedPrecondition, "packet: no forwarding pipeline config", po))
+		sendOrDrop(c.control, streamError(codes.FailedPrecondition, "packet: no forwarding pipeline config", po))
 		return
 	}
 	if s.opts.CPUPort == 0 {
-		sendOrDrop(c, streamError(codes.FailedPrecondition, "packet: the switch has no CPU port (start it with a CPU port to use PacketOut)", po))
+		sendOrDrop(c.control, streamError(codes.FailedPrecondition, "packet: the switch has no CPU port (start it with a CPU port to use PacketOut)", po))
 		return
 	}
 	frame := po.Payload
 	if pl.packetOut != nil {
 		hdr, err := pl.packetOut.pack(po.Metadata)
 		if err != nil {
-			sendOrDrop(c, streamError(codes.InvalidArgument, "packet."+err.Error(), po))
+			sendOrDrop(c.control, streamError(codes.InvalidArgument, "packet."+err.Error(), po))
 			return
 		}
 		frame = append(hdr, po.Payload...)
 	}
 	if err := s.run(pl, s.opts.CPUPort, frame, s.opts.Transmit); err != nil {
-		sendOrDrop(c, streamError(codes.Internal, "packet: "+err.Error(), po))
+		sendOrDrop(c.control, streamError(codes.Internal, "packet: "+err.Error(), po))
 	}
 }
 
@@ -261,7 +282,7 @@ func (s *Server) packetIn(pl *pipeline, data []byte) {
 		s.log.Debug("dropped a PacketIn: no primary controller")
 		return
 	}
-	if !sendOrDrop(primary, &p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Packet{Packet: pi}}) {
+	if !sendOrDrop(primary.packets, &p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Packet{Packet: pi}}) {
 		s.log.Warn("dropped a PacketIn: the primary controller's stream is full")
 	}
 }
