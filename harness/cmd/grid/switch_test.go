@@ -165,7 +165,7 @@ func TestSwitchCommandForwardsAFrameByAnEntryWrittenOverP4Runtime(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	table, action := p4infoTable(t, prog.P4Info, "MyIngress.ipv4_lpm"), p4infoAction(t, prog.P4Info, "MyIngress.ipv4_forward")
+	table, action := named(t, prog.P4Info.Tables, "MyIngress.ipv4_lpm"), named(t, prog.P4Info.Actions, "MyIngress.ipv4_forward")
 	entry := &p4v1.TableEntry{
 		TableId: table.Preamble.Id,
 		Match: []*p4v1.FieldMatch{{FieldId: table.MatchFields[0].Id,
@@ -219,26 +219,17 @@ func mustHexFrame(t *testing.T, s string) []byte {
 	return b
 }
 
-func p4infoTable(t *testing.T, info *p4configv1.P4Info, name string) *p4configv1.Table {
+// named returns the entity of a P4Info list (tables, actions) called name.
+func named[T interface{ GetPreamble() *p4configv1.Preamble }](t *testing.T, entities []T, name string) T {
 	t.Helper()
-	for _, tb := range info.Tables {
-		if tb.Preamble.Name == name {
-			return tb
+	for _, e := range entities {
+		if e.GetPreamble().GetName() == name {
+			return e
 		}
 	}
-	t.Fatalf("P4Info has no table %s", name)
-	return nil
-}
-
-func p4infoAction(t *testing.T, info *p4configv1.P4Info, name string) *p4configv1.Action {
-	t.Helper()
-	for _, a := range info.Actions {
-		if a.Preamble.Name == name {
-			return a
-		}
-	}
-	t.Fatalf("P4Info has no action %s", name)
-	return nil
+	t.Fatalf("P4Info has no %s", name)
+	var none T
+	return none
 }
 
 func TestSwitchCommandRunsItsProgramWithDelayAndLogsEveryFrame(t *testing.T) {
