@@ -3,7 +3,6 @@ package p4rt
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"sort"
 	"time"
 
@@ -442,7 +441,7 @@ func (pl *pipeline) initialEntries(td *tableDef) error {
 		}
 		te := &p4v1.TableEntry{TableId: td.info.Preamble.Id, Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: act}}}
 		if td.needsPrio {
-			te.Priority = math.MaxInt32 - se.Priority
+			te.Priority = enginePriority(se.Priority)
 		}
 		for j, fd := range td.order {
 			if fm := fieldMatchOf(fd, se.Match[j]); fm != nil {

@@ -31,7 +31,7 @@ func (pl *pipeline) table(id uint32) (*tableDef, *fieldError) {
 }
 
 // enginePriority converts a P4Runtime priority (larger wins) into the
-// engine's (smaller wins, as bmv2).
+// engine's (smaller wins, as bmv2), and back: it is its own inverse.
 func enginePriority(p int32) int32 { return math.MaxInt32 - p }
 
 // parseMatch validates te's match fields and priority.
@@ -42,22 +42,22 @@ func (td *tableDef) parseMatch(te *p4v1.TableEntry) (*parsedMatch, *fieldError) 
 	if !td.needsPrio && te.Priority != 0 {
 		return nil, errAt(codes.InvalidArgument, "table_entry.priority", "%d: table %s has only exact and lpm fields, so the priority must be 0", te.Priority, td.name)
 	}
-	given := make([]*p4v1.FieldMatch, len(td.order))
+	// given[j] is 1 + the index in te.Match of key field j, 0 if omitted.
+	given := make([]int, len(td.order))
 	for i, fm := range te.Match {
 		fd, ok := td.fields[fm.FieldId]
 		if !ok {
 			return nil, errAt(codes.InvalidArgument, fmt.Sprintf("table_entry.match[%d].field_id", i), "%d is not a match field of table %s", fm.FieldId, td.name)
 		}
-		if given[fd.index] != nil {
+		if given[fd.index] != 0 {
 			return nil, errAt(codes.InvalidArgument, fmt.Sprintf("table_entry.match[%d].field_id", i), "field %d (%s) is matched twice", fm.FieldId, fd.info.Name)
 		}
-		given[fd.index] = fm
+		given[fd.index] = i + 1
 	}
 	pm := &parsedMatch{engine: make([]engine.Match, len(td.order))}
 	var key bytes.Buffer
 	for j, fd := range td.order {
-		fm := given[j]
-		if fm == nil {
+		if given[j] == 0 {
 			if fd.kind == p4configv1.MatchField_EXACT {
 				return nil, errAt(codes.InvalidArgument, "table_entry.match", "exact field %d (%s) of table %s is missing", fd.info.Id, fd.info.Name, td.name)
 			}
@@ -65,10 +65,9 @@ func (td *tableDef) parseMatch(te *p4v1.TableEntry) (*parsedMatch, *fieldError) 
 			key.WriteByte(0)
 			continue
 		}
-		path := fmt.Sprintf("table_entry.match[%d]", indexOf(te.Match, fm))
-		m, canon, err := fd.parse(fm)
+		m, canon, err := fd.parse(te.Match[given[j]-1])
 		if err != nil {
-			return nil, under(path, err)
+			return nil, under(fmt.Sprintf("table_entry.match[%d]", given[j]-1), err)
 		}
 		pm.engine[j] = m
 		pm.canon = append(pm.canon, canon)
@@ -83,15 +82,6 @@ func (td *tableDef) parseMatch(te *p4v1.TableEntry) (*parsedMatch, *fieldError) 
 	pm.key = key.String()
 	sort.Slice(pm.canon, func(a, b int) bool { return pm.canon[a].FieldId < pm.canon[b].FieldId })
 	return pm, nil
-}
-
-func indexOf(ms []*p4v1.FieldMatch, fm *p4v1.FieldMatch) int {
-	for i := range ms {
-		if ms[i] == fm {
-			return i
-		}
-	}
-	return -1
 }
 
 // wildcard is the engine form of an omitted ("don't care") field.
