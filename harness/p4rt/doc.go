@@ -103,7 +103,8 @@
 // sets, weighted group members, watch ports, default actions of indirect
 // tables, idle timeouts, digests, value sets and other entities, a clone
 // session's class_of_service, backup replicas, single-rate meters (eburst),
-// meter counters, resetting a meter to unconfigured.
+// meter counters, resetting a meter to unconfigured, direct counters and
+// meters of default entries.
 //
 // # Where it differs from simple_switch_grpc
 //

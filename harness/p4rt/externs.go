@@ -91,6 +91,9 @@ func (pl *pipeline) eachDirect(path string, te *p4v1.TableEntry, has func(*table
 	if te == nil {
 		return errAt(codes.InvalidArgument, path+".table_entry", "missing")
 	}
+	if te.IsDefaultAction {
+		return errAt(codes.Unimplemented, path+".table_entry.is_default_action", "the engine keeps no direct %s for the default entry", kind)
+	}
 	var tables []*tableDef
 	if te.TableId == 0 {
 		for _, td := range pl.sortedTables() {
