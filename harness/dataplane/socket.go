@@ -62,6 +62,9 @@ func OpenSocket(iface string) (*Socket, error) {
 	// Protocol 0 receives nothing until bound: binding a socket that already
 	// listened on every interface would wait for an RCU grace period.
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if errors.Is(err, unix.EPERM) {
+		return nil, fmt.Errorf("interface %s: open packet socket: %w (needs root or CAP_NET_RAW)", iface, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("interface %s: open packet socket: %w", iface, err)
 	}

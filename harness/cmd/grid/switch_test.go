@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -275,5 +276,21 @@ func TestSwitchCommandRunsItsProgramWithDelayAndLogsEveryFrame(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("--log-console output lacks %q:\n%s", want, log)
 		}
+	}
+}
+
+func TestSwitchCommandAsAnUnprivilegedUserSaysItNeedsRoot(t *testing.T) {
+	nstest.NeedRoot(t)
+	bin := buildGrid(t)
+	cmd := exec.Command(bin, "switch", "-i", "0@lo", "--no-p4", "--", "--grpc-server-addr", "127.0.0.1:0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("grid switch as nobody: %v\n%s", err, out)
+	}
+	want := "grid switch: port 0@lo: interface lo: open packet socket: operation not permitted (needs root or CAP_NET_RAW)\n"
+	if string(out) != want {
+		t.Errorf("output %q, want %q", out, want)
 	}
 }
