@@ -41,11 +41,12 @@ func init() {
 			"virtual clock (1 us per packet): no root, no ports. grid-switch and bmv2 run a switch process\n" +
 			"in a private network namespace (gridp4t-PID-N) with one veth port per port the test names, load\n" +
 			"the program and every entry, group and meter over P4Runtime, send and receive the packets\n" +
-			"through packet sockets and wait up to a timeout for the expected ones (then 20 ms for extras);\n" +
-			"advance_clock sleeps. grid-switch is `grid switch`, grid's drop-in for simple_switch_grpc (this\n" +
-			"binary unless --switch says otherwise); bmv2 is simple_switch_grpc with the program compiled by\n" +
-			"p4c-bm2-ss, registers read and written through simple_switch_CLI. Both need root and the .p4\n" +
-			"source (P4Runtime needs the program's P4Info); everything is removed afterwards, also on Ctrl-C.\n\n" +
+			"through packet sockets; after each packet they wait until the expected packets came out (or\n" +
+			"nothing came for 250 ms, at most --packet-timeout), then 20 ms for extras. advance_clock\n" +
+			"sleeps. grid-switch is `grid switch`, grid's drop-in for simple_switch_grpc (this binary unless\n" +
+			"--switch says otherwise); bmv2 is simple_switch_grpc with the program compiled by p4c-bm2-ss,\n" +
+			"registers read and written through simple_switch_CLI. Both need root and the .p4 source\n" +
+			"(P4Runtime needs the program's P4Info); everything is removed afterwards, also on Ctrl-C.\n\n" +
 			"Examples:\n   grid p4test p4/examples/basic_ipv4.p4 p4/examples/basic_ipv4.stf --trace\n" +
 			"   grid p4test p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf\n" +
 			"   sudo grid p4test --target grid-switch p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf\n" +
@@ -56,7 +57,7 @@ func init() {
 			&cli.StringSliceFlag{Name: "define", Aliases: []string{"D"}, Usage: "predefine macro `NAME[=VALUE]` when compiling (repeatable); a test's '# build: NAME[=VALUE] ...' line adds its own"},
 			&cli.StringFlag{Name: "target", Value: string(p4test.Engine), Usage: "the switch `KIND`: engine (in this process), grid-switch (grid switch on veth ports) or bmv2 (simple_switch_grpc on veth ports)"},
 			&cli.StringFlag{Name: "switch", Usage: "the switch `PROGRAM` of --target grid-switch (default: this grid binary) or bmv2 (default: simple_switch_grpc on PATH)"},
-			&cli.DurationFlag{Name: "packet-timeout", Value: 2 * time.Second, Usage: "with grid-switch and bmv2, how long to wait for an expected packet (`DURATION`, e.g. 2s)"},
+			&cli.DurationFlag{Name: "packet-timeout", Value: 2 * time.Second, Usage: "with grid-switch and bmv2, the longest wait for the packets a packet causes (`DURATION`, e.g. 2s)"},
 		},
 		Action: func(c *cli.Context) error {
 			files, err := positionalArgs(c)

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grid-ina/grid/harness/conformance"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
 )
 
 // exitCode runs the CLI with cli's os.Exit replaced, so commands that fail
@@ -178,5 +179,27 @@ func TestP4testErrorsNameTheFileAndLine(t *testing.T) {
 		if code != 1 || !strings.Contains(out, c.want) {
 			t.Errorf("grid p4test %s: exit %d, want 1 and a message containing %q; output:\n%s", strings.Join(c.args, " "), code, c.want, out)
 		}
+	}
+}
+
+func TestP4testTargetFlagIsChecked(t *testing.T) {
+	out, code := exitCode(t, "p4test", "--target", "tofino", examples+"basic_ipv4.p4", examples+"basic_ipv4.stf")
+	if code != 1 || !strings.Contains(out, `grid p4test: --target: unknown target "tofino" (want engine, grid-switch or bmv2)`) {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+	out, code = exitCode(t, "p4test", "--target", "grid-switch", "prog.json", examples+"basic_ipv4.stf")
+	if code != 1 || !strings.Contains(out, "prog.json: --target grid-switch loads the program over P4Runtime, which needs its P4Info: give the .p4 source") {
+		t.Errorf("a .json program on grid-switch: exit %d, output %q", code, out)
+	}
+}
+
+// TestP4testRunsOnTheGridSwitch runs an example on `grid switch` (built
+// from this tree) in a namespace: the same verdict as on the engine.
+func TestP4testRunsOnTheGridSwitch(t *testing.T) {
+	targettest.NeedRoot(t)
+	bin := targettest.GridBinary(t)
+	out, code := exitCode(t, "p4test", "--target", "grid-switch", "--switch", bin, examples+"basic_ipv4.p4", examples+"basic_ipv4.stf")
+	if code != 0 || out != "basic_ipv4.stf PASS (8 packets in, 4 out)\n" {
+		t.Errorf("exit %d, output %q", code, out)
 	}
 }
