@@ -72,17 +72,14 @@ func (pl *pipeline) writePRE(typ p4v1.Update_Type, pre *p4v1.PacketReplicationEn
 // writeByID applies INSERT (ALREADY_EXISTS if the id exists), MODIFY and
 // DELETE (NOT_FOUND if it does not) of an entry known by its id, as
 // multicast groups and clone sessions are.
-func writeByID(typ p4v1.Update_Type, idPath, what string, id uint32, exists bool, set func() *fieldError, del func() error) *fieldError {
+func writeByID(typ p4v1.Update_Type, idPath, what string, id uint32, exists bool, set, del func() *fieldError) *fieldError {
 	switch {
 	case typ == p4v1.Update_INSERT && exists:
 		return errAt(codes.AlreadyExists, idPath, "%s %d exists", what, id)
 	case typ != p4v1.Update_INSERT && !exists:
 		return errAt(codes.NotFound, idPath, "no %s %d", what, id)
 	case typ == p4v1.Update_DELETE:
-		if err := del(); err != nil {
-			return errAt(codes.Internal, idPath, "%v", err)
-		}
-		return nil
+		return del()
 	}
 	return set()
 }
@@ -114,9 +111,12 @@ func (pl *pipeline) writeMulticastGroup(typ p4v1.Update_Type, g *p4v1.MulticastG
 		pl.groups[id] = &p4v1.MulticastGroupEntry{MulticastGroupId: id, Replicas: canon, Metadata: g.Metadata}
 		return nil
 	}
-	del := func() error {
+	del := func() *fieldError {
 		delete(pl.groups, id)
-		return pl.sw.DeleteMulticastGroup(uint16(id))
+		if err := pl.sw.DeleteMulticastGroup(uint16(id)); err != nil {
+			return errAt(codes.Internal, path, "%v", err)
+		}
+		return nil
 	}
 	return writeByID(typ, path+".multicast_group_id", "multicast group", id, exists, set, del)
 }
@@ -149,12 +149,16 @@ func (pl *pipeline) writeCloneSession(typ p4v1.Update_Type, c *p4v1.CloneSession
 		pl.clones[id] = &p4v1.CloneSessionEntry{SessionId: id, Replicas: canon, ClassOfService: c.ClassOfService, PacketLengthBytes: c.PacketLengthBytes}
 		return nil
 	}
-	del := func() error {
+	del := func() *fieldError {
 		delete(pl.clones, id)
-		if err := pl.sw.DeleteCloneSession(id); err != nil {
-			return err
+		err := pl.sw.DeleteCloneSession(id)
+		if err == nil {
+			err = pl.sw.DeleteMulticastGroup(group)
 		}
-		return pl.sw.DeleteMulticastGroup(group)
+		if err != nil {
+			return errAt(codes.Internal, path, "%v", err)
+		}
+		return nil
 	}
 	return writeByID(typ, path+".session_id", "clone session", id, exists, set, del)
 }

@@ -108,19 +108,15 @@ func (pl *pipeline) writeMember(typ p4v1.Update_Type, m *p4v1.ActionProfileMembe
 		pd.members[m.MemberId] = &memberState{handle: h, canon: canon}
 		return nil
 	}
-	del := func() error {
+	del := func() *fieldError {
+		// the engine refuses to delete a member a group or entry uses
 		if err := pl.sw.DeleteMember(pd.name, cur.handle); err != nil {
-			return err
+			return errAt(codes.FailedPrecondition, path+".member_id", "%v", err)
 		}
 		delete(pd.members, m.MemberId)
 		return nil
 	}
-	fe = writeByID(typ, path+".member_id", "member", m.MemberId, cur != nil, set, del)
-	if fe != nil && fe.code == codes.Internal {
-		// the engine refuses to delete a member in use
-		fe.code = codes.FailedPrecondition
-	}
-	return fe
+	return writeByID(typ, path+".member_id", "member", m.MemberId, cur != nil, set, del)
 }
 
 func (pl *pipeline) writeGroup(typ p4v1.Update_Type, g *p4v1.ActionProfileGroup) *fieldError {
@@ -172,19 +168,15 @@ func (pl *pipeline) writeGroup(typ p4v1.Update_Type, g *p4v1.ActionProfileGroup)
 		st.canon = proto.Clone(g).(*p4v1.ActionProfileGroup)
 		return nil
 	}
-	del := func() error {
+	del := func() *fieldError {
+		// the engine refuses to delete a group an entry uses
 		if err := pl.sw.DeleteGroup(pd.name, cur.handle); err != nil {
-			return err
+			return errAt(codes.FailedPrecondition, path+".group_id", "%v", err)
 		}
 		delete(pd.groups, g.GroupId)
 		return nil
 	}
-	fe = writeByID(typ, path+".group_id", "group", g.GroupId, cur != nil, set, del)
-	if fe != nil && fe.code == codes.Internal {
-		// the engine refuses to delete a group in use
-		fe.code = codes.FailedPrecondition
-	}
-	return fe
+	return writeByID(typ, path+".group_id", "group", g.GroupId, cur != nil, set, del)
 }
 
 // profilesOf returns the profile with the id, or all of them for id 0.
