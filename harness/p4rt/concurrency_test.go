@@ -11,8 +11,9 @@ import (
 )
 
 // Packets flow on several goroutines while the controller inserts and
-// deletes routes: every packet either misses (dropped) or leaves on the
-// port of a route, and the race detector sees no conflict.
+// deletes routes and finally commits the pipeline anew: every packet either
+// misses (dropped) or leaves on the port of a route, and the race detector
+// sees no conflict.
 func TestProcessDuringWritesIsSafe(t *testing.T) {
 	f := newFixture(t)
 	f.setup()
@@ -48,6 +49,9 @@ func TestProcessDuringWritesIsSafe(t *testing.T) {
 		e := f.route(ip(10, byte(i%4), 0, 0), 16, 4)
 		f.mustWrite(update(p4v1.Update_INSERT, tableEntity(e)))
 		f.mustWrite(update(p4v1.Update_DELETE, tableEntity(e)))
+	}
+	for range 3 {
+		f.setPipeline(1, p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT)
 	}
 	close(stop)
 	wg.Wait()
