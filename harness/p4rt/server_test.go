@@ -160,6 +160,11 @@ func TestPipelineWithP4InfoDisagreeingWithJSONIsInvalidArgument(t *testing.T) {
 			c.P4Info.Registers[0].TypeSpec.GetBitstring().GetBit().Bitwidth = 8
 		}, `register "TestIngress.last_length" is bit<8> in the P4Info, 32 bits in the bmv2 JSON`},
 		{"broken JSON", func(c *p4v1.ForwardingPipelineConfig) { c.P4DeviceConfig = []byte("{") }, "config.p4_device_config: bmv2 JSON"},
+		{"action profile the JSON lacks", func(c *p4v1.ForwardingPipelineConfig) {
+			c.P4Info.ActionProfiles = append(c.P4Info.ActionProfiles, &p4configv1.ActionProfile{
+				Preamble: &p4configv1.Preamble{Id: 0x11000001, Name: "TestIngress.sel"}, TableIds: []uint32{c.P4Info.Tables[1].Preamble.Id}})
+			c.P4Info.Tables[1].ImplementationId = 0x11000001
+		}, `config.p4info.tables[1].implementation_id: table "TestIngress.acl" uses action profile "TestIngress.sel" in the P4Info, "" in the bmv2 JSON`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := &p4v1.ForwardingPipelineConfig{P4Info: proto.Clone(f.prog.P4Info).(*p4configv1.P4Info), P4DeviceConfig: f.prog.JSON}
