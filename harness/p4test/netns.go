@@ -209,30 +209,63 @@ func (tb *testbed) addPorts(n int) error {
 // a loaded machine.
 const operUpTimeout = 30 * time.Second
 
-// waitOperUp waits until all n veth ends are operationally up. The kernel
-// attaches an interface's queue only then (in its link-watch work, shortly
-// after the carrier comes on) and silently drops what is sent before.
+// waitOperUp waits until all n veth ends are operationally up and have
+// their queue. The kernel attaches an interface's queue only then (in its
+// link-watch work, shortly after the carrier comes on and just after it
+// marks the interface up); until then it silently drops what is sent.
 func (tb *testbed) waitOperUp(h *netlink.Handle, n int) error {
 	deadline := time.Now().Add(operUpTimeout)
 	for {
-		links, err := h.LinkList()
+		notReady, err := tb.notCarrying(h, n)
 		if err != nil {
-			return fmt.Errorf("list interfaces of %s: %w", tb.name, err)
+			return err
 		}
-		var down []string
-		for _, l := range links {
-			if l.Type() == "veth" && l.Attrs().OperState != netlink.OperUp {
-				down = append(down, l.Attrs().Name)
-			}
-		}
-		if len(down) == 0 && len(links) > n {
+		if notReady == "" {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: interfaces %s not operational after %v", tb.name, strings.Join(down, ", "), operUpTimeout)
+			return fmt.Errorf("%s: %s not operational after %v", tb.name, notReady, operUpTimeout)
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// notCarrying names a veth end that cannot carry frames yet (not up, or
+// its root queue still the "noop" placeholder), or returns "" when all n
+// can.
+func (tb *testbed) notCarrying(h *netlink.Handle, n int) (string, error) {
+	links, err := h.LinkList()
+	if err != nil {
+		return "", fmt.Errorf("list interfaces of %s: %w", tb.name, err)
+	}
+	qdiscs, err := h.QdiscList(nil)
+	if err != nil {
+		return "", fmt.Errorf("list queues of %s: %w", tb.name, err)
+	}
+	rootQdisc := map[int]string{}
+	for _, q := range qdiscs {
+		if q.Attrs().Parent == netlink.HANDLE_ROOT {
+			rootQdisc[q.Attrs().LinkIndex] = q.Type()
+		}
+	}
+	veths := 0
+	for _, l := range links {
+		if l.Type() != "veth" {
+			continue
+		}
+		veths++
+		a := l.Attrs()
+		if a.OperState != netlink.OperUp {
+			return "interface " + a.Name + " (not up)", nil
+		}
+		if q, ok := rootQdisc[a.Index]; !ok || q == "noop" {
+			return "interface " + a.Name + " (no queue yet)", nil
+		}
+	}
+	if veths < n {
+		return fmt.Sprintf("%d of %d interfaces", n-veths, n), nil
+	}
+	return "", nil
 }
 
 // openPorts opens a packet socket on each host end h<i>: what it sends

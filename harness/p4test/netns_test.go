@@ -66,7 +66,7 @@ func TestTestbedCarriesFramesBothWaysBetweenHostAndSwitchEnds(t *testing.T) {
 	if err := tb.ports[2].Send(frame); err != nil {
 		t.Fatal(err)
 	}
-	if got := receiveWithin(t, sw2, 2*time.Second); !bytes.Equal(got, frame) {
+	if got := receiveWithin(t, sw2, 10*time.Second); !bytes.Equal(got, frame) {
 		t.Errorf("the switch side got %x, want %x", got, frame)
 	}
 	// A VLAN-tagged frame from the switch comes out whole on h2, although
@@ -75,7 +75,7 @@ func TestTestbedCarriesFramesBothWaysBetweenHostAndSwitchEnds(t *testing.T) {
 	if err := sw2.Send(tagged); err != nil {
 		t.Fatal(err)
 	}
-	if got := receiveWithin(t, tb.ports[2], 2*time.Second); !bytes.Equal(got, tagged) {
+	if got := receiveWithin(t, tb.ports[2], 10*time.Second); !bytes.Equal(got, tagged) {
 		t.Errorf("h2 got %x, want the tagged frame %x", got, tagged)
 	}
 }
@@ -110,7 +110,7 @@ func TestTestbedPortsHaveIPv6OffAndRoomForJumboFrames(t *testing.T) {
 	if err := tb.ports[0].Send(jumbo); err != nil {
 		t.Fatalf("a 9000-byte frame: %v", err)
 	}
-	if got := receiveWithin(t, sw0, 2*time.Second); len(got) != 9000 {
+	if got := receiveWithin(t, sw0, 10*time.Second); len(got) != 9000 {
 		t.Errorf("the switch side got %d bytes of a 9000-byte frame", len(got))
 	}
 }
