@@ -147,9 +147,17 @@ func Open(specs []PortSpec, opts Options) (*Dataplane, error) {
 		d.ports = append(d.ports, p)
 		d.byPort[spec.Port] = p
 	}
+	madeDir := false
+	if opts.PcapDir != "" {
+		_, err := os.Stat(opts.PcapDir)
+		madeDir = errors.Is(err, os.ErrNotExist)
+	}
 	if err := d.open(opts.PcapDir); err != nil {
 		d.Close()
 		d.removePcaps()
+		if madeDir {
+			os.Remove(opts.PcapDir)
+		}
 		return nil, err
 	}
 	return d, nil

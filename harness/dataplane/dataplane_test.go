@@ -395,16 +395,20 @@ func TestOpenNamesAMissingInterfaceAndLeavesNothingOpen(t *testing.T) {
 	n := nstest.New(t)
 	n.Veth("sw0", "h0")
 	before := openFDs(t)
+	pcaps := filepath.Join(t.TempDir(), "pcaps")
 	err := n.Do(func() error {
 		_, err := dataplane.Open([]dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "nosuch1"}},
-			dataplane.Options{PcapDir: t.TempDir()})
+			dataplane.Options{PcapDir: pcaps})
 		return err
 	})
-	if err == nil || !strings.Contains(err.Error(), "1@nosuch1") || !strings.Contains(err.Error(), "no such interface") {
+	if err == nil || !strings.Contains(err.Error(), "port 1@nosuch1: interface nosuch1: no such interface in this network namespace") {
 		t.Fatalf("Open with a missing interface: %v", err)
 	}
 	if after := openFDs(t); after != before {
 		t.Errorf("%d file descriptors open before a failed Open, %d after", before, after)
+	}
+	if _, err := os.Stat(pcaps); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the pcap directory a failed Open created is still there (%v)", err)
 	}
 }
 
