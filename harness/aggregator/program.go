@@ -51,11 +51,19 @@ func (b Build) Defines() map[string]string {
 	return d
 }
 
+// check refuses builds the program does not support.
+func (b Build) check() error {
+	if b.Values != 0 && b.Values != 32 && b.Values != 64 {
+		return fmt.Errorf("%d values per packet: the aggregator supports 32 and 64", b.Values)
+	}
+	return nil
+}
+
 // Compile compiles the aggregator at path (p4/aggregator/aggregator.p4)
 // with the build's parameters.
 func Compile(path string, b Build) (*p4c.Result, error) {
-	if b.Values != 0 && b.Values != 32 && b.Values != 64 {
-		return nil, fmt.Errorf("%d values per packet: the aggregator supports 32 and 64", b.Values)
+	if err := b.check(); err != nil {
+		return nil, err
 	}
 	res, err := p4c.Compile(path, p4c.Options{Defines: b.Defines()})
 	if err != nil {

@@ -136,8 +136,8 @@ func RunSuiteOn(ctx context.Context, kind p4test.TargetKind, cfg p4test.RemoteCo
 // compileFor compiles the aggregator with a build's parameters for a kind
 // of target.
 func compileFor(ctx context.Context, kind p4test.TargetKind, path string, b Build) (p4test.Program, error) {
-	if b.Values != 0 && b.Values != 32 && b.Values != 64 {
-		return p4test.Program{}, fmt.Errorf("%d values per packet: the aggregator supports 32 and 64", b.Values)
+	if err := b.check(); err != nil {
+		return p4test.Program{}, err
 	}
 	prog, err := p4test.CompileFor(ctx, kind, path, p4test.CompileOptions{Defines: b.Defines()})
 	if err != nil {

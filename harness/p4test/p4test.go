@@ -12,6 +12,20 @@
 //
 // For whole test files in p4c's STF format use package stf (or `grid
 // p4test`); this package is for tests that are easier to write in Go.
+//
+// The package also runs STF files on real switch processes (RunSTF,
+// Remote, an stf.Target): `grid switch` (grid's drop-in for
+// simple_switch_grpc) or simple_switch_grpc itself, each in a private
+// network namespace ("gridp4t-<pid>-<n>") on veth ports sw<i>/h<i>,
+// started with simple_switch_grpc's command line, loaded and configured
+// over P4Runtime (package p4rt/client) and fed through packet sockets on
+// the h<i> ends. On bmv2, whose P4Runtime server does not implement
+// registers, register access goes through simple_switch_CLI. Everything is
+// removed afterwards; a namespace left by a killed process is removed by
+// the next run. p4/README.md ("Real bmv2") describes the whole path.
+//
+//	prog, err := p4test.CompileFor(ctx, p4test.Bmv2, "prog.p4", p4test.CompileOptions{}) // p4c-bm2-ss
+//	result, err := p4test.RunSTF(ctx, p4test.Bmv2, p4test.RemoteConfig{}, prog, cmds, stf.Options{})
 package p4test
 
 import (
