@@ -65,6 +65,11 @@ func runSwitch(c *cli.Context) error {
 		return usage("%v", err)
 	}
 	cfg := dataplane.SwitchConfig{DeviceID: c.Uint64("device-id"), PcapDir: c.String("pcap"), LossSeed: c.Uint64("loss-seed")}
+	if strings.HasPrefix(cfg.PcapDir, "-") {
+		// bmv2 takes a bare --pcap for the current directory; here the next
+		// flag would become the directory.
+		return usage("--pcap %s: want a directory (for the current one, --pcap .)", cfg.PcapDir)
+	}
 	if cfg.Ports, err = switchPorts(c.StringSlice("interface"), c.StringSlice("delay"), c.StringSlice("loss")); err != nil {
 		return usage("%v", err)
 	}

@@ -37,6 +37,7 @@ func TestSwitchRejectsBadCommandLinesWithExitTwo(t *testing.T) {
 		{[]string{"a.json", "--no-p4"}, "give PROGRAM.json or --no-p4, not both"},
 		{[]string{"a.json", "b.json"}, "one program at most, not a.json b.json"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"--pcap", "--no-p4"}, "--pcap --no-p4: want a directory (for the current one, --pcap .)"},
 		{[]string{"--no-p4", "-i", "0sw0"}, "-i 0sw0: want PORT@INTERFACE, e.g. 0@sw0"},
 		{[]string{"--no-p4", "-i", "x@sw0"}, "-i x@sw0: want PORT@INTERFACE"},
 		{[]string{"--no-p4", "-i", "0@a", "-i", "0@b"}, "-i 0@b: port 0 is given twice"},
