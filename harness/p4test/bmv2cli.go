@@ -14,10 +14,11 @@ import (
 // (p4lang/PI issue 376), so the bmv2 target reads registers the way p4c's
 // bmv2stf.py does: through simple_switch_CLI on the switch's Thrift port.
 
-// cliOutput runs `simple_switch_CLI --thrift-port PORT` inside the testbed
+// cliOutput runs `simple_switch_CLI --thrift-ip 127.0.0.1 --thrift-port PORT`
+// inside the testbed (whose IPv6 is off: not "localhost", which may be ::1 first)
 // with command on its standard input and returns what it printed.
 func cliOutput(ctx context.Context, tb *testbed, cli string, thriftPort int, command string) (string, error) {
-	cmd := exec.CommandContext(ctx, cli, "--thrift-port", strconv.Itoa(thriftPort))
+	cmd := exec.CommandContext(ctx, cli, "--thrift-ip", "127.0.0.1", "--thrift-port", strconv.Itoa(thriftPort))
 	cmd.Stdin = strings.NewReader(command + "\n")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

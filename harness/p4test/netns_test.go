@@ -232,3 +232,24 @@ func TestTailBufferKeepsTheEnd(t *testing.T) {
 		t.Error("an empty buffer quotes something")
 	}
 }
+
+func TestSwitchProcessSeesItsPortsInSys(t *testing.T) {
+	tb := newTestTestbed(t, 2)
+	p, err := tb.startProcess([]string{"ls", "/sys/class/net"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	got := strings.Fields(p.output.quote())
+	want := []string{"h0", "h1", "lo", "sw0", "sw1"}
+	if len(got) < len(want) || strings.Join(got[len(got)-len(want):], " ") != strings.Join(want, " ") {
+		t.Errorf("/sys/class/net of the switch: %v, want %v", got, want)
+	}
+	// The host's /sys is untouched.
+	if _, err := os.Stat("/sys/class/net/sw0"); err == nil {
+		t.Error("the host's /sys shows the testbed's sw0")
+	}
+}

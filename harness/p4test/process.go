@@ -44,13 +44,18 @@ func (tb *testbed) startProcess(argv []string, log io.Writer) (*switchProcess, e
 	if i := strings.LastIndexByte(p.name, '/'); i >= 0 {
 		p.name = p.name[i+1:]
 	}
-	p.cmd = exec.Command(argv[0], argv[1:]...)
+	// As `ip netns exec` does, the process gets a private mount namespace
+	// with a /sys of its network namespace, so what it reads about its
+	// interfaces there (libpcap does, for bmv2) is about its ports. The
+	// shell then becomes the switch (exec keeps the PID); if it cannot
+	// mount, the switch still runs, seeing the host's /sys.
+	p.cmd = exec.Command("/bin/sh", append([]string{"-c", `mount -t sysfs sysfs /sys 2>/dev/null; exec "$0" "$@"`}, argv...)...)
 	var out io.Writer = p.output
 	if log != nil {
 		out = io.MultiWriter(p.output, log)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = out, out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
 	if err := tb.do(p.cmd.Start); err != nil {
 		return nil, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
 	}

@@ -158,3 +158,94 @@ func TestSwitchThatCannotStartLeavesNothingBehind(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// TestBmv2TargetDrivesItsSwitchAndCLIAsBmv2Wants runs the bmv2 target with
+// stand-ins for the two bmv2 programs, to exercise the bmv2 path where
+// bmv2 is not installed: "simple_switch_grpc" is grid switch (it checks
+// the bmv2-only --thrift-port 9090 argument and drops it), and
+// "simple_switch_CLI" records its command line, its standard input and the
+// interfaces of its network namespace, and answers register_read in
+// simple_switch_CLI's format. The bmv2 target must start the switch with
+// bmv2's command line, load the program over P4Runtime, and read and write
+// registers through the CLI inside the switch's namespace.
+func TestBmv2TargetDrivesItsSwitchAndCLIAsBmv2Wants(t *testing.T) {
+	targettest.NeedRoot(t)
+	grid := targettest.GridBinary(t)
+	dir := t.TempDir()
+	switchScript := `#!/bin/sh
+n=$#; i=0; thrift=""
+while [ $i -lt $n ]; do
+  a=$1; shift; i=$((i+1))
+  if [ "$a" = "--thrift-port" ]; then thrift=$1; shift; i=$((i+1)); continue; fi
+  set -- "$@" "$a"
+done
+[ "$thrift" = 9090 ] || { echo "no --thrift-port 9090" >&2; exit 2; }
+exec ` + grid + ` switch "$@"
+`
+	cliScript := `#!/bin/sh
+echo "$@" > ` + dir + `/cli.args
+cat > ` + dir + `/cli.stdin
+cat /proc/self/net/dev > ` + dir + `/cli.net
+echo "Obtaining JSON from switch..."
+echo "Done"
+echo "Control utility for runtime P4 table manipulation"
+read -r cmd name index < ` + dir + `/cli.stdin
+if [ "$cmd" = register_read ]; then echo "RuntimeCmd: $name[$index]= 4242"; else echo "RuntimeCmd: "; fi
+echo "RuntimeCmd: "
+`
+	for name, text := range map[string]string{p4test.SimpleSwitchGRPC: switchScript, p4test.SimpleSwitchCLI: cliScript} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	prog, err := p4test.CompileEmbedded(filepath.Join(repo.RootOrFail(t), "p4", "examples", "registers.p4"), p4test.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	register := prog.P4Info.GetRegisters()[0].GetPreamble().GetName()
+	r, err := p4test.StartRemote(context.Background(), p4test.RemoteConfig{Kind: p4test.Bmv2, Ports: 2}, prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	v, err := r.ReadRegister(register, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 2 || v[0] != 0x10 || v[1] != 0x92 {
+		t.Errorf("register value %x, want 4242 = 0x1092", v)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := read("cli.args"); got != "--thrift-ip 127.0.0.1 --thrift-port 9090\n" {
+		t.Errorf("simple_switch_CLI %q", got)
+	}
+	if got := read("cli.stdin"); got != "register_read "+register+" 3\n" {
+		t.Errorf("simple_switch_CLI's input %q", got)
+	}
+	if net := read("cli.net"); !strings.Contains(net, "sw1:") || !strings.Contains(net, "h1:") {
+		t.Errorf("simple_switch_CLI did not run in the switch's namespace; it saw:\n%s", net)
+	}
+	if err := r.WriteRegister(register, 5, []byte{0x01, 0x00}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("cli.stdin"); got != "register_write "+register+" 5 256\n" {
+		t.Errorf("simple_switch_CLI's input for a write %q", got)
+	}
+	if err := r.ResetRegister(register); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("cli.stdin"); got != "register_reset "+register+"\n" {
+		t.Errorf("simple_switch_CLI's input for a reset %q", got)
+	}
+}
