@@ -68,48 +68,17 @@ func OpenSocket(iface string) (*Socket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interface %s: open packet socket: %w", iface, err)
 	}
-	s, err := setupSocket(fd, iface, ifr)
-	if err != nil {
+	if err := bindSocket(fd, iface, ifr); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
-	return s, nil
-}
-
-func setupSocket(fd int, iface string, ifr *unix.Ifreq) (*Socket, error) {
-	// The socket's own namespace resolves the name, whichever thread runs this.
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFINDEX, ifr); err != nil {
-		if errors.Is(err, unix.ENODEV) {
-			return nil, fmt.Errorf("interface %s: no such interface in this network namespace", iface)
-		}
-		return nil, fmt.Errorf("interface %s: look up index: %w", iface, err)
-	}
-	ifindex := int(ifr.Uint32())
-	const ethPAll = unix.ETH_P_ALL<<8&0xff00 | unix.ETH_P_ALL>>8 // network byte order
-	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: ethPAll, Ifindex: ifindex}); err != nil {
-		return nil, fmt.Errorf("interface %s: bind packet socket: %w", iface, err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
-		return nil, fmt.Errorf("interface %s: ignore outgoing frames: %w", iface, err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
-		return nil, fmt.Errorf("interface %s: request VLAN metadata: %w", iface, err)
-	}
-	mreq := unix.PacketMreq{Ifindex: int32(ifindex), Type: unix.PACKET_MR_PROMISC}
-	if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
-		return nil, fmt.Errorf("interface %s: promiscuous mode: %w", iface, err)
-	}
-	// A bigger receive buffer absorbs bursts while the pipeline is busy;
-	// without the privilege for it the default is used.
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
-
+	// From here on the file owns the descriptor (and closes it when
+	// garbage collected).
 	s := &Socket{iface: iface, file: os.NewFile(uintptr(fd), "packet socket on "+iface)}
-	conn, err := s.file.SyscallConn()
-	if err != nil {
+	if s.conn, err = s.file.SyscallConn(); err != nil {
 		s.file.Close()
 		return nil, fmt.Errorf("interface %s: %w", iface, err)
 	}
-	s.conn = conn
 	s.buf = make([]byte, vlanTagLen+MaxFrame)
 	s.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{}))))
 	// The frame lands vlanTagLen bytes into buf, so a stripped tag can be
@@ -119,19 +88,59 @@ func setupSocket(fd int, iface string, ifr *unix.Ifreq) (*Socket, error) {
 	s.msg.Iov = &s.iov
 	s.msg.Iovlen = 1
 	s.msg.Control = &s.oob[0]
-	s.recvFn = func(fd uintptr) bool {
+	s.recvFn = s.recvmsg
+	return s, nil
+}
+
+// recvmsg receives one frame for Recv through the poller; it returns false
+// to wait when there is none. An interrupted call is repeated at once: the
+// frame that is there would not wake the poller again.
+func (s *Socket) recvmsg(fd uintptr) bool {
+	for {
 		s.msg.SetControllen(len(s.oob))
 		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&s.msg)), unix.MSG_TRUNC)
-		if errno == unix.EAGAIN {
+		switch errno {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
 			return false
-		}
-		s.recvN, s.recvErr = int(n), nil
-		if errno != 0 {
-			s.recvErr = errno
+		case 0:
+			s.recvN, s.recvErr = int(n), nil
+		default:
+			s.recvN, s.recvErr = 0, errno
 		}
 		return true
 	}
-	return s, nil
+}
+
+// bindSocket binds the packet socket fd to the interface and sets it up.
+func bindSocket(fd int, iface string, ifr *unix.Ifreq) error {
+	// The socket's own namespace resolves the name, whichever thread runs this.
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFINDEX, ifr); err != nil {
+		if errors.Is(err, unix.ENODEV) {
+			return fmt.Errorf("interface %s: no such interface in this network namespace", iface)
+		}
+		return fmt.Errorf("interface %s: look up index: %w", iface, err)
+	}
+	ifindex := int(ifr.Uint32())
+	const ethPAll = unix.ETH_P_ALL<<8&0xff00 | unix.ETH_P_ALL>>8 // network byte order
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: ethPAll, Ifindex: ifindex}); err != nil {
+		return fmt.Errorf("interface %s: bind packet socket: %w", iface, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
+		return fmt.Errorf("interface %s: ignore outgoing frames: %w", iface, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
+		return fmt.Errorf("interface %s: request VLAN metadata: %w", iface, err)
+	}
+	mreq := unix.PacketMreq{Ifindex: int32(ifindex), Type: unix.PACKET_MR_PROMISC}
+	if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
+		return fmt.Errorf("interface %s: promiscuous mode: %w", iface, err)
+	}
+	// A bigger receive buffer absorbs bursts while the pipeline is busy;
+	// without the privilege for it the default is used.
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
+	return nil
 }
 
 // Interface is the name of the socket's interface.
@@ -225,9 +234,15 @@ var sendOps = sync.Pool{New: func() any {
 	return op
 }}
 
+// write sends the frame through the poller; it returns false to wait for
+// room in the socket's send buffer.
 func (op *sendOp) write(fd uintptr) bool {
-	_, op.err = unix.Write(int(fd), op.frame)
-	return op.err != unix.EAGAIN
+	for {
+		_, op.err = unix.Write(int(fd), op.frame)
+		if op.err != unix.EINTR {
+			return op.err != unix.EAGAIN
+		}
+	}
 }
 
 // Close closes the socket. It waits for an RCU grace period (milliseconds),
