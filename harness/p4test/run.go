@@ -26,7 +26,7 @@ func CompileFor(ctx context.Context, kind TargetKind, path string, opts CompileO
 // afterwards. opts.Trace also receives the switch's own log. The error is
 // for a switch that could not be started or loaded; what goes wrong during
 // the test is a failure in the result.
-func RunSTF(ctx context.Context, kind TargetKind, cfg RemoteConfig, prog Program, cmds []stf.Command, opts stf.Options) (*stf.Result, error) {
+func RunSTF(ctx context.Context, kind TargetKind, cfg RemoteConfig, prog Program, cmds []stf.Command, opts stf.Options) (result *stf.Result, err error) {
 	if kind == Engine {
 		return stf.Run(prog.JSON, cmds, opts)
 	}
@@ -44,11 +44,13 @@ func RunSTF(ctx context.Context, kind TargetKind, cfg RemoteConfig, prog Program
 	if err != nil {
 		return nil, err
 	}
-	result, err := stf.RunOn(ctx, target, prog.JSON, cmds, opts)
-	if closeErr := target.Close(); closeErr != nil && result != nil {
-		result.Failures = append(result.Failures, stf.Failure{Kind: stf.CommandFailed, Msg: "stopping the switch: " + closeErr.Error()})
-	}
-	return result, err
+	// Deferred, so the switch and its namespace go also on a panic.
+	defer func() {
+		if closeErr := target.Close(); closeErr != nil && result != nil {
+			result.Failures = append(result.Failures, stf.Failure{Kind: stf.CommandFailed, Msg: "stopping the switch: " + closeErr.Error()})
+		}
+	}()
+	return stf.RunOn(ctx, target, prog.JSON, cmds, opts)
 }
 
 // PortsNamed is the highest port a test's packet, expect, multicast node
