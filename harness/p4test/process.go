@@ -108,16 +108,20 @@ func (p *switchProcess) waitListening(parent context.Context, tb *testbed, addr 
 	}
 }
 
+// exitReported reports whether an error has told about the exit.
+func (p *switchProcess) exitReported() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reported
+}
+
 // stop ends the process: SIGTERM, then SIGKILL if it is still there after
 // grace. A process that had exited by itself is an error, unless an
 // earlier error told about it already.
 func (p *switchProcess) stop(grace time.Duration) error {
 	select {
 	case <-p.exited:
-		p.mu.Lock()
-		reported := p.reported
-		p.mu.Unlock()
-		if reported {
+		if p.exitReported() {
 			return nil
 		}
 		return p.exitError("had exited by itself")

@@ -317,9 +317,10 @@ func (r *Remote) Advance(d time.Duration) error {
 }
 
 // withExit adds to err, or makes an error of, the switch having exited:
-// nothing it says after that is worth trusting.
+// nothing it says after that is worth trusting. The exit is told once; the
+// run stops at the first failed command anyway.
 func (r *Remote) withExit(err error) error {
-	if r.proc == nil || r.proc.alive() {
+	if r.proc == nil || r.proc.alive() || r.proc.exitReported() {
 		return err
 	}
 	exit := r.proc.exitError("exited")

@@ -249,3 +249,30 @@ echo "RuntimeCmd: "
 		t.Errorf("simple_switch_CLI's input for a reset %q", got)
 	}
 }
+
+// TestSwitchThatDiesMidTestFailsTheCommandThatFoundOut runs a switch that
+// dies one second in: the next command fails naming the exit and quoting
+// the switch's output, and the test stops there.
+func TestSwitchThatDiesMidTestFailsTheCommandThatFoundOut(t *testing.T) {
+	targettest.NeedRoot(t)
+	grid := targettest.GridBinary(t)
+	dying := filepath.Join(t.TempDir(), "grid")
+	script := "#!/bin/sh\n" + grid + " \"$@\" &\nsleep 1\nkill -9 $!\necho 'switch killed' >&2\nexit 3\n"
+	if err := os.WriteFile(dying, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(repo.RootOrFail(t), "p4", "examples", "basic_ipv4.p4")
+	text := "add ipv4_lpm hdr.ipv4.dstAddr:0x0a000100/24 ipv4_forward(dstAddr:0x000000000102, port:2)\n" +
+		"advance_clock 1500ms\n" +
+		"packet 0 000000000001 0000000000aa 0800 4500001c0000000040110000 0a000001 0a000105 0000000000080000\n"
+	result := runExample(t, p4test.GridSwitch, p4test.RemoteConfig{Switch: dying}, prog, text)
+	if len(result.Failures) != 1 {
+		var report strings.Builder
+		result.Report(&report)
+		t.Fatalf("%d failures:\n%s", len(result.Failures), report.String())
+	}
+	f := result.Failures[0]
+	if f.Kind != stf.CommandFailed || f.At.Line != 3 || !strings.Contains(f.Msg, "grid exited (exit status 3)") || !strings.Contains(f.Msg, "switch killed") {
+		t.Errorf("failure at line %d: %s", f.At.Line, f.Msg)
+	}
+}

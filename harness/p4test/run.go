@@ -47,7 +47,11 @@ func RunSTF(ctx context.Context, kind TargetKind, cfg RemoteConfig, prog Program
 	// Deferred, so the switch and its namespace go also on a panic.
 	defer func() {
 		if closeErr := target.Close(); closeErr != nil && result != nil {
-			result.Failures = append(result.Failures, stf.Failure{Kind: stf.CommandFailed, Msg: "stopping the switch: " + closeErr.Error()})
+			var at stf.Pos // reported at the last line of the test
+			if len(cmds) > 0 {
+				at = cmds[len(cmds)-1].Position()
+			}
+			result.Failures = append(result.Failures, stf.Failure{Kind: stf.CommandFailed, At: at, Msg: "stopping the switch after the test: " + closeErr.Error()})
 		}
 	}()
 	return stf.RunOn(ctx, target, prog.JSON, cmds, opts)
