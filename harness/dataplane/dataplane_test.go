@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -516,5 +517,28 @@ func TestRunStopsWhenCancelledAndCloseReleasesEverything(t *testing.T) {
 		if left == name {
 			t.Errorf("namespace %s left behind", name)
 		}
+	}
+}
+
+func TestAPortWhoseInterfaceWentDownAndUpForwardsAgain(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
+	var log lockedBuffer
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}},
+		dataplane.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
+	run(t, dp, to(1))
+	n.LinkDown("sw0")
+	n.LinkDown("sw1")
+	n.LinkUp("sw0")
+	n.LinkUp("sw1")
+	frame := testFrame(1, 64)
+	send(t, h0, frame)
+	if got := nstest.Receive(t, h1, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], frame) {
+		t.Fatalf("after its interfaces went down and up the dataplane forwarded %x, want %x", got, frame)
+	}
+	if !strings.Contains(log.String(), `msg="interface is down; its port receives again when it comes up" port=0 interface=sw0`) {
+		t.Errorf("the log does not say sw0 went down:\n%s", log.String())
 	}
 }

@@ -153,10 +153,31 @@ func (n *Net) Veth(a, b string) {
 	if err := n.nl.LinkAdd(v); err != nil {
 		n.t.Fatalf("add veth %s-%s: %v", a, b, err)
 	}
+	// A veth has a carrier only once both ends are up.
 	n.up(a)
 	n.up(b)
 	n.waitCarrying(a)
 	n.waitCarrying(b)
+}
+
+// LinkUp brings the interface up and waits until it carries frames (for a
+// veth: its peer must be up).
+func (n *Net) LinkUp(name string) {
+	n.t.Helper()
+	n.up(name)
+	n.waitCarrying(name)
+}
+
+// LinkDown takes the interface down.
+func (n *Net) LinkDown(name string) {
+	n.t.Helper()
+	l, err := n.nl.LinkByName(name)
+	if err == nil {
+		err = n.nl.LinkSetDown(l)
+	}
+	if err != nil {
+		n.t.Fatalf("take down %s: %v", name, err)
+	}
 }
 
 // waitCarrying waits until the kernel has attached a real qdisc to the
@@ -179,7 +200,7 @@ func (n *Net) waitCarrying(name string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			n.t.Fatalf("%s does not carry frames 30 s after it came up", name)
+			n.t.Fatalf("%s does not carry frames 30 s after it came up (oper %v, qdiscs %v)", name, l.Attrs().OperState, qdiscs)
 		}
 		time.Sleep(time.Millisecond)
 	}
