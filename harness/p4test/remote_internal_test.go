@@ -118,19 +118,30 @@ func TestCompileWithP4cQuotesTheCompilersError(t *testing.T) {
 
 func TestPortsNamedCoversPacketsExpectsMulticastAndMirroring(t *testing.T) {
 	for text, want := range map[string]int{
-		"packet 3 00":                                        3,
-		"expect 7 00\npacket 1 00":                           7,
-		"mc_mgrp_create 1\nmc_node_create 0 2 12 5":          12,
-		"mirroring_add 5 9\npacket 0 00":                     9,
-		"add t k:1 a()":                                      0,
-		"packet 2 00\nmc_node_create 0 99999999999999999999": 2,
+		"packet 3 00":                               3,
+		"expect 7 00\npacket 1 00":                  7,
+		"mc_mgrp_create 1\nmc_node_create 0 2 12 5": 12,
+		"mirroring_add 5 9\npacket 0 00":            9,
+		"add t k:1 a()":                             0,
 	} {
 		cmds, err := stf.Parse("test", text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := PortsNamed(cmds); got != want {
-			t.Errorf("PortsNamed(%q) = %d, want %d", text, got, want)
+		if got, err := portsNamed(cmds); got != want || err != nil {
+			t.Errorf("portsNamed(%q) = %d, %v; want %d", text, got, err, want)
+		}
+	}
+	for text, want := range map[string]string{
+		"packet 2 00\nmc_node_create 0 99999999999999999999": "test:2: port 99999999999999999999: a switch on veth ports has ports 0 to 511 here",
+		"\n\nexpect 600 00": "test:3: port 600: a switch on veth ports has ports 0 to 511 here",
+	} {
+		cmds, err := stf.Parse("test", text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := portsNamed(cmds); err == nil || err.Error() != want {
+			t.Errorf("portsNamed(%q): %v, want %s", text, err, want)
 		}
 	}
 }

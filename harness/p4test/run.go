@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/grid-ina/grid/harness/stf"
@@ -33,8 +34,11 @@ func RunSTF(ctx context.Context, kind TargetKind, cfg RemoteConfig, prog Program
 	if prog.P4Info == nil {
 		return nil, fmt.Errorf("the %s target loads the program over P4Runtime, which needs its P4Info (compile the .p4 source)", kind)
 	}
-	cfg.Kind = kind
-	cfg.Ports = PortsNamed(cmds) + 1
+	highest, err := portsNamed(cmds)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Kind, cfg.Ports = kind, highest+1
 	if opts.Trace != nil {
 		// The runner's trace and the switch's log interleave.
 		w := &lockedWriter{w: opts.Trace}
@@ -57,39 +61,52 @@ func RunSTF(ctx context.Context, kind TargetKind, cfg RemoteConfig, prog Program
 	return stf.RunOn(ctx, target, prog.JSON, cmds, opts)
 }
 
-// PortsNamed is the highest port a test's packet, expect, multicast node
+// portsNamed is the highest port a test's packet, expect, multicast node
 // and mirroring commands name (0 if none): a remote switch gets ports 0 up
 // to it. A packet the program sends to any higher port vanishes, as on a
-// switch without that interface.
-func PortsNamed(cmds []stf.Command) int {
+// switch without that interface. A port beyond what a testbed can have is
+// an error at its line.
+func portsNamed(cmds []stf.Command) (int, error) {
+	type port struct {
+		n    int64 // maxPorts when it does not even fit an int64
+		text string
+	}
 	highest := 0
-	see := func(p int) { highest = max(highest, p) }
 	for _, c := range cmds {
+		var ports []port
 		switch c := c.(type) {
 		case *stf.Packet:
-			see(c.Port)
+			ports = []port{{int64(c.Port), strconv.Itoa(c.Port)}}
 		case *stf.Expect:
-			see(c.Port)
+			ports = []port{{int64(c.Port), strconv.Itoa(c.Port)}}
 		case *stf.Direct:
-			var ports []stf.Number
+			var args []stf.Number
 			switch c.Name {
 			case "mc_node_create", "mc_node_update":
 				if len(c.Args) > 1 {
-					ports = c.Args[1:]
+					args = c.Args[1:]
 				}
 			case "mirroring_add":
 				if len(c.Args) > 1 {
-					ports = c.Args[1:2]
+					args = c.Args[1:2]
 				}
 			}
-			for _, p := range ports {
-				if p.Value.IsInt64() && p.Value.Int64() < maxPorts {
-					see(int(p.Value.Int64()))
+			for _, a := range args {
+				p := port{maxPorts, a.Text}
+				if a.Value.IsInt64() {
+					p.n = a.Value.Int64()
 				}
+				ports = append(ports, p)
 			}
 		}
+		for _, p := range ports {
+			if p.n >= maxPorts {
+				return 0, fmt.Errorf("%s: port %s: a switch on veth ports has ports 0 to %d here", c.Position(), p.text, maxPorts-1)
+			}
+			highest = max(highest, int(p.n))
+		}
 	}
-	return highest
+	return highest, nil
 }
 
 // lockedWriter serializes writes from the runner and the switch's output.
