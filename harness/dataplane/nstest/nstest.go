@@ -8,12 +8,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,15 +50,17 @@ func NeedRoot(t testing.TB) {
 	}
 }
 
-// New creates a namespace named Prefix plus random hex, with IPv6 off (so
-// the interfaces send nothing by themselves) and the loopback interface up.
-// It is removed when the test ends.
+// New creates a namespace named Prefix, the test process's PID, a dash and
+// random hex, with IPv6 off (so the interfaces send nothing by themselves)
+// and the loopback interface up. It is removed when the test ends; one left
+// behind by a test process that was killed is removed by the next New.
 func New(t testing.TB) *Net {
 	t.Helper()
 	NeedRoot(t)
+	removeStale()
 	b := make([]byte, 4)
 	rand.Read(b)
-	n := &Net{t: t, name: Prefix + hex.EncodeToString(b), ns: netns.None()}
+	n := &Net{t: t, name: fmt.Sprintf("%s%d-%s", Prefix, os.Getpid(), hex.EncodeToString(b)), ns: netns.None()}
 	t.Cleanup(n.Remove)
 	err := onScratchThread(func() error {
 		ns, err := netns.NewNamed(n.name)
@@ -97,6 +102,20 @@ func (n *Net) Remove() {
 	n.ns.Close()
 	if err := netns.DeleteNamed(n.name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		n.t.Errorf("remove namespace %s: %v", n.name, err)
+	}
+}
+
+// removeStale removes the namespaces of test processes that no longer run.
+func removeStale() {
+	for _, name := range Leftovers() {
+		pid, _, ok := strings.Cut(strings.TrimPrefix(name, Prefix), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(n, 0); errors.Is(err, syscall.ESRCH) {
+			netns.DeleteNamed(name)
+		}
 	}
 }
 
