@@ -183,7 +183,7 @@ func StartRemote(ctx context.Context, cfg RemoteConfig, prog Program) (r *Remote
 	}
 	if cfg.Kind == Bmv2 {
 		if cfg.CLI, err = findProgram(cfg.CLI, SimpleSwitchCLI); err != nil {
-			return nil, fmt.Errorf("bmv2 target: register reads need %w", err)
+			return nil, fmt.Errorf("bmv2 target (registers go through simple_switch_CLI): %w", err)
 		}
 	}
 	tb, err := newTestbed(cfg.Ports)
