@@ -340,15 +340,22 @@ func TestMulticastGroupsAndCloneSessions(t *testing.T) {
 		t.Fatalf("flood after modify: out on %v, want [7]", got)
 	}
 	must(t, c.DeleteMulticastGroup(ctx, 4))
-	if _, err := c.ReadMulticastGroup(ctx, 4); err == nil || err.Error() != "read multicast group 4: the switch has no such group" {
+	if _, err := c.ReadMulticastGroup(ctx, 4); err == nil || err.Error() != "read multicast group 4: the switch has no such multicast group" {
 		t.Errorf("reading a deleted group: error %v", err)
 	}
 	if err := c.DeleteMulticastGroup(ctx, 4); err == nil || !strings.Contains(err.Error(), "delete multicast_group_entry 4") {
 		t.Errorf("deleting a missing group: error %v, want one naming the group", err)
 	}
 	must(t, c.InsertCloneSession(ctx, CloneSession{ID: 9, Replicas: []Replica{{Port: 4}}}))
-	must(t, c.ModifyCloneSession(ctx, CloneSession{ID: 9, Replicas: []Replica{{Port: 5}}}))
+	must(t, c.ModifyCloneSession(ctx, CloneSession{ID: 9, Replicas: []Replica{{Port: 5, Instance: 1}, {Port: 6, Instance: 1}}, TruncateLength: 64}))
+	cs, err := c.ReadCloneSession(ctx, 9)
+	if err != nil || len(cs.Replicas) != 2 || cs.Replicas[1] != (Replica{Port: 6, Instance: 1}) || cs.TruncateLength != 64 {
+		t.Fatalf("read clone session 9: %+v, %v; want the modified session", cs, err)
+	}
 	must(t, c.DeleteCloneSession(ctx, 9))
+	if _, err := c.ReadCloneSession(ctx, 9); err == nil || err.Error() != "read clone session 9: the switch has no such clone session" {
+		t.Errorf("reading a deleted clone session: error %v", err)
+	}
 	if err := c.DeleteCloneSession(ctx, 9); err == nil || !strings.Contains(err.Error(), "clone_session_entry 9") {
 		t.Errorf("deleting a missing clone session: error %v, want one naming it", err)
 	}

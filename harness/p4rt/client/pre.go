@@ -2,9 +2,12 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Replica is one copy of a packet made by a multicast group or clone
@@ -73,22 +76,53 @@ func (c *Client) DeleteMulticastGroup(ctx context.Context, group uint32) error {
 
 // ReadMulticastGroup returns the replicas of a multicast group.
 func (c *Client) ReadMulticastGroup(ctx context.Context, group uint32) ([]Replica, error) {
-	ents, err := c.Read(ctx, multicastGroupEntity(group, nil))
+	if group == 0 {
+		return nil, errors.New("multicast group 0 is not a group (a read of it would list them all)")
+	}
+	pre, err := c.readPRE(ctx, multicastGroupEntity(group, nil), "multicast group", group)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range ents {
-		g := e.GetPacketReplicationEngineEntry().GetMulticastGroupEntry()
-		if g == nil || g.GetMulticastGroupId() != group {
-			continue
-		}
-		out := []Replica{}
-		for _, r := range g.GetReplicas() {
-			out = append(out, Replica{Port: replicaPort(r), Instance: r.GetInstance()})
-		}
-		return out, nil
+	return fromReplicas(pre.GetMulticastGroupEntry().GetReplicas()), nil
+}
+
+// ReadCloneSession returns a clone session.
+func (c *Client) ReadCloneSession(ctx context.Context, id uint32) (CloneSession, error) {
+	if id == 0 {
+		return CloneSession{}, errors.New("clone session 0 is not a session (a read of it would list them all)")
 	}
-	return nil, fmt.Errorf("read multicast group %d: the switch has no such group", group)
+	pre, err := c.readPRE(ctx, cloneSessionEntity(CloneSession{ID: id}), "clone session", id)
+	if err != nil {
+		return CloneSession{}, err
+	}
+	cs := pre.GetCloneSessionEntry()
+	return CloneSession{ID: id, Replicas: fromReplicas(cs.GetReplicas()), ClassOfService: cs.GetClassOfService(),
+		TruncateLength: cs.GetPacketLengthBytes()}, nil
+}
+
+// readPRE reads one multicast group or clone session. A missing one is
+// NOT_FOUND on simple_switch_grpc (and an empty answer on some servers):
+// either is an error saying so.
+func (c *Client) readPRE(ctx context.Context, e *p4v1.Entity, kind string, id uint32) (*p4v1.PacketReplicationEngineEntry, error) {
+	ents, err := c.Read(ctx, e)
+	if status.Code(err) == codes.NotFound || (err == nil && len(ents) == 0) {
+		return nil, fmt.Errorf("read %s %d: the switch has no such %s", kind, id, kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(ents) != 1 {
+		return nil, fmt.Errorf("read %s %d: the switch answered with %d entities, want 1", kind, id, len(ents))
+	}
+	return ents[0].GetPacketReplicationEngineEntry(), nil
+}
+
+func fromReplicas(rs []*p4v1.Replica) []Replica {
+	out := make([]Replica, len(rs))
+	for i, r := range rs {
+		out[i] = Replica{Port: replicaPort(r), Instance: r.GetInstance()}
+	}
+	return out
 }
 
 // replicaPort reads either port field of a replica.
@@ -104,16 +138,19 @@ func replicaPort(r *p4v1.Replica) uint32 {
 	return r.GetEgressPort()
 }
 
+func cloneSessionEntity(cs CloneSession) *p4v1.Entity {
+	e := &p4v1.CloneSessionEntry{SessionId: cs.ID, Replicas: replicas(cs.Replicas), ClassOfService: cs.ClassOfService,
+		PacketLengthBytes: cs.TruncateLength}
+	return preEntity(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: e}})
+}
+
 // CloneSessionUpdate builds the update that inserts, modifies or deletes a
 // clone session (only cs.ID matters to delete).
 func CloneSessionUpdate(typ p4v1.Update_Type, cs CloneSession) *p4v1.Update {
-	e := &p4v1.CloneSessionEntry{SessionId: cs.ID}
-	if typ != p4v1.Update_DELETE {
-		e.Replicas = replicas(cs.Replicas)
-		e.ClassOfService = cs.ClassOfService
-		e.PacketLengthBytes = cs.TruncateLength
+	if typ == p4v1.Update_DELETE {
+		cs = CloneSession{ID: cs.ID}
 	}
-	return &p4v1.Update{Type: typ, Entity: preEntity(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: e}})}
+	return &p4v1.Update{Type: typ, Entity: cloneSessionEntity(cs)}
 }
 
 // InsertCloneSession creates a clone session.
