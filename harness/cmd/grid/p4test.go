@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grid-ina/grid/harness/p4rt/client"
 	"github.com/grid-ina/grid/harness/p4test"
 	"github.com/grid-ina/grid/harness/stf"
 )
@@ -46,7 +47,8 @@ func init() {
 			"sleeps. grid-switch is `grid switch`, grid's drop-in for simple_switch_grpc (this binary unless\n" +
 			"--switch says otherwise); bmv2 is simple_switch_grpc with the program compiled by p4c-bm2-ss,\n" +
 			"registers read and written through simple_switch_CLI. Both need root and the .p4 source\n" +
-			"(P4Runtime needs the program's P4Info); everything is removed afterwards, also on Ctrl-C.\n\n" +
+			"(P4Runtime needs the program's P4Info; or PROG.json with --p4info); everything is removed\n" +
+			"afterwards, also on Ctrl-C.\n\n" +
 			"Examples:\n   grid p4test p4/examples/basic_ipv4.p4 p4/examples/basic_ipv4.stf --trace\n" +
 			"   grid p4test p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf\n" +
 			"   sudo grid p4test --target grid-switch p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf\n" +
@@ -57,6 +59,7 @@ func init() {
 			&cli.StringSliceFlag{Name: "define", Aliases: []string{"D"}, Usage: "predefine macro `NAME[=VALUE]` when compiling (repeatable); a test's '# build: NAME[=VALUE] ...' line adds its own"},
 			&cli.StringFlag{Name: "target", Value: string(p4test.Engine), Usage: "the switch `KIND`: engine (in this process), grid-switch (grid switch on veth ports) or bmv2 (simple_switch_grpc on veth ports)"},
 			&cli.StringFlag{Name: "switch", Usage: "the switch `PROGRAM` of --target grid-switch (default: this grid binary) or bmv2 (default: simple_switch_grpc on PATH)"},
+			&cli.StringFlag{Name: "p4info", Usage: "the P4Info `FILE` (.txtpb, .binpb or .json) of a PROG.json, for --target grid-switch or bmv2"},
 			&cli.DurationFlag{Name: "packet-timeout", Value: 2 * time.Second, Usage: "with grid-switch and bmv2, the longest wait for the packets a packet causes (`DURATION`, e.g. 2s)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -76,8 +79,11 @@ func init() {
 			if err != nil {
 				return cli.Exit("grid p4test: --target: "+err.Error(), 1)
 			}
-			if kind != p4test.Engine && !isP4(files[0]) {
-				return cli.Exit(fmt.Sprintf("grid p4test: %s: --target %s loads the program over P4Runtime, which needs its P4Info: give the .p4 source", files[0], kind), 1)
+			if kind != p4test.Engine && !isP4(files[0]) && c.String("p4info") == "" {
+				return cli.Exit(fmt.Sprintf("grid p4test: %s: --target %s loads the program over P4Runtime, which needs its P4Info: give the .p4 source, or --p4info with the .json", files[0], kind), 1)
+			}
+			if c.String("p4info") != "" && isP4(files[0]) {
+				return cli.Exit(fmt.Sprintf("grid p4test: --p4info goes with a .json program; %s is compiled, P4Info included", files[0]), 1)
 			}
 			remote := p4test.RemoteConfig{Switch: c.String("switch"), PacketTimeout: c.Duration("packet-timeout")}
 			if kind == p4test.GridSwitch && remote.Switch == "" {
@@ -89,7 +95,7 @@ func init() {
 			// removed before the command returns.
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			prog := &programSource{path: files[0], kind: kind, includes: c.StringSlice("include"), defines: parseDefines(c.StringSlice("define")), built: map[string]p4test.Program{}}
+			prog := &programSource{path: files[0], p4info: c.String("p4info"), kind: kind, includes: c.StringSlice("include"), defines: parseDefines(c.StringSlice("define")), built: map[string]p4test.Program{}}
 			opts := stf.Options{}
 			trace := c.Bool("trace")
 			if trace {
@@ -157,6 +163,7 @@ func runSTFFile(ctx context.Context, c *cli.Context, kind p4test.TargetKind, rem
 // compiler that goes with the target.
 type programSource struct {
 	path     string
+	p4info   string // the P4Info file of a .json program, if given
 	kind     p4test.TargetKind
 	includes []string
 	defines  map[string]string
@@ -196,7 +203,13 @@ func (p *programSource) load(ctx context.Context, defines map[string]string) (p4
 		if err != nil {
 			return p4test.Program{}, fmt.Errorf("read program: %w", err)
 		}
-		return p4test.Program{JSON: data}, nil
+		prog := p4test.Program{JSON: data}
+		if p.p4info != "" {
+			if prog.P4Info, err = client.LoadP4Info(p.p4info); err != nil {
+				return p4test.Program{}, fmt.Errorf("--p4info: %w", err)
+			}
+		}
+		return prog, nil
 	case isP4(p.path):
 		return p4test.CompileFor(ctx, p.kind, p.path, p4test.CompileOptions{IncludeDirs: p.includes, Defines: defines})
 	}

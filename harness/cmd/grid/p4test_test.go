@@ -188,8 +188,12 @@ func TestP4testTargetFlagIsChecked(t *testing.T) {
 		t.Errorf("exit %d, output %q", code, out)
 	}
 	out, code = exitCode(t, "p4test", "--target", "grid-switch", "prog.json", examples+"basic_ipv4.stf")
-	if code != 1 || !strings.Contains(out, "prog.json: --target grid-switch loads the program over P4Runtime, which needs its P4Info: give the .p4 source") {
+	if code != 1 || !strings.Contains(out, "prog.json: --target grid-switch loads the program over P4Runtime, which needs its P4Info: give the .p4 source, or --p4info with the .json") {
 		t.Errorf("a .json program on grid-switch: exit %d, output %q", code, out)
+	}
+	out, code = exitCode(t, "p4test", "--p4info", "prog.p4info.txtpb", examples+"basic_ipv4.p4", examples+"basic_ipv4.stf")
+	if code != 1 || !strings.Contains(out, "--p4info goes with a .json program") {
+		t.Errorf("--p4info with a .p4 program: exit %d, output %q", code, out)
 	}
 }
 
@@ -201,5 +205,15 @@ func TestP4testRunsOnTheGridSwitch(t *testing.T) {
 	out, code := exitCode(t, "p4test", "--target", "grid-switch", "--switch", bin, examples+"basic_ipv4.p4", examples+"basic_ipv4.stf")
 	if code != 0 || out != "basic_ipv4.stf PASS (8 packets in, 4 out)\n" {
 		t.Errorf("exit %d, output %q", code, out)
+	}
+	// The compiled program with its P4Info file.
+	dir := t.TempDir()
+	if out, code := exitCode(t, "p4c", examples+"basic_ipv4.p4", "-o", dir); code != 0 {
+		t.Fatalf("grid p4c: exit %d: %s", code, out)
+	}
+	out, code = exitCode(t, "p4test", "--target", "grid-switch", "--switch", bin, "--p4info", filepath.Join(dir, "basic_ipv4.p4info.txtpb"),
+		filepath.Join(dir, "basic_ipv4.json"), examples+"basic_ipv4.stf")
+	if code != 0 || out != "basic_ipv4.stf PASS (8 packets in, 4 out)\n" {
+		t.Errorf("PROG.json --p4info: exit %d, output %q", code, out)
 	}
 }
