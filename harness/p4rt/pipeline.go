@@ -219,7 +219,9 @@ func (pl *pipeline) resolveTables(prog *engine.Program) error {
 			if mf.Name != k.Name {
 				return fmt.Errorf("%s: field %q is key field %q in the bmv2 JSON (match fields must be in key order)", fpath, mf.Name, k.Name)
 			}
-			if int(mf.Bitwidth) != k.Bitwidth {
+			// P4Info gives no width (0) to fields of opaque types such as
+			// error; their values are then as wide as the JSON's key.
+			if mf.Bitwidth != 0 && int(mf.Bitwidth) != k.Bitwidth {
 				return fmt.Errorf("%s: field %q is %d bits in the P4Info, %d in the bmv2 JSON", fpath, mf.Name, mf.Bitwidth, k.Bitwidth)
 			}
 			if mf.GetMatchType() != engineMatchKind[k.Kind] {
@@ -228,7 +230,7 @@ func (pl *pipeline) resolveTables(prog *engine.Program) error {
 			if _, dup := td.fields[mf.Id]; dup {
 				return fmt.Errorf("%s.id: %d used twice", fpath, mf.Id)
 			}
-			fd := &matchFieldDef{info: mf, index: j, kind: mf.GetMatchType(), width: int(mf.Bitwidth)}
+			fd := &matchFieldDef{info: mf, index: j, kind: mf.GetMatchType(), width: k.Bitwidth}
 			td.fields[mf.Id] = fd
 			td.order = append(td.order, fd)
 			switch fd.kind {

@@ -65,3 +65,26 @@ func TestConstEntriesAreReadAndCannotBeWritten(t *testing.T) {
 	err = f.write(1, update(p4v1.Update_DELETE, tableEntity(&p4v1.TableEntry{TableId: table, Match: first.Match})))
 	oneUpdateError(t, err, codes.PermissionDenied, "table QosIngress.dscp_of_class has const entries")
 }
+
+// A match field of type error has no width in the P4Info (p4c leaves it 0);
+// the server takes the JSON's and accepts entries on it.
+func TestErrorTypedMatchFieldTakesTheJSONWidth(t *testing.T) {
+	dir := repo.SharedOrSkip(t, "p4c-conformance")
+	res, err := p4c.Compile(filepath.Join(dir, "programs", "issue1062-1-bmv2.p4"), p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := res.P4Info.Tables[0].MatchFields[0].Bitwidth; w != 0 {
+		t.Fatalf("the P4Info gives the error field %d bits; this test wants the 0 of p4c", w)
+	}
+	f := newFixture(t)
+	f.prog = res
+	f.setup()
+	te := &p4v1.TableEntry{TableId: res.P4Info.Tables[0].Preamble.Id,
+		Match:  []*p4v1.FieldMatch{{FieldId: 1, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: []byte{0, 0, 0, 1}}}}},
+		Action: action(res.P4Info.Tables[0].ActionRefs[0].Id, []byte{7})}
+	f.mustWrite(update(p4v1.Update_INSERT, tableEntity(te)))
+	te.Match[0].GetExact().Value = []byte{1, 0, 0, 0, 0}
+	err = f.write(1, update(p4v1.Update_INSERT, tableEntity(te)))
+	oneUpdateError(t, err, codes.InvalidArgument, "updates[0].entity.table_entry.match[0].exact.value: m.my_err: 5 bytes")
+}
