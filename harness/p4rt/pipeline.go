@@ -180,13 +180,15 @@ func (pl *pipeline) resolveActions(prog *engine.Program) error {
 		}
 		ad := &actionDef{info: a, name: pre.Name, params: map[uint32]*paramDef{}}
 		for j, p := range a.Params {
-			if int(p.Bitwidth) != ea.Params[j].Bitwidth {
+			// as for match fields, a parameter of an opaque type has no
+			// width in the P4Info and takes the JSON's
+			if p.Bitwidth != 0 && int(p.Bitwidth) != ea.Params[j].Bitwidth {
 				return fmt.Errorf("%s.params[%d]: %s is %d bits in the P4Info, %d in the bmv2 JSON", path, j, p.Name, p.Bitwidth, ea.Params[j].Bitwidth)
 			}
 			if _, dup := ad.params[p.Id]; dup {
 				return fmt.Errorf("%s.params[%d].id: %d used twice", path, j, p.Id)
 			}
-			ad.params[p.Id] = &paramDef{info: p, index: j, width: int(p.Bitwidth)}
+			ad.params[p.Id] = &paramDef{info: p, index: j, width: ea.Params[j].Bitwidth}
 		}
 		pl.actions[pre.Id] = ad
 	}
