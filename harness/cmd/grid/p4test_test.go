@@ -217,3 +217,7 @@ func TestP4testRunsOnTheGridSwitch(t *testing.T) {
 		t.Errorf("PROG.json --p4info: exit %d, output %q", code, out)
 	}
 }
+
+// TestMain builds the grid binary of the grid-switch tests at most once and
+// removes it afterwards.
+func TestMain(m *testing.M) { targettest.Main(m) }

@@ -5,10 +5,12 @@
 package targettest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/internal/repo"
@@ -28,18 +30,49 @@ func NeedRoot(t testing.TB) {
 	}
 }
 
-// GridBinary builds the grid command of this repository into the test's
-// temporary directory and returns its path.
+// The grid binary is built once per test process, into buildDir.
+var (
+	buildOnce sync.Once
+	buildDir  string
+	gridBin   string
+	buildErr  error
+)
+
+// GridBinary builds the grid command of this repository (once per test
+// process; Main removes it at the end) and returns its path.
 func GridBinary(t testing.TB) string {
 	t.Helper()
-	root := repo.RootOrFail(t)
-	bin := filepath.Join(t.TempDir(), "grid")
-	cmd := exec.Command("go", "build", "-o", bin, "./harness/cmd/grid")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./harness/cmd/grid: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		root, err := repo.Root()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		if buildDir, err = os.MkdirTemp("", "grid-targettest-"); err != nil {
+			buildErr = err
+			return
+		}
+		gridBin = filepath.Join(buildDir, "grid")
+		cmd := exec.Command("go", "build", "-o", gridBin, "./harness/cmd/grid")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./harness/cmd/grid: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return gridBin
+}
+
+// Main runs the tests of a package that uses GridBinary and removes the
+// binary afterwards: call it from the package's TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
 }
 
 // Bmv2OrSkip skips the test, naming what is missing, unless the reference
