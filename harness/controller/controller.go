@@ -24,11 +24,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -82,23 +80,19 @@ type Options struct {
 type Controller struct {
 	run      string
 	detach   bool
+	program  *p4c.Result
 	switches []*Switch
 }
 
 // Switch is one switch process of the run and the P4Runtime connection to it.
 type Switch struct {
+	*Process
 	Name string
 	ID   int
 	// Ports are the switch's P4 ports, in the fabric's order.
 	Ports []int
-	// Log is the file with the process's output.
-	Log string
 
-	run    string
 	node   *fabric.Node
-	cmd    *exec.Cmd
-	exited chan struct{} // closed once the process has been waited for
-	err    error         // its exit status, once exited is closed
 	client *client.Client
 }
 
@@ -123,7 +117,7 @@ func Start(ctx context.Context, st *fabric.State, opts Options) (*Controller, er
 	if opts.LogDir == "" {
 		opts.LogDir = filepath.Join(fabric.StateDir, st.Run)
 	}
-	c := &Controller{run: st.Run, detach: opts.Detach}
+	c := &Controller{run: st.Run, detach: opts.Detach, program: opts.Program}
 	for i := range st.Nodes {
 		n := &st.Nodes[i]
 		if n.Kind != topo.KindSwitch {
@@ -216,44 +210,26 @@ func switchArgs(st *fabric.State, n *fabric.Node) []string {
 	return append(args, "--no-p4", "--", "--grpc-server-addr", P4RuntimeAddr)
 }
 
-// startSwitch starts the switch process of node n with fabric.Start, its
-// output going to its log file.
+// startSwitch starts the switch process of node n, its output going to
+// its log file.
 func startSwitch(st *fabric.State, n *fabric.Node, opts Options) (*Switch, error) {
-	s := &Switch{Name: n.Name, ID: n.ID, run: st.Run, node: n, exited: make(chan struct{}),
-		Log: filepath.Join(opts.LogDir, n.Name+".log")}
+	s := &Switch{Name: n.Name, ID: n.ID, node: n}
 	for _, ifc := range n.Interfaces {
 		s.Ports = append(s.Ports, ifc.Port)
 	}
-	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
-		return nil, fmt.Errorf("switch %s: log directory: %w", n.Name, err)
-	}
-	// A file, not a pipe: a detached switch outlives this process and must
-	// not die of SIGPIPE when it logs.
-	out, err := os.OpenFile(s.Log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+	argv := append([]string{opts.Binary}, switchArgs(st, n)...)
+	p, err := StartProcess(st.Run, n.Name, "switch", argv, filepath.Join(opts.LogDir, n.Name+".log"), opts.Detach)
 	if err != nil {
-		return nil, fmt.Errorf("switch %s: %w", n.Name, err)
+		return nil, err
 	}
-	defer out.Close() // the child has its own descriptor
-	s.cmd = exec.Command(opts.Binary, switchArgs(st, n)...)
-	s.cmd.Stdout, s.cmd.Stderr = out, out
-	if !opts.Detach {
-		s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	}
-	if err := fabric.Start(st.Run, n.Name, s.cmd, "switch"); err != nil {
-		return nil, fmt.Errorf("switch %s: %w", n.Name, err)
-	}
-	slog.Debug("switch started", "run", st.Run, "switch", n.Name, "pid", s.cmd.Process.Pid, "args", s.cmd.Args[1:])
-	go func() {
-		s.err = s.cmd.Wait()
-		close(s.exited)
-	}()
+	s.Process = p
 	return s, nil
 }
 
 // connect waits for the switch's ready line, connects over P4Runtime from
 // inside its namespace and loads the program.
 func (s *Switch) connect(parent context.Context, opts Options) error {
-	if err := s.waitReady(parent, opts.StartTimeout); err != nil {
+	if err := s.WaitLine(parent, readyLine, opts.StartTimeout); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(parent, opts.StartTimeout)
@@ -286,72 +262,35 @@ func (s *Switch) connect(parent context.Context, opts Options) error {
 	return nil
 }
 
+// Reload loads the program into every switch again, which starts it
+// afresh: empty tables, no multicast groups, zero counters and registers
+// (P4Runtime's VERIFY_AND_COMMIT replaces the forwarding state). The
+// runner does this between experiments on one fabric.
+func (c *Controller) Reload(ctx context.Context) error {
+	return c.each(func(s *Switch) error {
+		if s.client == nil {
+			return fmt.Errorf("switch %s: not connected", s.Name)
+		}
+		if err := s.client.SetPipeline(ctx, c.program.P4Info, c.program.JSON); err != nil {
+			return s.failure("reload the program", err)
+		}
+		return nil
+	})
+}
+
 // failure describes a failed step, with the process's exit and the end of
 // its log when it has died.
 func (s *Switch) failure(step string, err error) error {
 	select {
 	case <-s.exited:
-		return fmt.Errorf("switch %s: %s: the switch process exited (%v)%s", s.Name, step, s.err, quoteLog(s.Log))
+		return s.ExitError(step + ": the process exited")
 	default:
 		return fmt.Errorf("switch %s: %s: %w", s.Name, step, err)
-	}
-}
-
-// waitReady waits until the switch's log has its ready line. It fails at
-// once when the process exits, and after timeout, quoting the log.
-func (s *Switch) waitReady(ctx context.Context, timeout time.Duration) error {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if logHasReadyLine(s.Log) {
-			return nil
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("switch %s exited before it was ready (%v)%s", s.Name, s.err, quoteLog(s.Log))
-		case <-deadline.C:
-			return fmt.Errorf("switch %s not ready within %v (no %q line)%s", s.Name, timeout, readyLine+"...", quoteLog(s.Log))
-		case <-ctx.Done():
-			return fmt.Errorf("switch %s: waiting until it is ready: %w", s.Name, ctx.Err())
-		case <-tick.C:
-		}
 	}
 }
 
 // Client is the P4Runtime connection to the switch (nil once closed).
 func (s *Switch) Client() *client.Client { return s.client }
 
-// PID is the switch process's id.
-func (s *Switch) PID() int { return s.cmd.Process.Pid }
-
-// Running reports whether the switch process still runs.
-func (s *Switch) Running() bool {
-	select {
-	case <-s.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// stop ends the switch process: SIGTERM (the switch logs its port
-// counters as it exits), SIGKILL after stopGrace; then it is forgotten in
-// the run's state.
-func (s *Switch) stop() error {
-	if s.Running() {
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.exited:
-		case <-time.After(stopGrace):
-			slog.Warn("switch did not stop on SIGTERM; killing it", "switch", s.Name, "pid", s.PID())
-			s.cmd.Process.Kill()
-			<-s.exited
-		}
-	}
-	if err := fabric.ForgetProcess(s.run, s.PID()); err != nil && !errors.Is(err, fabric.ErrNoRun) {
-		return fmt.Errorf("switch %s: %w", s.Name, err)
-	}
-	return nil
-}
+// stop ends the switch process (it logs its port counters on SIGTERM).
+func (s *Switch) stop() error { return s.Stop(stopGrace) }

@@ -426,3 +426,35 @@ func TestADeploymentForAnotherTopologyIsRefusedNamingTheSwitch(t *testing.T) {
 		t.Errorf("got %v, want the missing switch s2 named", err)
 	}
 }
+
+func TestReloadEmptiesEveryTableAndGroup(t *testing.T) {
+	needFabric(t)
+	tp := oneSwitch(t)
+	st := upRun(t, tp)
+	ctx := context.Background()
+	ctl, err := Start(ctx, st, startOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	if err := ctl.Install(ctx, deploy(t, tp, solver.AlgoGRIDPaths)); err != nil {
+		t.Fatal(err)
+	}
+	cl := ctl.Switch("s1").Client()
+	routes, err := cl.ReadEntries(ctx, aggregator.TableIPv4LPM)
+	if err != nil || len(routes) != 2 {
+		t.Fatalf("after Install: %d routes (%v), want one per host", len(routes), err)
+	}
+	if err := ctl.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{aggregator.TableIPv4LPM, aggregator.TablePortMAC, aggregator.TableJobMcast} {
+		if es, err := cl.ReadEntries(ctx, table); err != nil || len(es) != 0 {
+			t.Errorf("after Reload %s has %d entries (%v), want none", table, len(es), err)
+		}
+	}
+	// The same plan installs again: nothing of the first one is left to collide with.
+	if err := ctl.Install(ctx, deploy(t, tp, solver.AlgoGRIDPaths)); err != nil {
+		t.Fatalf("installing again after Reload: %v", err)
+	}
+}

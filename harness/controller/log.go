@@ -11,10 +11,10 @@ import (
 // quoteTail is how much of a switch's log an error quotes.
 const quoteTail = 4 << 10
 
-// logHasReadyLine reports whether the log at path has the switch's ready line.
-func logHasReadyLine(path string) bool {
+// logHasLine reports whether the log at path has a line starting with prefix.
+func logHasLine(path, prefix string) bool {
 	b, err := os.ReadFile(path)
-	return err == nil && bytes.Contains(b, []byte(readyLine))
+	return err == nil && (bytes.HasPrefix(b, []byte(prefix)) || bytes.Contains(b, []byte("\n"+prefix)))
 }
 
 // quoteLog returns the end of the log at path, indented, for an error
