@@ -1,0 +1,162 @@
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+// loopbackSpec is a job whose PS aggregates every worker itself, on
+// loopback addresses 127.X.Y.10 (PS) and .11, .12, ... (workers), X and Y
+// random so that parallel test runs do not share sockets.
+func loopbackSpec(workers, fragments int) *Spec {
+	x, y := 1+rand.IntN(250), 1+rand.IntN(250)
+	addr := func(n int) string { return fmt.Sprintf("127.%d.%d.%d", x, y, n) }
+	s := &Spec{
+		Job:       Job{ID: 5, PSNode: 1000, PSIP: addr(10), Values: 32},
+		Fragments: fragments, Seed: 99,
+		Window:  Window{Initial: 4, Max: 64},
+		Timeout: Duration(50 * time.Millisecond), Deadline: Duration(20 * time.Second),
+		Linger:  Duration(100 * time.Millisecond),
+		Results: ResultsUnicast,
+	}
+	for i := 0; i < workers; i++ {
+		s.Job.Members = append(s.Job.Members, Member{IP: addr(11 + i), Node: 1000, Slot: i})
+	}
+	return s
+}
+
+// runJob runs the PS and every worker of spec concurrently.
+func runJob(t *testing.T, ctx context.Context, spec *Spec) (ps *Report, workers []*Report) {
+	t.Helper()
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	workers = make([]*Report, len(spec.Job.Members))
+	errs := make([]error, len(spec.Job.Members)+1)
+	var wg sync.WaitGroup
+	wg.Go(func() { ps, errs[0] = RunPS(ctx, spec) })
+	// The PS's socket should be open before the first fragment arrives;
+	// a lost first window would only cost a timeout, though.
+	time.Sleep(20 * time.Millisecond)
+	for i := range workers {
+		wg.Go(func() { workers[i], errs[i+1] = RunWorker(ctx, spec, i) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("endpoint %d: %v", i-1, err)
+		}
+	}
+	return ps, workers
+}
+
+func TestJobOverLoopbackWithThePSAggregatingVerifiesEverySum(t *testing.T) {
+	spec := loopbackSpec(3, 300)
+	ps, workers := runJob(t, context.Background(), spec)
+	if err := ps.Failure(); err != nil {
+		t.Errorf("PS: %v", err)
+	}
+	if ps.Direct < 3*300 || ps.Aggregated != 0 || ps.Checked != 300 {
+		t.Errorf("PS took %d direct and %d aggregated contributions, checked %d fragments; want ≥ 900, 0, 300", ps.Direct, ps.Aggregated, ps.Checked)
+	}
+	for i, w := range workers {
+		if err := w.Failure(); err != nil {
+			t.Errorf("worker %d: %v", i, err)
+			continue
+		}
+		if w.Completed != 300 || w.Checked < 300 || w.Sent < 300 || w.FragmentsPerSecond <= 0 {
+			t.Errorf("worker %d: completed %d checked %d sent %d, %.0f fragments/s", i, w.Completed, w.Checked, w.Sent, w.FragmentsPerSecond)
+		}
+		if w.FinalWindow != 64 {
+			t.Errorf("worker %d: window %v after 300 results without collisions, want the maximum 64", i, w.FinalWindow)
+		}
+	}
+}
+
+// A worker whose gradients differ from what the others compute (another
+// seed) makes every sum wrong, and both sides must say so.
+func TestWorkerWithAnotherSeedIsAMismatchEverywhere(t *testing.T) {
+	spec := loopbackSpec(2, 20)
+	odd := *spec
+	odd.Seed++
+	ctx := context.Background()
+	var ps, good, bad *Report
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var err error
+		if ps, err = RunPS(ctx, spec); err != nil {
+			t.Error(err)
+		}
+	})
+	time.Sleep(20 * time.Millisecond)
+	wg.Go(func() {
+		var err error
+		if good, err = RunWorker(ctx, spec, 0); err != nil {
+			t.Error(err)
+		}
+	})
+	wg.Go(func() {
+		var err error
+		if bad, err = RunWorker(ctx, &odd, 1); err != nil {
+			t.Error(err)
+		}
+	})
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for name, r := range map[string]*Report{"PS": ps, "worker 0": good, "worker 1": bad} {
+		if r.Verified || r.Mismatch == nil || r.Mismatch.Reason != "" {
+			t.Errorf("%s: verified %v, mismatch %v; want a wrong value", name, r.Verified, r.Mismatch)
+		}
+	}
+}
+
+func TestWorkerWithoutPSStopsAtTheDeadline(t *testing.T) {
+	spec := loopbackSpec(1, 5)
+	spec.Deadline = Duration(300 * time.Millisecond)
+	start := time.Now()
+	r, err := RunWorker(context.Background(), spec, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stopped after %v", took)
+	}
+	if r.Verified || r.Completed != 0 || r.Error != "deadline 300ms passed" {
+		t.Errorf("report %+v", r)
+	}
+	// 4 originals in the first window, then a resend of each every 50 ms.
+	if r.Resent < 4 || r.Sent != 4+r.Resent {
+		t.Errorf("sent %d, resent %d: want resends of the unanswered window", r.Sent, r.Resent)
+	}
+}
+
+func TestCancelledPSStopsAndSaysSo(t *testing.T) {
+	spec := loopbackSpec(1, 5)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	r, err := RunPS(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verified || r.Error != "interrupted: context canceled" {
+		t.Errorf("report %+v", r)
+	}
+}
+
+func TestSecondEndpointOnTheSameAddressFailsToStart(t *testing.T) {
+	spec := loopbackSpec(1, 5)
+	conn, err := listen(context.Background(), spec.Job.Plan().PSIP, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := RunPS(context.Background(), spec); err == nil {
+		t.Error("a second PS on the same address started")
+	}
+}

@@ -1,0 +1,151 @@
+package endpoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Report is what one endpoint did. Counts are packets unless said
+// otherwise.
+type Report struct {
+	Role  string `json:"role"`
+	Job   uint16 `json:"job"`
+	Index *int   `json:"index,omitempty"` // the worker's member index
+	Host  string `json:"host,omitempty"`
+	IP    string `json:"ip"`
+	// Fragments is how many fragments the job has per worker; Completed
+	// how many of them have a result (worker) or were completed by the PS
+	// (Mismatch says whether all were right).
+	Fragments int `json:"fragments"`
+	Completed int `json:"completed"`
+
+	// Worker counts. Sent counts every gradient packet; Retries are the
+	// sends answering control packets, Resent the timeouts' resends
+	// (FlagResend).
+	Sent             int `json:"sent,omitempty"`
+	Retries          int `json:"retries,omitempty"`
+	Resent           int `json:"resent,omitempty"`
+	Controls         int `json:"controls,omitempty"` // control packets (collision or over capacity, ECN CE)
+	Results          int `json:"results,omitempty"`  // result packets received (worker) or sent (PS)
+	DuplicateResults int `json:"duplicate_results,omitempty"`
+	// MinWindow and FinalWindow show the worker's AIMD window.
+	MinWindow   float64 `json:"min_window,omitempty"`
+	FinalWindow float64 `json:"final_window,omitempty"`
+
+	// PS counts: contributions received directly from workers and as
+	// aggregated packets (partial sums, or fragments a switch passed on),
+	// those already counted (duplicates: answered with the result again
+	// when complete) and those discarded for partial overlap; results sent
+	// again.
+	Direct       int `json:"direct,omitempty"`
+	Aggregated   int `json:"aggregated,omitempty"`
+	Duplicates   int `json:"duplicates,omitempty"`
+	Overlaps     int `json:"overlaps,omitempty"`
+	ResultsAgain int `json:"results_again,omitempty"`
+
+	// Ignored counts datagrams that were not for this endpoint's job and
+	// role (other jobs, malformed, unexpected flags).
+	Ignored int `json:"ignored,omitempty"`
+
+	// Verified is true when every fragment has its result and every sum
+	// checked equals the exact sum; Mismatch is the first difference.
+	Verified bool      `json:"verified"`
+	Checked  int       `json:"checked"` // result packets (worker) or fragments (PS) compared value by value
+	Mismatch *Mismatch `json:"first_mismatch,omitempty"`
+	// Error says why the endpoint stopped short (deadline, socket).
+	Error string `json:"error,omitempty"`
+
+	Start time.Time `json:"start"`
+	// Done is when the last fragment completed (zero if none did), End when
+	// the endpoint stopped (for the PS, after lingering).
+	Done    time.Time `json:"done,omitzero"`
+	End     time.Time `json:"end"`
+	Seconds float64   `json:"seconds"` // Start to Done (or End if incomplete)
+	// Goodput is completed fragments per second and gradient bits (32 per
+	// value) per second over Seconds.
+	FragmentsPerSecond float64 `json:"fragments_per_second"`
+	GoodputBitsPerSec  float64 `json:"goodput_bits_per_second"`
+}
+
+// Mismatch is a result value that differs from the exact sum.
+type Mismatch struct {
+	Fragment uint32 `json:"fragment"`
+	Value    int    `json:"value"` // index within the packet
+	Got      int64  `json:"got"`
+	Want     int64  `json:"want"`
+	// Reason names other defects (a result counting the wrong workers).
+	Reason string `json:"reason,omitempty"`
+}
+
+func (m *Mismatch) String() string {
+	if m.Reason != "" {
+		return fmt.Sprintf("fragment %d: %s", m.Fragment, m.Reason)
+	}
+	return fmt.Sprintf("fragment %d value %d: got %d, exact sum %d", m.Fragment, m.Value, m.Got, m.Want)
+}
+
+// finish fills the times and goodput.
+func (r *Report) finish(end time.Time, values int) {
+	r.End = end
+	last := end
+	if !r.Done.IsZero() {
+		last = r.Done
+	}
+	r.Seconds = last.Sub(r.Start).Seconds()
+	if r.Seconds > 0 {
+		r.FragmentsPerSecond = float64(r.Completed) / r.Seconds
+		r.GoodputBitsPerSec = r.FragmentsPerSecond * float64(values) * 32
+	}
+	r.Verified = r.Completed == r.Fragments && r.Mismatch == nil && r.Error == ""
+}
+
+// Failure is nil for a verified report, else an error saying what failed.
+func (r *Report) Failure() error {
+	switch {
+	case r.Verified:
+		return nil
+	case r.Mismatch != nil:
+		return fmt.Errorf("%s: wrong sum: %s", r.who(), r.Mismatch)
+	case r.Error != "":
+		return fmt.Errorf("%s: %s (%d of %d fragments complete)", r.who(), r.Error, r.Completed, r.Fragments)
+	}
+	return fmt.Errorf("%s: %d of %d fragments complete", r.who(), r.Completed, r.Fragments)
+}
+
+func (r *Report) who() string {
+	if r.Index != nil {
+		return fmt.Sprintf("job %d worker %d (%s)", r.Job, *r.Index, r.IP)
+	}
+	return fmt.Sprintf("job %d PS (%s)", r.Job, r.IP)
+}
+
+// WriteReport writes r as indented JSON to path atomically: readers see the
+// old file or the whole new one, never part of it.
+func WriteReport(path string, r *Report) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	return nil
+}

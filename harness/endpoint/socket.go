@@ -1,0 +1,47 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/grid-ina/grid/harness/gradproto"
+)
+
+// receiveBuffer is the socket receive buffer the endpoints ask for: a PS
+// takes bursts of a window's worth of fragments from every worker at once.
+const receiveBuffer = 4 << 20
+
+// listen opens the endpoint's UDP socket on ip, port 18258, sending with UDP
+// checksum 0 (as GRID senders do; the hosts' interfaces need no checksum
+// offload then) and, for broadcast, allowed to send to 255.255.255.255.
+func listen(ctx context.Context, ip netip.Addr, broadcast bool) (*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_NO_CHECK, 1)
+			if serr == nil && broadcast {
+				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_BROADCAST, 1)
+			}
+			if serr == nil {
+				// Beyond net.core.rmem_max only with CAP_NET_ADMIN; the
+				// ordinary option is the fallback.
+				if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, receiveBuffer) != nil {
+					serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, receiveBuffer)
+				}
+			}
+		})
+		return errors.Join(err, serr)
+	}}
+	addr := netip.AddrPortFrom(ip, gradproto.UDPPort)
+	pc, err := lc.ListenPacket(ctx, "udp4", addr.String())
+	if err != nil {
+		return nil, fmt.Errorf("UDP socket on %s (is the address on this host's interfaces, in its network namespace?): %w", addr, err)
+	}
+	return pc.(*net.UDPConn), nil
+}

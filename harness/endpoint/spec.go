@@ -1,0 +1,364 @@
+// Package endpoint runs the emulated training job's endpoints — the workers
+// and the parameter server (PS) of one job — as ordinary processes with
+// kernel UDP sockets on port 18258 inside the hosts' network namespaces. The
+// GRID switches between them aggregate, multicast results and answer
+// collisions (p4/README.md); the endpoints follow the recovery protocol of
+// gradproto.Worker and gradproto.PS, the Go reference model, and check every
+// sum exactly.
+//
+// Nobody ships gradient data around: worker i's value v of fragment f is a
+// pure function of (seed, i, f, v) (Gradient), so every worker verifies each
+// result it receives, and the PS each fragment it completes, against the
+// exact sum over all workers.
+//
+// # Spec
+//
+// One JSON file per job, shared by the PS and all workers (the runner writes
+// it). Durations are Go duration strings ("20ms", "1m"). Unknown fields are
+// errors.
+//
+//	{
+//	  "job": {                        // the job as the endpoints see it (gradproto.Plan)
+//	    "id": 1,                      // GRID job id, 1..65535
+//	    "ps_node": 0,                 // the PS's aggregation node id
+//	    "ps_ip": "10.0.0.9",          // the PS's address
+//	    "ps_host": "ps",              // optional: the PS's host name (reports only)
+//	    "values": 32,                 // int32 values per packet: 32, or 64 for the GRID_VALUES_64 build
+//	    "members": [                  // the workers, in plan order; --index picks one
+//	      {"host": "w1", "ip": "10.0.0.1", "mac": "02:00:00:00:00:01", "node": 1, "slot": 0},
+//	      ...
+//	    ]
+//	  },
+//	  "role": "worker",               // optional: "worker" or "ps"; the command must match
+//	  "index": 0,                     // optional: the worker's member index (else --index)
+//	  "fragments": 1000,              // fragments per worker
+//	  "first_fragment": 0,            // optional: id of the first fragment (ids first..first+fragments-1)
+//	  "seed": 42,                     // gradient seed
+//	  "window": {"initial": 8, "max": 64},  // fragments in flight per worker (AIMD)
+//	  "timeout": "20ms",              // retransmission timeout
+//	  "deadline": "60s",              // the endpoint gives up this long after it started
+//	  "linger": "1s",                 // optional: the PS stops once it has heard nothing of the job this long after the last result (default 3 × timeout)
+//	  "results": "broadcast"          // optional: "broadcast" (default; the switches multicast) or "unicast" (a copy per worker; no switch needed)
+//	}
+//
+// Fragment ids must not repeat on a switch within a job until its units are
+// reset (the switch drops late duplicates by fragment id): a runner that runs
+// a job several times on the same switches moves first_fragment on.
+//
+// A member's node is the aggregation node the plan chose for it (a switch's
+// id, or ps_node for workers the PS aggregates directly) and slot its bit in
+// that node's bitmap. The member's mac is informational (the host's
+// interface has it); hosts reach the PS through their gateway with static
+// neighbours (harness/fabric sets them up).
+//
+// # Sockets and addressing
+//
+// Every endpoint binds its own address, port 18258 (so one endpoint per host
+// address: two jobs' endpoints on one host address would share the port),
+// and sends with UDP checksum 0 (SO_NO_CHECK), as p4/README.md says senders
+// do. Workers send to ps_ip. The PS sends each result to 255.255.255.255
+// from its bound address: the first switch multicasts it by job and arrival
+// port (job_mcast), and the last one rewrites the destination to each
+// worker's MAC and IP (result_host), so the workers' kernels accept it.
+//
+// # Reports
+//
+// RunWorker and RunPS return a Report; WriteReport writes it as JSON
+// atomically (a temporary file in the same directory, then rename).
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/grid-ina/grid/harness/gradproto"
+)
+
+// Roles of an endpoint.
+const (
+	RoleWorker = "worker"
+	RolePS     = "ps"
+)
+
+// Spec is one job's endpoint specification; see the package documentation
+// for its JSON form.
+type Spec struct {
+	Job           Job      `json:"job"`
+	Role          string   `json:"role,omitempty"`
+	Index         *int     `json:"index,omitempty"`
+	Fragments     int      `json:"fragments"`
+	FirstFragment uint32   `json:"first_fragment,omitempty"`
+	Seed          uint64   `json:"seed"`
+	Window        Window   `json:"window"`
+	Timeout       Duration `json:"timeout"`
+	Deadline      Duration `json:"deadline"`
+	Linger        Duration `json:"linger,omitempty"`
+	Results       string   `json:"results,omitempty"`
+}
+
+// How the PS sends results (Spec.Results).
+const (
+	// ResultsBroadcast (the default) sends each result once to
+	// 255.255.255.255; the switches multicast it to the workers.
+	ResultsBroadcast = "broadcast"
+	// ResultsUnicast sends a copy of each result to every worker's address:
+	// for paths without an aggregator switch (the PS aggregates everything).
+	ResultsUnicast = "unicast"
+)
+
+// Job is the job's plan as the endpoints see it.
+type Job struct {
+	ID     uint16   `json:"id"`
+	PSNode uint16   `json:"ps_node"`
+	PSIP   string   `json:"ps_ip"`
+	PSHost string   `json:"ps_host,omitempty"`
+	Values int      `json:"values"`
+	Members []Member `json:"members"`
+}
+
+// Member is one worker of the job.
+type Member struct {
+	Host string `json:"host,omitempty"`
+	IP   string `json:"ip"`
+	MAC  string `json:"mac,omitempty"`
+	Node uint16 `json:"node"`
+	Slot int    `json:"slot"`
+}
+
+// Window bounds a worker's fragments in flight: it starts at Initial, grows
+// by one per result and halves on a collision, never beyond Max.
+type Window struct {
+	Initial int `json:"initial"`
+	Max     int `json:"max"`
+}
+
+// Duration is a time.Duration written as a Go duration string in JSON.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string such as "20ms".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	err := json.Unmarshal(b, &s)
+	if err == nil {
+		var v time.Duration
+		if v, err = time.ParseDuration(s); err == nil {
+			*d = Duration(v)
+			return nil
+		}
+	}
+	return &durationError{raw: b}
+}
+
+// durationError is a JSON value that is not a duration string; ParseSpec
+// finds its line and field, which encoding/json does not pass to
+// UnmarshalJSON.
+type durationError struct{ raw []byte }
+
+func (e *durationError) Error() string {
+	return fmt.Sprintf("%s is not a duration string such as \"20ms\"", e.raw)
+}
+
+// JobFromPlan is the Job of a gradproto.Plan (as harness/aggregator's
+// FromSolverPlan makes them); hosts names the members in order (nil or
+// shorter leaves names out).
+func JobFromPlan(p gradproto.Plan, psHost string, hosts []string) Job {
+	j := Job{ID: p.Job, PSNode: p.PSNode, PSIP: p.PSIP.String(), PSHost: psHost, Values: p.Values}
+	for i, m := range p.Members {
+		mem := Member{IP: m.IP.String(), MAC: m.MAC.String(), Node: m.Node, Slot: int(m.Slot)}
+		if i < len(hosts) {
+			mem.Host = hosts[i]
+		}
+		j.Members = append(j.Members, mem)
+	}
+	return j
+}
+
+// Plan is the job as a gradproto.Plan; Validate must have passed.
+func (j *Job) Plan() gradproto.Plan {
+	p := gradproto.Plan{Job: j.ID, PSNode: j.PSNode, PSIP: netip.MustParseAddr(j.PSIP), Values: j.Values}
+	for _, m := range j.Members {
+		mem := gradproto.Member{IP: netip.MustParseAddr(m.IP), Node: m.Node, Slot: uint8(m.Slot)}
+		if hw, err := net.ParseMAC(m.MAC); err == nil && len(hw) == 6 {
+			mem.MAC = gradproto.MAC(hw)
+		}
+		p.Members = append(p.Members, mem)
+	}
+	return p
+}
+
+// LoadSpec reads and validates a spec file. Errors name the file and, for
+// JSON errors, the line and column, for invalid values the JSON field.
+func LoadSpec(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseSpec(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSpec decodes and validates a spec.
+func ParseSpec(data []byte) (*Spec, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		return nil, jsonError(data, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("line %d: more than one JSON value", lineOf(data, int(dec.InputOffset())))
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func jsonError(data []byte, err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var dur *durationError
+	switch {
+	case errors.As(err, &dur):
+		// The first occurrence of the value after a key is good enough to
+		// point at: its line, and the key before it.
+		m := regexp.MustCompile(`"(\w+)"\s*:\s*` + regexp.QuoteMeta(string(dur.raw)) + `\s*[,}\]]`).FindSubmatchIndex(data)
+		if m == nil {
+			return err
+		}
+		return fmt.Errorf("line %d: %s: %w", lineOf(data, m[0]), data[m[2]:m[3]], err)
+	case errors.As(err, &syntax):
+		return fmt.Errorf("line %d: %w", lineOf(data, int(syntax.Offset)), err)
+	case errors.As(err, &typ):
+		return fmt.Errorf("line %d: %s: %s is not a valid %s", lineOf(data, int(typ.Offset)), typ.Field, strings.TrimPrefix(typ.Value, "number "), typ.Type)
+	}
+	return err
+}
+
+func lineOf(data []byte, offset int) int {
+	return 1 + bytes.Count(data[:min(offset, len(data))], []byte("\n"))
+}
+
+// Validate checks the spec and names the first bad field.
+func (s *Spec) Validate() error {
+	j := &s.Job
+	if j.ID == 0 {
+		return errors.New("job.id: missing (job ids start at 1)")
+	}
+	if ip, err := netip.ParseAddr(j.PSIP); err != nil || !ip.Is4() {
+		return fmt.Errorf("job.ps_ip: %q is not an IPv4 address", j.PSIP)
+	}
+	if j.Values != gradproto.DefaultValues && j.Values != 64 {
+		return fmt.Errorf("job.values: %d, the aggregator carries 32 or 64 values per packet", j.Values)
+	}
+	if len(j.Members) == 0 {
+		return errors.New("job.members: the job has no workers")
+	}
+	seen := map[netip.Addr]int{}
+	slots := map[[2]int]int{}
+	for i, m := range j.Members {
+		ip, err := netip.ParseAddr(m.IP)
+		if err != nil || !ip.Is4() {
+			return fmt.Errorf("job.members[%d].ip: %q is not an IPv4 address", i, m.IP)
+		}
+		if k, dup := seen[ip]; dup {
+			return fmt.Errorf("job.members[%d].ip: %s is members[%d]'s too (one endpoint per address)", i, ip, k)
+		}
+		seen[ip] = i
+		if ip == netip.MustParseAddr(j.PSIP) {
+			return fmt.Errorf("job.members[%d].ip: %s is the PS's address", i, ip)
+		}
+		if m.MAC != "" {
+			if hw, err := net.ParseMAC(m.MAC); err != nil || len(hw) != 6 {
+				return fmt.Errorf("job.members[%d].mac: %q is not an Ethernet address", i, m.MAC)
+			}
+		}
+		if m.Slot < 0 || m.Slot >= gradproto.MaxFanIn {
+			return fmt.Errorf("job.members[%d].slot: %d outside 0..%d", i, m.Slot, gradproto.MaxFanIn-1)
+		}
+		key := [2]int{int(m.Node), m.Slot}
+		if k, dup := slots[key]; dup {
+			return fmt.Errorf("job.members[%d].slot: slot %d of node %d is members[%d]'s too", i, m.Slot, m.Node, k)
+		}
+		slots[key] = i
+	}
+	switch s.Role {
+	case "", RoleWorker, RolePS:
+	default:
+		return fmt.Errorf("role: %q, want %q or %q", s.Role, RoleWorker, RolePS)
+	}
+	if s.Index != nil && (*s.Index < 0 || *s.Index >= len(j.Members)) {
+		return fmt.Errorf("index: %d, the job has members 0..%d", *s.Index, len(j.Members)-1)
+	}
+	if s.Fragments <= 0 {
+		return fmt.Errorf("fragments: %d, want at least 1", s.Fragments)
+	}
+	if uint64(s.FirstFragment)+uint64(s.Fragments) > 1<<32 {
+		return fmt.Errorf("first_fragment: %d + %d fragments exceeds the 32-bit fragment id", s.FirstFragment, s.Fragments)
+	}
+	if s.Window.Initial < 1 {
+		return fmt.Errorf("window.initial: %d, want at least 1", s.Window.Initial)
+	}
+	if s.Window.Max < s.Window.Initial {
+		return fmt.Errorf("window.max: %d, below window.initial %d", s.Window.Max, s.Window.Initial)
+	}
+	if s.Timeout <= 0 {
+		return errors.New("timeout: missing or not positive (the retransmission timeout, e.g. \"20ms\")")
+	}
+	if s.Deadline <= 0 {
+		return errors.New("deadline: missing or not positive (e.g. \"60s\")")
+	}
+	if s.Linger < 0 {
+		return errors.New("linger: negative")
+	}
+	switch s.Results {
+	case "", ResultsBroadcast, ResultsUnicast:
+	default:
+		return fmt.Errorf("results: %q, want %q or %q", s.Results, ResultsBroadcast, ResultsUnicast)
+	}
+	return nil
+}
+
+// WorkerIndex resolves the worker's member index from the flag (flag < 0:
+// not given) and the spec's index and role.
+func (s *Spec) WorkerIndex(flag int) (int, error) {
+	if s.Role == RolePS {
+		return 0, errors.New("role: the spec is the PS's, not a worker's")
+	}
+	switch {
+	case flag < 0 && s.Index == nil:
+		return 0, errors.New("no worker index: give --index or the spec's index")
+	case flag < 0:
+		return *s.Index, nil
+	case s.Index != nil && *s.Index != flag:
+		return 0, fmt.Errorf("index: the spec says %d, --index %d", *s.Index, flag)
+	case flag >= len(s.Job.Members):
+		return 0, fmt.Errorf("--index %d: the job has members 0..%d", flag, len(s.Job.Members)-1)
+	}
+	return flag, nil
+}
+
+// linger is how long the PS keeps answering after its last result.
+func (s *Spec) linger() time.Duration {
+	if s.Linger > 0 {
+		return time.Duration(s.Linger)
+	}
+	return 3 * time.Duration(s.Timeout)
+}
+
+// fragment is the id of fragment number i.
+func (s *Spec) fragment(i int) uint32 { return s.FirstFragment + uint32(i) }
