@@ -116,11 +116,11 @@ const (
 
 // Job is the job's plan as the endpoints see it.
 type Job struct {
-	ID     uint16   `json:"id"`
-	PSNode uint16   `json:"ps_node"`
-	PSIP   string   `json:"ps_ip"`
-	PSHost string   `json:"ps_host,omitempty"`
-	Values int      `json:"values"`
+	ID      uint16   `json:"id"`
+	PSNode  uint16   `json:"ps_node"`
+	PSIP    string   `json:"ps_ip"`
+	PSHost  string   `json:"ps_host,omitempty"`
+	Values  int      `json:"values"`
 	Members []Member `json:"members"`
 }
 
