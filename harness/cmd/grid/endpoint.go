@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/grid-ina/grid/harness/endpoint"
+)
+
+const endpointSpecHelp = "The spec is one JSON file per job, shared by the PS and every worker (grid run writes it): the\n" +
+	"job's plan (id, PS node and address, values per packet, the workers' addresses, aggregation nodes\n" +
+	"and slots), fragments per worker, gradient seed, window, retransmission timeout and deadline;\n" +
+	"'go doc github.com/grid-ina/grid/harness/endpoint' shows its fields. Gradients are a function\n" +
+	"of the seed, so every sum is checked exactly without shipping data.\n\n" +
+	"The report (--report, JSON, written atomically whatever happens) counts packets sent, resent\n" +
+	"and received, control packets (collisions, ECN), says whether every sum was verified and gives\n" +
+	"the first mismatch, start and end times and the goodput. The exit status is 0 only when every\n" +
+	"fragment completed with exact sums; 2 for a bad spec or command line."
+
+func init() {
+	register(&cli.Command{
+		Name:      "worker",
+		Usage:     "run one emulated worker of a job: send its gradient fragments, check every result sum",
+		ArgsUsage: " ",
+		Description: "worker sends the worker's gradient fragments to the job's PS over UDP port 18258 from its own\n" +
+			"address (run it in the worker host's network namespace), through a window that grows by one\n" +
+			"per result and halves on a switch's control packet (collision or over capacity), resends\n" +
+			"fragments without a result after the timeout, and checks every result the switches multicast\n" +
+			"back against the exact sums of all workers' gradients. It stops when every fragment has its\n" +
+			"result or at the spec's deadline.\n\n" + endpointSpecHelp + "\n\n" +
+			"Example (in host w1's namespace of run testbed):\n" +
+			"   grid exec testbed w1 -- grid worker --spec job1.json --index 0 --report w1.json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "spec", Usage: "the job's spec `FILE` (JSON)"},
+			&cli.IntFlag{Name: "index", Value: -1, DefaultText: "the spec's index", Usage: "this worker's position `I` in the spec's job.members (from 0)"},
+			&cli.StringFlag{Name: "report", Usage: "write the report as JSON to `FILE`"},
+		},
+		OnUsageError: endpointUsageError,
+		Action: func(c *cli.Context) error {
+			spec, err := endpointSpec(c)
+			if err != nil {
+				return err
+			}
+			index, err := spec.WorkerIndex(c.Int("index"))
+			if err != nil {
+				return cli.Exit(fmt.Sprintf("grid worker: %s: %v", c.String("spec"), err), 2)
+			}
+			return runEndpoint(c, func(ctx context.Context) (*endpoint.Report, error) {
+				return endpoint.RunWorker(ctx, spec, index)
+			})
+		},
+	})
+	register(&cli.Command{
+		Name:      "ps",
+		Usage:     "run the parameter server of a job: add what the switches send, multicast exact results",
+		ArgsUsage: " ",
+		Description: "ps receives the job's fragments on UDP port 18258 at the PS's address (run it in the PS host's\n" +
+			"network namespace): fragments of workers it aggregates itself and the switches' partial sums.\n" +
+			"It adds each worker's contribution exactly once (the recovery protocol of p4/README.md),\n" +
+			"checks each completed fragment against the exact sums and sends the result to 255.255.255.255,\n" +
+			"which the switches multicast to the workers. Late resends get the result again. It stops\n" +
+			"once every fragment is complete and nothing of the job arrived for the linger time, or at\n" +
+			"the deadline. Start it before the workers.\n\n" + endpointSpecHelp + "\n\n" +
+			"Example (in the PS host's namespace of run testbed):\n" +
+			"   grid exec testbed ps -- grid ps --spec job1.json --report ps.json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "spec", Usage: "the job's spec `FILE` (JSON)"},
+			&cli.StringFlag{Name: "report", Usage: "write the report as JSON to `FILE`"},
+		},
+		OnUsageError: endpointUsageError,
+		Action: func(c *cli.Context) error {
+			spec, err := endpointSpec(c)
+			if err != nil {
+				return err
+			}
+			if spec.Role == endpoint.RoleWorker {
+				return cli.Exit(fmt.Sprintf("grid ps: %s: role: the spec is a worker's, not the PS's", c.String("spec")), 2)
+			}
+			return runEndpoint(c, func(ctx context.Context) (*endpoint.Report, error) {
+				return endpoint.RunPS(ctx, spec)
+			})
+		},
+	})
+}
+
+func endpointUsageError(c *cli.Context, err error, _ bool) error {
+	return cli.Exit(fmt.Sprintf("grid %s: %v (see grid %s --help)", c.Command.Name, err, c.Command.Name), 2)
+}
+
+func endpointSpec(c *cli.Context) (*endpoint.Spec, error) {
+	if c.Args().Present() {
+		return nil, cli.Exit(fmt.Sprintf("grid %s: unexpected argument %q (see grid %s --help)", c.Command.Name, c.Args().First(), c.Command.Name), 2)
+	}
+	if c.String("spec") == "" {
+		return nil, cli.Exit(fmt.Sprintf("grid %s: --spec FILE is required (see grid %s --help)", c.Command.Name, c.Command.Name), 2)
+	}
+	spec, err := endpoint.LoadSpec(c.String("spec"))
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("grid %s: %v", c.Command.Name, err), 2)
+	}
+	return spec, nil
+}
+
+// runEndpoint runs an endpoint until it ends or SIGINT/SIGTERM, writes its
+// report and prints a summary line; the error says why it did not verify.
+func runEndpoint(c *cli.Context, run func(context.Context) (*endpoint.Report, error)) error {
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := run(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Command.Name, err)
+	}
+	if path := c.String("report"); path != "" {
+		if err := endpoint.WriteReport(path, rep); err != nil {
+			return err
+		}
+	}
+	printSummary(c.App.Writer, rep)
+	if err := rep.Failure(); err != nil {
+		return cli.Exit(fmt.Sprintf("grid %s: %v", c.Command.Name, err), 1)
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, r *endpoint.Report) {
+	who := "PS"
+	if r.Index != nil {
+		who = fmt.Sprintf("worker %d", *r.Index)
+	}
+	verdict := "all sums exact"
+	if !r.Verified {
+		verdict = "NOT verified"
+	}
+	fmt.Fprintf(w, "grid %s: job %d %s (%s): %d/%d fragments in %.3fs, %.0f fragments/s, %.2f Mbit/s goodput; %s\n",
+		r.Role, r.Job, who, r.IP, r.Completed, r.Fragments, r.Seconds, r.FragmentsPerSecond, r.GoodputBitsPerSec/1e6, verdict)
+	if r.Index != nil {
+		fmt.Fprintf(w, "  sent %d (retries %d, resends %d), control packets %d, results %d (%d duplicate)\n",
+			r.Sent, r.Retries, r.Resent, r.Controls, r.Results, r.DuplicateResults)
+	} else {
+		fmt.Fprintf(w, "  contributions %d direct, %d aggregated (%d duplicate, %d overlapping), results sent %d (%d again)\n",
+			r.Direct, r.Aggregated, r.Duplicates, r.Overlaps, r.Results, r.ResultsAgain)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grid-ina/grid/harness/endpoint"
+)
+
+// loopbackJobSpec writes a spec of a job on random loopback addresses whose
+// PS aggregates both workers itself and sends results to each of them.
+func loopbackJobSpec(t *testing.T, deadline string) (string, *endpoint.Spec) {
+	t.Helper()
+	x, y := 1+rand.IntN(250), 1+rand.IntN(250)
+	addr := func(n int) string { return fmt.Sprintf("127.%d.%d.%d", x, y, n) }
+	text := fmt.Sprintf(`{
+  "job": {"id": 3, "ps_node": 0, "ps_ip": %q, "values": 32,
+          "members": [{"ip": %q, "node": 0, "slot": 0}, {"ip": %q, "node": 0, "slot": 1}]},
+  "fragments": 200, "seed": 1, "window": {"initial": 8, "max": 32},
+  "timeout": "50ms", "deadline": %q, "linger": "100ms", "results": "unicast"
+}`, addr(1), addr(2), addr(3), deadline)
+	path := filepath.Join(t.TempDir(), "job3.json")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := endpoint.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, spec
+}
+
+func TestPSCommandVerifiesAJobAndWritesItsReport(t *testing.T) {
+	path, spec := loopbackJobSpec(t, "20s")
+	reportPath := filepath.Join(t.TempDir(), "ps.json")
+	var workers [2]*endpoint.Report
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			time.Sleep(50 * time.Millisecond) // the PS first
+			r, err := endpoint.RunWorker(context.Background(), spec, i)
+			if err != nil {
+				t.Error(err)
+			}
+			workers[i] = r
+		})
+	}
+	out, code := exitCode(t, "ps", "--spec", path, "--report", reportPath)
+	wg.Wait()
+	if code != 0 || !strings.Contains(out, "grid ps: job 3 PS") || !strings.Contains(out, "200/200 fragments") || !strings.Contains(out, "all sums exact") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+	for i, w := range workers {
+		if w == nil || !w.Verified {
+			t.Errorf("worker %d: %+v", i, w)
+		}
+	}
+	data, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep endpoint.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Verified || rep.Role != "ps" || rep.Completed != 200 || rep.Direct < 400 || rep.Results < 400 {
+		t.Errorf("report %s", data)
+	}
+}
+
+func TestWorkerCommandWithoutPSExitsOneAndReportsTheDeadline(t *testing.T) {
+	path, _ := loopbackJobSpec(t, "200ms")
+	reportPath := filepath.Join(t.TempDir(), "w1.json")
+	out, code := exitCode(t, "worker", "--spec", path, "--index", "1", "--report", reportPath)
+	if code != 1 || !strings.Contains(out, "deadline 200ms passed (0 of 200 fragments complete)") || !strings.Contains(out, "NOT verified") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+	data, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"verified": false`) || !strings.Contains(string(data), `"index": 1`) {
+		t.Errorf("report %s", data)
+	}
+}
+
+func TestEndpointCommandsNameTheBadSpecFieldAndExitTwo(t *testing.T) {
+	path, _ := loopbackJobSpec(t, "1s")
+	data, _ := os.ReadFile(path)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(strings.Replace(string(data), `"window": {"initial": 8`, `"window": {"initial": 0`, 1)), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ps", "--spec", bad}, "grid ps: " + bad + ": window.initial: 0, want at least 1"},
+		{[]string{"worker", "--spec", bad, "--index", "0"}, "grid worker: " + bad + ": window.initial: 0"},
+		{[]string{"worker", "--spec", path}, "grid worker: " + path + ": no worker index: give --index or the spec's index"},
+		{[]string{"worker", "--spec", path, "--index", "2"}, "--index 2: the job has members 0..1"},
+		{[]string{"ps", "--spec", filepath.Join(t.TempDir(), "none.json")}, "no such file"},
+		{[]string{"ps"}, "grid ps: --spec FILE is required"},
+		{[]string{"ps", "--spec", path, "extra"}, `unexpected argument "extra"`},
+	} {
+		out, code := exitCode(t, tc.args...)
+		if code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("grid %s: exit %d, output %q, want 2 and %q", strings.Join(tc.args, " "), code, out, tc.want)
+		}
+	}
+}
