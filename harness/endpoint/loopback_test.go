@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -38,10 +39,14 @@ func runJob(t *testing.T, ctx context.Context, spec *Spec) (ps *Report, workers 
 	workers = make([]*Report, len(spec.Job.Members))
 	errs := make([]error, len(spec.Job.Members)+1)
 	var wg sync.WaitGroup
-	wg.Go(func() { ps, errs[0] = RunPS(ctx, spec) })
-	// The PS's socket should be open before the first fragment arrives;
-	// a lost first window would only cost a timeout, though.
-	time.Sleep(20 * time.Millisecond)
+	ready := make(chan struct{})
+	wg.Go(func() {
+		ps, errs[0] = RunPS(ctx, spec, OnListening(func(netip.AddrPort) { close(ready) }))
+		if errs[0] != nil {
+			close(ready)
+		}
+	})
+	<-ready
 	for i := range workers {
 		wg.Go(func() { workers[i], errs[i+1] = RunWorker(ctx, spec, i) })
 	}
@@ -86,13 +91,15 @@ func TestWorkerWithAnotherSeedIsAMismatchEverywhere(t *testing.T) {
 	ctx := context.Background()
 	var ps, good, bad *Report
 	var wg sync.WaitGroup
+	ready := make(chan struct{})
 	wg.Go(func() {
 		var err error
-		if ps, err = RunPS(ctx, spec); err != nil {
+		if ps, err = RunPS(ctx, spec, OnListening(func(netip.AddrPort) { close(ready) })); err != nil {
 			t.Error(err)
+			close(ready)
 		}
 	})
-	time.Sleep(20 * time.Millisecond)
+	<-ready
 	wg.Go(func() {
 		var err error
 		if good, err = RunWorker(ctx, spec, 0); err != nil {

@@ -25,7 +25,7 @@ var broadcast = netip.AddrPortFrom(netip.AddrFrom4([4]byte{255, 255, 255, 255}),
 // resends get the result again meanwhile), when the deadline passes or when
 // ctx is cancelled. The error is for failures to start; Report.Failure says
 // whether the run verified.
-func RunPS(ctx context.Context, spec *Spec) (*Report, error) {
+func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
 	plan := spec.Job.Plan()
 	model, err := gradproto.NewPS(plan)
 	if err != nil {
@@ -36,6 +36,7 @@ func RunPS(ctx context.Context, spec *Spec) (*Report, error) {
 		return nil, err
 	}
 	defer conn.Close()
+	applyListening(opts, conn)
 	s := &psRun{
 		spec: spec, plan: &plan, model: model, conn: conn,
 		sums: make([]int64, plan.Values), scratch: make([]int32, plan.Values),

@@ -45,3 +45,26 @@ func listen(ctx context.Context, ip netip.Addr, broadcast bool) (*net.UDPConn, e
 	}
 	return pc.(*net.UDPConn), nil
 }
+
+// Option adjusts RunWorker and RunPS.
+type Option func(*options)
+
+type options struct {
+	listening func(netip.AddrPort)
+}
+
+// OnListening has f called with the endpoint's address once its socket is
+// bound, before anything is sent: a PS is ready for the workers then.
+func OnListening(f func(netip.AddrPort)) Option {
+	return func(o *options) { o.listening = f }
+}
+
+func applyListening(opts []Option, conn *net.UDPConn) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.listening != nil {
+		o.listening(conn.LocalAddr().(*net.UDPAddr).AddrPort())
+	}
+}

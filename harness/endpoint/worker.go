@@ -32,7 +32,7 @@ const pollInterval = 50 * time.Millisecond
 // window is the model's AIMD rule over the whole worker: one more per
 // result, halved (at least 1) on each control packet the model answers with
 // a retry, capped at the spec's window.max.
-func RunWorker(ctx context.Context, spec *Spec, index int) (*Report, error) {
+func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Report, error) {
 	if index < 0 || index >= len(spec.Job.Members) {
 		return nil, fmt.Errorf("worker index %d: the job has members 0..%d", index, len(spec.Job.Members)-1)
 	}
@@ -43,6 +43,7 @@ func RunWorker(ctx context.Context, spec *Spec, index int) (*Report, error) {
 		return nil, err
 	}
 	defer conn.Close()
+	applyListening(opts, conn)
 	w := &workerRun{
 		spec: spec, plan: &plan, index: index, conn: conn,
 		ps:       netip.AddrPortFrom(plan.PSIP, gradproto.UDPPort),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"syscall"
@@ -51,8 +52,8 @@ func init() {
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("grid worker: %s: %v", c.String("spec"), err), 2)
 			}
-			return runEndpoint(c, func(ctx context.Context) (*endpoint.Report, error) {
-				return endpoint.RunWorker(ctx, spec, index)
+			return runEndpoint(c, func(ctx context.Context, ready endpoint.Option) (*endpoint.Report, error) {
+				return endpoint.RunWorker(ctx, spec, index, ready)
 			})
 		},
 	})
@@ -66,7 +67,10 @@ func init() {
 			"checks each completed fragment against the exact sums and sends the result to 255.255.255.255,\n" +
 			"which the switches multicast to the workers. Late resends get the result again. It stops\n" +
 			"once every fragment is complete and nothing of the job arrived for the linger time, or at\n" +
-			"the deadline. Start it before the workers.\n\n" + endpointSpecHelp + "\n\n" +
+			"the deadline. Start the workers once it printed its ready line:\n\n" +
+			"   grid ps: listening on 10.0.0.9:18258\n\n" +
+			"SIGINT or SIGTERM stops it early (the report is still written; the exit status is 1\n" +
+			"unless every fragment was already complete and exact).\n\n" + endpointSpecHelp + "\n\n" +
 			"Example (in the PS host's namespace of run testbed):\n" +
 			"   grid exec testbed ps -- grid ps --spec job1.json --report ps.json",
 		Flags: []cli.Flag{
@@ -82,8 +86,8 @@ func init() {
 			if spec.Role == endpoint.RoleWorker {
 				return cli.Exit(fmt.Sprintf("grid ps: %s: role: the spec is a worker's, not the PS's", c.String("spec")), 2)
 			}
-			return runEndpoint(c, func(ctx context.Context) (*endpoint.Report, error) {
-				return endpoint.RunPS(ctx, spec)
+			return runEndpoint(c, func(ctx context.Context, ready endpoint.Option) (*endpoint.Report, error) {
+				return endpoint.RunPS(ctx, spec, ready)
 			})
 		},
 	})
@@ -108,11 +112,15 @@ func endpointSpec(c *cli.Context) (*endpoint.Spec, error) {
 }
 
 // runEndpoint runs an endpoint until it ends or SIGINT/SIGTERM, writes its
-// report and prints a summary line; the error says why it did not verify.
-func runEndpoint(c *cli.Context, run func(context.Context) (*endpoint.Report, error)) error {
+// report and prints a summary; the error says why it did not verify. Once
+// the socket is bound it prints "grid ps: listening on IP:18258" (or grid
+// worker), the line a runner waits for before it starts the workers.
+func runEndpoint(c *cli.Context, run func(context.Context, endpoint.Option) (*endpoint.Report, error)) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := run(ctx)
+	rep, err := run(ctx, endpoint.OnListening(func(addr netip.AddrPort) {
+		fmt.Fprintf(c.App.Writer, "grid %s: listening on %s\n", c.Command.Name, addr)
+	}))
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Command.Name, err)
 	}

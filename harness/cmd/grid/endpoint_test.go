@@ -55,7 +55,7 @@ func TestPSCommandVerifiesAJobAndWritesItsReport(t *testing.T) {
 	}
 	out, code := exitCode(t, "ps", "--spec", path, "--report", reportPath)
 	wg.Wait()
-	if code != 0 || !strings.Contains(out, "grid ps: job 3 PS") || !strings.Contains(out, "200/200 fragments") || !strings.Contains(out, "all sums exact") {
+	if code != 0 || !strings.HasPrefix(out, "grid ps: listening on "+spec.Job.PSIP+":18258\n") || !strings.Contains(out, "grid ps: job 3 PS") || !strings.Contains(out, "200/200 fragments") || !strings.Contains(out, "all sums exact") {
 		t.Errorf("exit %d, output %q", code, out)
 	}
 	for i, w := range workers {

@@ -1,0 +1,308 @@
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/dataplane"
+	"github.com/grid-ina/grid/harness/dataplane/nstest"
+	"github.com/grid-ina/grid/harness/engine"
+	"github.com/grid-ina/grid/harness/gradproto"
+)
+
+const aggregatorSource = "../../p4/aggregator/aggregator.p4"
+
+var (
+	compiled    = map[int]*engine.Program{}
+	compileLock sync.Mutex
+)
+
+// aggregatorProgram compiles the aggregator with units memory units (0:
+// the default) once per test binary.
+func aggregatorProgram(t testing.TB, units int) *engine.Program {
+	t.Helper()
+	compileLock.Lock()
+	defer compileLock.Unlock()
+	if p := compiled[units]; p != nil {
+		return p
+	}
+	res, err := aggregator.Compile(aggregatorSource, aggregator.Build{Units: units})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Load(res.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled[units] = p
+	return p
+}
+
+// starNet is gradproto's star (one aggregator switch, the PS on port 0, a
+// worker per further port) made real: a namespace per host with a veth to
+// the switch's namespace, kernel addressing as harness/fabric does it
+// (address without prefix route, static neighbour for the gateway, the
+// hosts' network through it), and the compiled aggregator on the embedded
+// engine behind AF_PACKET ports (harness/dataplane, what `grid switch`
+// runs), configured by aggregator.Entries.
+type starNet struct {
+	star   *gradproto.Star
+	engine *engine.Switch
+	dp     *dataplane.Dataplane
+	hosts  []*nstest.Net // the PS's, then the workers'
+}
+
+// gatewayIP is the hosts' next hop; the aggregator answers no ARP, so the
+// hosts know its MAC statically.
+var gatewayIP = net.IPv4(10, 255, 255, 254)
+
+func newStarNet(t *testing.T, fanIn, direct, units int, loss map[uint32]float64) *starNet {
+	t.Helper()
+	nstest.NeedRoot(t)
+	star, err := gradproto.NewStar(1, fanIn, direct, gradproto.DefaultValues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup, err := aggregator.Entries(star.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &starNet{star: star, engine: engine.NewSwitch(aggregatorProgram(t, units), engine.Config{})}
+	if err := setup.Install(n.engine); err != nil {
+		t.Fatal(err)
+	}
+	sw := nstest.New(t)
+	swNs, err := netns.GetFromName(sw.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer swNs.Close()
+	var ports []dataplane.PortSpec
+	attach := func(port int, mac gradproto.MAC, ip net.IP) {
+		h := nstest.New(t)
+		n.hosts = append(n.hosts, h)
+		swPort := fmt.Sprintf("p%d", port)
+		hl := h.Netlink()
+		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth0", HardwareAddr: net.HardwareAddr(mac[:])}, PeerName: swPort}
+		if err := hl.LinkAdd(veth); err != nil {
+			t.Fatalf("veth eth0-%s: %v", swPort, err)
+		}
+		peer, err := hl.LinkByName(swPort)
+		if err == nil {
+			err = hl.LinkSetNsFd(peer, int(swNs))
+		}
+		if err != nil {
+			t.Fatalf("move %s into the switch's namespace: %v", swPort, err)
+		}
+		eth0, err := hl.LinkByName("eth0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := &netlink.Addr{IPNet: &net.IPNet{IP: ip, Mask: net.CIDRMask(32, 32)}, Flags: unix.IFA_F_NOPREFIXROUTE}
+		if err := hl.AddrAdd(eth0, addr); err != nil {
+			t.Fatalf("address %s: %v", ip, err)
+		}
+		if err := hl.LinkSetUp(eth0); err != nil {
+			t.Fatal(err)
+		}
+		sw.LinkUp(swPort)
+		h.LinkUp("eth0")
+		gwMAC := gradproto.SwitchPortMAC(port)
+		if err := hl.NeighAdd(&netlink.Neigh{LinkIndex: eth0.Attrs().Index, Family: unix.AF_INET, State: netlink.NUD_PERMANENT,
+			IP: gatewayIP, HardwareAddr: net.HardwareAddr(gwMAC[:])}); err != nil {
+			t.Fatalf("gateway neighbour: %v", err)
+		}
+		if err := hl.RouteAdd(&netlink.Route{LinkIndex: eth0.Attrs().Index, Dst: &net.IPNet{IP: net.IPv4(10, 0, 0, 0), Mask: net.CIDRMask(8, 32)},
+			Gw: gatewayIP, Flags: int(netlink.FLAG_ONLINK)}); err != nil {
+			t.Fatalf("route via the gateway: %v", err)
+		}
+		ports = append(ports, dataplane.PortSpec{Port: uint32(port), Interface: swPort, Loss: loss[uint32(port)]})
+	}
+	attach(gradproto.StarPSPort, gradproto.HostMAC(0), star.Plan.PSIP.AsSlice())
+	for i, m := range star.Plan.Members {
+		attach(int(star.WorkerPort(i)), m.MAC, m.IP.AsSlice())
+	}
+	if err := sw.Do(func() (err error) {
+		n.dp, err = dataplane.Open(ports, dataplane.Options{LossSeed: 7})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	// One packet at a time through ingress and egress, as simple_switch
+	// runs them (one ingress thread): the aggregator's read-modify-write
+	// of a unit spans several actions, which the engine makes atomic only
+	// one action at a time. The dataplane receives each port on its own
+	// goroutine, so without this lock two workers' fragments of one unit
+	// can interleave and lose one's values (GRID_TEST_CONCURRENT_INGRESS=1
+	// shows it: wrong sums within a few runs of -count=5).
+	var pipeline dataplane.Pipeline = n.engine
+	if os.Getenv("GRID_TEST_CONCURRENT_INGRESS") == "" {
+		var mu sync.Mutex
+		pipeline = dataplane.PipelineFunc(func(port uint32, frame []byte, emit func(engine.Output)) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return n.engine.Process(port, frame, emit)
+		})
+	}
+	go func() { ran <- n.dp.Run(ctx, pipeline) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("switch: %v", err)
+		}
+		n.dp.Close()
+	})
+	return n
+}
+
+// spec is a job of fragments per worker over the star.
+func (n *starNet) spec(fragments int, window Window, timeout time.Duration) *Spec {
+	return &Spec{Job: JobFromPlan(n.star.Plan, "ps", nil), Fragments: fragments, Seed: 2026, Window: window,
+		Timeout: Duration(timeout), Deadline: Duration(40 * time.Second), Linger: Duration(4 * timeout)}
+}
+
+// run runs the PS and the workers, each in its host's namespace.
+func (n *starNet) run(t testing.TB, spec *Spec) (ps *Report, workers []*Report) {
+	t.Helper()
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	workers = make([]*Report, len(spec.Job.Members))
+	errs := make([]error, len(workers)+1)
+	var wg sync.WaitGroup
+	psUp := make(chan struct{})
+	wg.Go(func() {
+		errs[0] = n.hosts[0].Do(func() (err error) {
+			ps, err = RunPS(context.Background(), spec, OnListening(func(netip.AddrPort) { close(psUp) }))
+			if err != nil {
+				close(psUp)
+			}
+			return err
+		})
+	})
+	<-psUp
+	for i := range workers {
+		wg.Go(func() {
+			errs[i+1] = n.hosts[i+1].Do(func() (err error) {
+				workers[i], err = RunWorker(context.Background(), spec, i)
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("endpoint %d (-1 = PS): %v", i-1, err)
+		}
+	}
+	return ps, workers
+}
+
+func (n *starNet) jobStats(t testing.TB) [gradproto.NumEvents]uint64 {
+	t.Helper()
+	st, err := (&aggregator.EngineFabric{Switch: n.engine}).JobStats(n.star.Plan.Job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func requireVerified(t *testing.T, ps *Report, workers []*Report) {
+	t.Helper()
+	if err := ps.Failure(); err != nil {
+		t.Error(err)
+	}
+	for _, w := range workers {
+		if err := w.Failure(); err != nil {
+			t.Error(err)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// Two workers aggregate at the switch, a third directly at the PS: the PS
+// gets one partial sum and one direct fragment per fragment, and the
+// switch's multicast brings every worker exact results.
+func TestJobThroughTheAggregatorSwitchVerifiesExactSums(t *testing.T) {
+	n := newStarNet(t, 2, 1, 0, nil)
+	const frags = 400
+	ps, workers := n.run(t, n.spec(frags, Window{Initial: 8, Max: 64}, 50*time.Millisecond))
+	requireVerified(t, ps, workers)
+	st := n.jobStats(t)
+	t.Logf("switch: %v; PS: %d aggregated, %d direct; worker 0: %.0f fragments/s, %d resends",
+		st, ps.Aggregated, ps.Direct, workers[0].FragmentsPerSecond, workers[0].Resent)
+	if st[gradproto.EvReceived] < 2*frags || st[gradproto.EvEmitted] == 0 {
+		t.Errorf("the switch received %d fragments and emitted %d partial sums; want ≥ %d and some", st[gradproto.EvReceived], st[gradproto.EvEmitted], 2*frags)
+	}
+	if ps.Aggregated < frags || ps.Direct < frags {
+		t.Errorf("PS: %d aggregated and %d direct contributions, want ≥ %d each", ps.Aggregated, ps.Direct, frags)
+	}
+	for i, w := range workers {
+		if w.Results < frags || w.Checked != w.Results {
+			t.Errorf("worker %d: %d results, %d checked", i, w.Results, w.Checked)
+		}
+	}
+}
+
+// 5% of what the switch sends to the PS (partial sums, direct fragments)
+// and to worker 0 (results, control packets) is lost, as with
+// `grid switch --loss 0=0.05 --loss 1=0.05`: resends recover everything,
+// and nothing is counted twice.
+func TestJobThroughALossySwitchRecoversByResendingAndStaysExact(t *testing.T) {
+	n := newStarNet(t, 2, 1, 0, map[uint32]float64{0: 0.05, 1: 0.05})
+	const frags = 300
+	ps, workers := n.run(t, n.spec(frags, Window{Initial: 8, Max: 32}, 30*time.Millisecond))
+	requireVerified(t, ps, workers)
+	stats := n.dp.Stats()
+	resent := 0
+	for _, w := range workers {
+		resent += w.Resent
+	}
+	t.Logf("resends %d; PS again %d duplicates %d overlaps %d; switch %v; ports %+v", resent, ps.ResultsAgain, ps.Duplicates, ps.Overlaps, n.jobStats(t), stats)
+	if resent == 0 {
+		t.Error("no resends although the switch lost packets")
+	}
+	if ps.ResultsAgain == 0 {
+		t.Error("the PS never sent a result again, although worker 0 lost results")
+	}
+}
+
+// A switch with 4 memory units and windows of up to 32 fragments: most
+// fragments collide, the workers get control packets, halve their windows
+// and retry, and the sums stay exact.
+func TestCollisionsOnAFourUnitSwitchHalveTheWindowAndStayExact(t *testing.T) {
+	n := newStarNet(t, 2, 0, 4, nil)
+	const frags = 200
+	ps, workers := n.run(t, n.spec(frags, Window{Initial: 16, Max: 32}, 30*time.Millisecond))
+	requireVerified(t, ps, workers)
+	st := n.jobStats(t)
+	t.Logf("switch %v; worker 0 controls %d retries %d min window %v", st, workers[0].Controls, workers[0].Retries, workers[0].MinWindow)
+	if st[gradproto.EvCollision] == 0 {
+		t.Fatal("no collisions on 4 units")
+	}
+	controls := 0
+	for i, w := range workers {
+		controls += w.Controls
+		if w.Controls > 0 && w.MinWindow >= 16 {
+			t.Errorf("worker %d: %d control packets but the window never went below 16", i, w.Controls)
+		}
+	}
+	if controls == 0 {
+		t.Errorf("the switch counted %d collisions, the workers no control packet", st[gradproto.EvCollision])
+	}
+}
