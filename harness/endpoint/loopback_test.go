@@ -31,7 +31,7 @@ func loopbackSpec(workers, fragments int) *Spec {
 }
 
 // runJob runs the PS and every worker of spec concurrently.
-func runJob(t *testing.T, ctx context.Context, spec *Spec) (ps *Report, workers []*Report) {
+func runJob(t testing.TB, ctx context.Context, spec *Spec) (ps *Report, workers []*Report) {
 	t.Helper()
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)

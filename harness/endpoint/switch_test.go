@@ -1,36 +1,54 @@
 package endpoint
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
+	"runtime"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
 
 	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/dataplane"
 	"github.com/grid-ina/grid/harness/dataplane/nstest"
 	"github.com/grid-ina/grid/harness/engine"
 	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/p4c"
+	"github.com/grid-ina/grid/harness/p4rt/client"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
 )
 
 const aggregatorSource = "../../p4/aggregator/aggregator.p4"
 
+// compiledAggregator is the program as p4c wrote it and loaded on the engine.
+type compiledAggregator struct {
+	*p4c.Result
+	engine *engine.Program
+}
+
 var (
-	compiled    = map[int]*engine.Program{}
+	compiled    = map[int]*compiledAggregator{}
 	compileLock sync.Mutex
 )
 
 // aggregatorProgram compiles the aggregator with units memory units (0:
 // the default) once per test binary.
-func aggregatorProgram(t testing.TB, units int) *engine.Program {
+func aggregatorProgram(t testing.TB, units int) *compiledAggregator {
 	t.Helper()
 	compileLock.Lock()
 	defer compileLock.Unlock()
@@ -45,8 +63,8 @@ func aggregatorProgram(t testing.TB, units int) *engine.Program {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compiled[units] = p
-	return p
+	compiled[units] = &compiledAggregator{res, p}
+	return compiled[units]
 }
 
 // starNet is gradproto's star (one aggregator switch, the PS on port 0, a
@@ -57,38 +75,43 @@ func aggregatorProgram(t testing.TB, units int) *engine.Program {
 // engine behind AF_PACKET ports (harness/dataplane, what `grid switch`
 // runs), configured by aggregator.Entries.
 type starNet struct {
-	star   *gradproto.Star
+	star      *gradproto.Star
+	units     int
+	setup     *aggregator.Setup
+	switchNet *nstest.Net
+	ports     []dataplane.PortSpec
+	hosts     []*nstest.Net // the PS's, then the workers'
+	// engine and dp are the in-process switch (newStarNet), client the
+	// controller's connection to a grid switch process (newGridSwitchStar).
 	engine *engine.Switch
 	dp     *dataplane.Dataplane
-	hosts  []*nstest.Net // the PS's, then the workers'
+	client *client.Client
 }
 
 // gatewayIP is the hosts' next hop; the aggregator answers no ARP, so the
 // hosts know its MAC statically.
 var gatewayIP = net.IPv4(10, 255, 255, 254)
 
-func newStarNet(t *testing.T, fanIn, direct, units int, loss map[uint32]float64) *starNet {
+// newStarHosts builds the namespaces: the switch's (n.switchNet) and one
+// per host with its veth to the switch (ports p0, p1, ...).
+func newStarHosts(t testing.TB, fanIn, direct, units int) *starNet {
 	t.Helper()
 	nstest.NeedRoot(t)
 	star, err := gradproto.NewStar(1, fanIn, direct, gradproto.DefaultValues)
 	if err != nil {
 		t.Fatal(err)
 	}
-	setup, err := aggregator.Entries(star.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &starNet{star: star, engine: engine.NewSwitch(aggregatorProgram(t, units), engine.Config{})}
-	if err := setup.Install(n.engine); err != nil {
+	n := &starNet{star: star, units: units}
+	if n.setup, err = aggregator.Entries(star.Config); err != nil {
 		t.Fatal(err)
 	}
 	sw := nstest.New(t)
+	n.switchNet = sw
 	swNs, err := netns.GetFromName(sw.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer swNs.Close()
-	var ports []dataplane.PortSpec
 	attach := func(port int, mac gradproto.MAC, ip net.IP) {
 		h := nstest.New(t)
 		n.hosts = append(n.hosts, h)
@@ -127,14 +150,30 @@ func newStarNet(t *testing.T, fanIn, direct, units int, loss map[uint32]float64)
 			Gw: gatewayIP, Flags: int(netlink.FLAG_ONLINK)}); err != nil {
 			t.Fatalf("route via the gateway: %v", err)
 		}
-		ports = append(ports, dataplane.PortSpec{Port: uint32(port), Interface: swPort, Loss: loss[uint32(port)]})
+		n.ports = append(n.ports, dataplane.PortSpec{Port: uint32(port), Interface: swPort})
 	}
 	attach(gradproto.StarPSPort, gradproto.HostMAC(0), star.Plan.PSIP.AsSlice())
 	for i, m := range star.Plan.Members {
 		attach(int(star.WorkerPort(i)), m.MAC, m.IP.AsSlice())
 	}
-	if err := sw.Do(func() (err error) {
-		n.dp, err = dataplane.Open(ports, dataplane.Options{LossSeed: 7})
+	return n
+}
+
+// newStarNet is the star with the compiled aggregator on an in-process
+// engine behind AF_PACKET ports (harness/dataplane), configured by
+// aggregator.Entries; loss gives ports' loss probability.
+func newStarNet(t testing.TB, fanIn, direct, units int, loss map[uint32]float64) *starNet {
+	t.Helper()
+	n := newStarHosts(t, fanIn, direct, units)
+	n.engine = engine.NewSwitch(aggregatorProgram(t, units).engine, engine.Config{})
+	if err := n.setup.Install(n.engine); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n.ports {
+		n.ports[i].Loss = loss[n.ports[i].Port]
+	}
+	if err := n.switchNet.Do(func() (err error) {
+		n.dp, err = dataplane.Open(n.ports, dataplane.Options{LossSeed: 7})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -147,7 +186,7 @@ func newStarNet(t *testing.T, fanIn, direct, units int, loss map[uint32]float64)
 	// one action at a time. The dataplane receives each port on its own
 	// goroutine, so without this lock two workers' fragments of one unit
 	// can interleave and lose one's values (GRID_TEST_CONCURRENT_INGRESS=1
-	// shows it: wrong sums within a few runs of -count=5).
+	// shows it: wrong sums within a few runs of -count=10).
 	var pipeline dataplane.Pipeline = n.engine
 	if os.Getenv("GRID_TEST_CONCURRENT_INGRESS") == "" {
 		var mu sync.Mutex
@@ -213,7 +252,16 @@ func (n *starNet) run(t testing.TB, spec *Spec) (ps *Report, workers []*Report) 
 
 func (n *starNet) jobStats(t testing.TB) [gradproto.NumEvents]uint64 {
 	t.Helper()
-	st, err := (&aggregator.EngineFabric{Switch: n.engine}).JobStats(n.star.Plan.Job)
+	var st [gradproto.NumEvents]uint64
+	var err error
+	if n.client != nil {
+		for ev := range gradproto.NumEvents {
+			d, rerr := n.client.ReadCounter(context.Background(), aggregator.CounterJobStat, int64(aggregator.StatIndex(n.star.Plan.Job, ev)))
+			st[ev], err = d.Packets, errors.Join(err, rerr)
+		}
+	} else {
+		st, err = (&aggregator.EngineFabric{Switch: n.engine}).JobStats(n.star.Plan.Job)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,5 +352,125 @@ func TestCollisionsOnAFourUnitSwitchHalveTheWindowAndStayExact(t *testing.T) {
 	}
 	if controls == 0 {
 		t.Errorf("the switch counted %d collisions, the workers no control packet", st[gradproto.EvCollision])
+	}
+}
+
+// newGridSwitchStar is the star with a `grid switch` process (this
+// repository's, built once) as the switch: started in the switch's
+// namespace with simple_switch_grpc's command line plus args, loaded with
+// the compiled aggregator and configured over P4Runtime exactly as the
+// runner's controller does it (controller.InstallSetup).
+func newGridSwitchStar(t testing.TB, fanIn, direct, units int, args ...string) *starNet {
+	t.Helper()
+	n := newStarHosts(t, fanIn, direct, units)
+	argv := []string{"switch", "--device-id", "1"}
+	for _, p := range n.ports {
+		argv = append(argv, "-i", p.String())
+	}
+	argv = append(argv, args...)
+	argv = append(argv, "--no-p4", "--", "--grpc-server-addr", "127.0.0.1:9559")
+	cmd := exec.Command(targettest.GridBinary(t), argv...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	if err := startInNamespace(n.switchNet.Name(), cmd, exited); err != nil {
+		t.Fatalf("grid switch: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "grid switch: listening on ") {
+				ready <- true
+			}
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			<-exited
+			t.Fatalf("grid switch %s exited before it was ready:\n%s", strings.Join(argv, " "), stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("grid switch not ready after 30 s:\n%s", stderr.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n.client, err = client.Dial(ctx, "127.0.0.1:9559", 1, 1, grpc.WithContextDialer(n.switchNet.DialContext))
+	if err != nil {
+		t.Fatalf("P4Runtime: %v", err)
+	}
+	t.Cleanup(func() { n.client.Close() })
+	prog := aggregatorProgram(t, units)
+	if err := n.client.SetPipeline(ctx, prog.P4Info, prog.JSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := controller.InstallSetup(ctx, n.client, n.setup); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// startInNamespace starts cmd in the named network namespace from a thread
+// that lives until cmd exits (then exited is closed): the process gets
+// SIGKILL when that thread ends (Pdeathsig), so it dies with the test
+// process, never before it.
+func startInNamespace(name string, cmd *exec.Cmd, exited chan<- struct{}) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	started := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread, in the switch's namespace, ends with
+		// this goroutine.
+		runtime.LockOSThread()
+		ns, err := netns.GetFromName(name)
+		if err == nil {
+			err = netns.Set(ns)
+			ns.Close()
+		}
+		if err == nil {
+			err = cmd.Start()
+		}
+		started <- err
+		if err == nil {
+			cmd.Wait()
+			close(exited)
+		}
+	}()
+	return <-started
+}
+
+// The whole path of an experiment: a grid switch process configured over
+// P4Runtime, losing 5% of what it sends to the PS and to worker 0
+// (--loss), two workers aggregating at it and one at the PS.
+func TestJobThroughAGridSwitchProcessWithLossVerifiesExactSums(t *testing.T) {
+	n := newGridSwitchStar(t, 2, 1, 0, "--loss", "0=0.05", "--loss", "1=0.05")
+	const frags = 300
+	ps, workers := n.run(t, n.spec(frags, Window{Initial: 8, Max: 32}, 30*time.Millisecond))
+	requireVerified(t, ps, workers)
+	st := n.jobStats(t)
+	resent := 0
+	for _, w := range workers {
+		resent += w.Resent
+	}
+	t.Logf("switch %v; resends %d; PS: %d aggregated, %d direct, %d results again", st, resent, ps.Aggregated, ps.Direct, ps.ResultsAgain)
+	if st[gradproto.EvReceived] < 2*frags || st[gradproto.EvEmitted] == 0 {
+		t.Errorf("the switch received %d fragments and emitted %d partial sums; want ≥ %d and some", st[gradproto.EvReceived], st[gradproto.EvEmitted], 2*frags)
+	}
+	if resent == 0 || ps.ResultsAgain == 0 {
+		t.Errorf("%d resends, %d results sent again, although the switch lost packets", resent, ps.ResultsAgain)
 	}
 }
