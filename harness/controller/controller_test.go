@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/lp"
 	"github.com/grid-ina/grid/harness/p4c"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
 	"github.com/grid-ina/grid/harness/workload"
@@ -35,33 +35,7 @@ import (
 // runs them as root); they skip otherwise. Each run is named "gc" plus
 // random hex and removed when the test ends, also when it fails.
 
-var binDir string
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// gridBinary builds the grid command of this repository once per test binary.
-var gridBinary = sync.OnceValues(func() (string, error) {
-	root, err := repo.Root()
-	if err != nil {
-		return "", err
-	}
-	if binDir, err = os.MkdirTemp("", "grid-controller-test-"); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(binDir, "grid")
-	cmd := exec.Command("go", "build", "-o", bin, "./harness/cmd/grid")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./harness/cmd/grid: %v\n%s", err, out)
-	}
-	return bin, nil
-})
+func TestMain(m *testing.M) { targettest.Main(m) }
 
 // program compiles the aggregator once per test binary.
 var program = sync.OnceValues(func() (*p4c.Result, error) {
@@ -81,10 +55,7 @@ func needFabric(t *testing.T) {
 
 func startOptions(t *testing.T) Options {
 	t.Helper()
-	bin, err := gridBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := targettest.GridBinary(t)
 	prog, err := program()
 	if err != nil {
 		t.Fatal(err)
