@@ -46,14 +46,14 @@ var program = sync.OnceValues(func() (*p4c.Result, error) {
 	return aggregator.Compile(filepath.Join(root, "p4", "aggregator", "aggregator.p4"), aggregator.Build{})
 })
 
-func needFabric(t *testing.T) {
+func needFabric(t testing.TB) {
 	t.Helper()
 	if err := fabric.CanBuild(); err != nil {
 		t.Skipf("needs root to build network namespaces and start switches in them (CI runs as root): %v", err)
 	}
 }
 
-func startOptions(t *testing.T) Options {
+func startOptions(t testing.TB) Options {
 	t.Helper()
 	bin := targettest.GridBinary(t)
 	prog, err := program()
@@ -65,7 +65,7 @@ func startOptions(t *testing.T) Options {
 
 // upRun builds tp as a fresh run that is torn down when the test ends;
 // the teardown must leave no recorded process alive.
-func upRun(t *testing.T, tp *topo.Topology) *fabric.State {
+func upRun(t testing.TB, tp *topo.Topology) *fabric.State {
 	t.Helper()
 	b := make([]byte, 3)
 	rand.Read(b)
@@ -91,7 +91,7 @@ func upRun(t *testing.T, tp *topo.Topology) *fabric.State {
 }
 
 // deploy solves tp's default job with algo and turns the plan into a deployment.
-func deploy(t *testing.T, tp *topo.Topology, algo string) *aggregator.Deployment {
+func deploy(t testing.TB, tp *topo.Topology, algo string) *aggregator.Deployment {
 	t.Helper()
 	jobs, err := workload.Default(tp)
 	if err != nil {
