@@ -2,12 +2,10 @@ package endpoint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"time"
 
 	"github.com/grid-ina/grid/harness/gradproto"
@@ -97,16 +95,11 @@ func (s *psRun) run(ctx context.Context) {
 		if complete {
 			wake = earliest(wake, s.heard.Add(linger))
 		}
-		s.conn.SetReadDeadline(wake)
-		n, err := s.conn.Read(buf)
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			continue
+		n, got, err := readUntil(s.conn, buf, wake)
+		if err == nil && got {
+			err = s.receive(buf[:n])
 		}
 		if err != nil {
-			s.rep.Error = fmt.Sprintf("receive: %v", err)
-			return
-		}
-		if err := s.receive(buf[:n]); err != nil {
 			s.rep.Error = err.Error()
 			return
 		}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -44,6 +46,20 @@ func listen(ctx context.Context, ip netip.Addr, broadcast bool) (*net.UDPConn, e
 		return nil, fmt.Errorf("UDP socket on %s (is the address on this host's interfaces, in its network namespace?): %w", addr, err)
 	}
 	return pc.(*net.UDPConn), nil
+}
+
+// readUntil reads one datagram into buf, waiting until wake at the latest;
+// got is false when wake came first.
+func readUntil(conn *net.UDPConn, buf []byte, wake time.Time) (n int, got bool, err error) {
+	conn.SetReadDeadline(wake)
+	n, err = conn.Read(buf)
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("receive: %w", err)
+	}
+	return n, true, nil
 }
 
 // Option adjusts RunWorker and RunPS.

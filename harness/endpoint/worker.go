@@ -2,13 +2,11 @@ package endpoint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"time"
 
 	"github.com/grid-ina/grid/harness/gradproto"
@@ -110,16 +108,11 @@ func (w *workerRun) run(ctx context.Context) {
 			}
 		}
 		nextRound := w.start.Add(time.Duration(w.round+1) * w.roundLen)
-		w.conn.SetReadDeadline(earliest(nextRound, deadline, now.Add(pollInterval)))
-		n, err := w.conn.Read(buf)
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			continue
+		n, got, err := readUntil(w.conn, buf, earliest(nextRound, deadline, now.Add(pollInterval)))
+		if err == nil && got {
+			err = w.receive(buf[:n])
 		}
 		if err != nil {
-			w.rep.Error = fmt.Sprintf("receive: %v", err)
-			return
-		}
-		if err := w.receive(buf[:n]); err != nil {
 			w.rep.Error = err.Error()
 			return
 		}

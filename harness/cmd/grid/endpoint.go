@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -37,25 +38,15 @@ func init() {
 			"result or at the spec's deadline.\n\n" + endpointSpecHelp + "\n\n" +
 			"Example (in host w1's namespace of run testbed):\n" +
 			"   grid exec testbed w1 -- grid worker --spec job1.json --index 0 --report w1.json",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "spec", Usage: "the job's spec `FILE` (JSON)"},
-			&cli.IntFlag{Name: "index", Value: -1, DefaultText: "the spec's index", Usage: "this worker's position `I` in the spec's job.members (from 0)"},
-			&cli.StringFlag{Name: "report", Usage: "write the report as JSON to `FILE`"},
-		},
+		Flags: endpointFlags(&cli.IntFlag{Name: "index", Value: -1, DefaultText: "the spec's index",
+			Usage: "this worker's position `I` in the spec's job.members (from 0)"}),
 		OnUsageError: endpointUsageError,
-		Action: func(c *cli.Context) error {
-			spec, err := endpointSpec(c)
-			if err != nil {
-				return err
-			}
+		Action: endpointAction(func(c *cli.Context, spec *endpoint.Spec) (endpointRun, error) {
 			index, err := spec.WorkerIndex(c.Int("index"))
-			if err != nil {
-				return cli.Exit(fmt.Sprintf("grid worker: %s: %v", c.String("spec"), err), 2)
-			}
-			return runEndpoint(c, func(ctx context.Context, ready endpoint.Option) (*endpoint.Report, error) {
+			return func(ctx context.Context, ready endpoint.Option) (*endpoint.Report, error) {
 				return endpoint.RunWorker(ctx, spec, index, ready)
-			})
-		},
+			}, err
+		}),
 	})
 	register(&cli.Command{
 		Name:      "ps",
@@ -73,24 +64,45 @@ func init() {
 			"unless every fragment was already complete and exact).\n\n" + endpointSpecHelp + "\n\n" +
 			"Example (in the PS host's namespace of run testbed):\n" +
 			"   grid exec testbed ps -- grid ps --spec job1.json --report ps.json",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "spec", Usage: "the job's spec `FILE` (JSON)"},
-			&cli.StringFlag{Name: "report", Usage: "write the report as JSON to `FILE`"},
-		},
+		Flags:        endpointFlags(),
 		OnUsageError: endpointUsageError,
-		Action: func(c *cli.Context) error {
-			spec, err := endpointSpec(c)
-			if err != nil {
-				return err
-			}
+		Action: endpointAction(func(c *cli.Context, spec *endpoint.Spec) (endpointRun, error) {
 			if spec.Role == endpoint.RoleWorker {
-				return cli.Exit(fmt.Sprintf("grid ps: %s: role: the spec is a worker's, not the PS's", c.String("spec")), 2)
+				return nil, errors.New("role: the spec is a worker's, not the PS's")
 			}
-			return runEndpoint(c, func(ctx context.Context, ready endpoint.Option) (*endpoint.Report, error) {
+			return func(ctx context.Context, ready endpoint.Option) (*endpoint.Report, error) {
 				return endpoint.RunPS(ctx, spec, ready)
-			})
-		},
+			}, nil
+		}),
 	})
+}
+
+// endpointFlags are the flags of both commands, then extra.
+func endpointFlags(extra ...cli.Flag) []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "spec", Usage: "the job's spec `FILE` (JSON)"},
+		&cli.StringFlag{Name: "report", Usage: "write the report as JSON to `FILE`"},
+	}, extra...)
+}
+
+// endpointRun runs an endpoint; the option reports its bound address.
+type endpointRun func(context.Context, endpoint.Option) (*endpoint.Report, error)
+
+// endpointAction loads the spec, lets prepare check the command's part of
+// it (an error there is a bad spec or flag: exit 2) and runs what it
+// returns.
+func endpointAction(prepare func(*cli.Context, *endpoint.Spec) (endpointRun, error)) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		spec, err := endpointSpec(c)
+		if err != nil {
+			return err
+		}
+		run, err := prepare(c, spec)
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("grid %s: %s: %v", c.Command.Name, c.String("spec"), err), 2)
+		}
+		return runEndpoint(c, run)
+	}
 }
 
 func endpointUsageError(c *cli.Context, err error, _ bool) error {
@@ -115,7 +127,7 @@ func endpointSpec(c *cli.Context) (*endpoint.Spec, error) {
 // report and prints a summary; the error says why it did not verify. Once
 // the socket is bound it prints "grid ps: listening on IP:18258" (or grid
 // worker), the line a runner waits for before it starts the workers.
-func runEndpoint(c *cli.Context, run func(context.Context, endpoint.Option) (*endpoint.Report, error)) error {
+func runEndpoint(c *cli.Context, run endpointRun) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := run(ctx, endpoint.OnListening(func(addr netip.AddrPort) {
