@@ -1,18 +1,24 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
 )
 
 // loopbackJobSpec writes a spec of a job on random loopback addresses whose
@@ -113,5 +119,47 @@ func TestEndpointCommandsNameTheBadSpecFieldAndExitTwo(t *testing.T) {
 		if code != 2 || !strings.Contains(out, tc.want) {
 			t.Errorf("grid %s: exit %d, output %q, want 2 and %q", strings.Join(tc.args, " "), code, out, tc.want)
 		}
+	}
+}
+
+// What the runner relies on: the ready line once the socket is bound, and
+// on SIGTERM a report that says so and exit status 1.
+func TestPSProcessPrintsItsReadyLineAndStopsOnSIGTERMWithAReport(t *testing.T) {
+	path, spec := loopbackJobSpec(t, "1m")
+	reportPath := filepath.Join(t.TempDir(), "ps.json")
+	cmd := exec.Command(targettest.GridBinary(t), "ps", "--spec", path, "--report", reportPath)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "grid ps: listening on "+spec.Job.PSIP+":18258" {
+		t.Fatalf("first line %q, stderr %s", lines.Text(), stderr.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want status 1; stderr %s", err, stderr.String())
+	}
+	data, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"error": "interrupted: `) || !strings.Contains(string(data), `"verified": false`) {
+		t.Errorf("report %s", data)
+	}
+	if !strings.Contains(stderr.String(), "grid ps: job 3 PS") || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr %q does not say why it failed", stderr.String())
 	}
 }
