@@ -73,7 +73,7 @@ func (s *psRun) run(ctx context.Context) {
 	s.rep.Start = start
 	deadline := start.Add(time.Duration(s.spec.Deadline))
 	linger := s.spec.linger()
-	buf := make([]byte, 2048)
+	buf, oob := make([]byte, 2048), make([]byte, oobSize)
 	for {
 		now := time.Now()
 		complete := s.rep.Completed == s.spec.Fragments
@@ -95,9 +95,9 @@ func (s *psRun) run(ctx context.Context) {
 		if complete {
 			wake = earliest(wake, s.heard.Add(linger))
 		}
-		n, got, err := readUntil(s.conn, buf, wake)
+		d, got, err := readUntil(s.conn, buf, oob, wake)
 		if err == nil && got {
-			err = s.receive(buf[:n])
+			err = s.receive(buf[:d.n])
 		}
 		if err != nil {
 			s.rep.Error = err.Error()

@@ -25,11 +25,14 @@ type Report struct {
 	// Worker counts. Sent counts every gradient packet; Retries are the
 	// sends answering control packets, Resent the timeouts' resends
 	// (FlagResend).
-	Sent             int `json:"sent,omitempty"`
-	Retries          int `json:"retries,omitempty"`
-	Resent           int `json:"resent,omitempty"`
-	Controls         int `json:"controls,omitempty"` // control packets (collision or over capacity, ECN CE)
-	Results          int `json:"results,omitempty"`  // result packets received (worker) or sent (PS)
+	Sent     int `json:"sent,omitempty"`
+	Retries  int `json:"retries,omitempty"`
+	Resent   int `json:"resent,omitempty"`
+	Controls int `json:"controls,omitempty"` // control packets (collision or over capacity)
+	// ECNMarked counts the control packets whose IPv4 header said ECN CE,
+	// as the switch marks them.
+	ECNMarked        int `json:"ecn_marked,omitempty"`
+	Results          int `json:"results,omitempty"` // result packets received (worker) or sent (PS)
 	DuplicateResults int `json:"duplicate_results,omitempty"`
 	// MinWindow and FinalWindow show the worker's AIMD window.
 	MinWindow   float64 `json:"min_window,omitempty"`

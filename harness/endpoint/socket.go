@@ -27,6 +27,11 @@ func listen(ctx context.Context, ip netip.Addr, broadcast bool) (*net.UDPConn, e
 		var serr error
 		err := c.Control(func(fd uintptr) {
 			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_NO_CHECK, 1)
+			if serr == nil {
+				// The TOS byte of each datagram comes with it: control
+				// packets carry ECN CE.
+				serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1)
+			}
 			if serr == nil && broadcast {
 				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_BROADCAST, 1)
 			}
@@ -48,19 +53,37 @@ func listen(ctx context.Context, ip netip.Addr, broadcast bool) (*net.UDPConn, e
 	return pc.(*net.UDPConn), nil
 }
 
+// datagram is what readUntil received.
+type datagram struct {
+	n int
+	// ce is whether the IPv4 header's ECN field was CE (congestion
+	// experienced), as on the switches' control packets.
+	ce bool
+}
+
 // readUntil reads one datagram into buf, waiting until wake at the latest;
-// got is false when wake came first.
-func readUntil(conn *net.UDPConn, buf []byte, wake time.Time) (n int, got bool, err error) {
+// got is false when wake came first. oob holds the control messages.
+func readUntil(conn *net.UDPConn, buf, oob []byte, wake time.Time) (d datagram, got bool, err error) {
 	conn.SetReadDeadline(wake)
-	n, err = conn.Read(buf)
+	n, oobn, _, _, err := conn.ReadMsgUDPAddrPort(buf, oob)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return 0, false, nil
+		return d, false, nil
 	case err != nil:
-		return 0, false, fmt.Errorf("receive: %w", err)
+		return d, false, fmt.Errorf("receive: %w", err)
 	}
-	return n, true, nil
+	d.n = n
+	msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+	for _, m := range msgs {
+		if m.Header.Level == unix.IPPROTO_IP && m.Header.Type == unix.IP_TOS && len(m.Data) > 0 {
+			d.ce = m.Data[0]&3 == gradproto.ECNCongestion
+		}
+	}
+	return d, true, nil
 }
+
+// oobSize holds the IP_TOS control message.
+var oobSize = unix.CmsgSpace(1)
 
 // Option adjusts RunWorker and RunPS.
 type Option func(*options)

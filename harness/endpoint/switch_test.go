@@ -346,6 +346,9 @@ func TestCollisionsOnAFourUnitSwitchHalveTheWindowAndStayExact(t *testing.T) {
 	controls := 0
 	for i, w := range workers {
 		controls += w.Controls
+		if w.ECNMarked != w.Controls {
+			t.Errorf("worker %d: %d of %d control packets had ECN CE, want all", i, w.ECNMarked, w.Controls)
+		}
 		if w.Controls > 0 && w.MinWindow >= 16 {
 			t.Errorf("worker %d: %d control packets but the window never went below 16", i, w.Controls)
 		}

@@ -86,7 +86,7 @@ func (w *workerRun) run(ctx context.Context) {
 	w.start = time.Now()
 	w.rep.Start = w.start
 	deadline := w.start.Add(time.Duration(w.spec.Deadline))
-	buf := make([]byte, 2048)
+	buf, oob := make([]byte, 2048), make([]byte, oobSize)
 	for w.rep.Completed < w.spec.Fragments {
 		if err := w.fill(); err != nil {
 			w.rep.Error = err.Error()
@@ -108,9 +108,9 @@ func (w *workerRun) run(ctx context.Context) {
 			}
 		}
 		nextRound := w.start.Add(time.Duration(w.round+1) * w.roundLen)
-		n, got, err := readUntil(w.conn, buf, earliest(nextRound, deadline, now.Add(pollInterval)))
+		d, got, err := readUntil(w.conn, buf, oob, earliest(nextRound, deadline, now.Add(pollInterval)))
 		if err == nil && got {
-			err = w.receive(buf[:n])
+			err = w.receive(buf[:d.n], d.ce)
 		}
 		if err != nil {
 			w.rep.Error = err.Error()
@@ -170,7 +170,7 @@ func (w *workerRun) send(p *gradproto.Packet) error {
 	return nil
 }
 
-func (w *workerRun) receive(b []byte) error {
+func (w *workerRun) receive(b []byte, ce bool) error {
 	h, vals, err := gradproto.ParsePayload(b, w.plan.Values)
 	if err != nil || h.Job != w.plan.Job {
 		w.rep.Ignored++
@@ -197,6 +197,9 @@ func (w *workerRun) receive(b []byte) error {
 		}
 	case h.Has(gradproto.FlagCongestion):
 		w.rep.Controls++
+		if ce {
+			w.rep.ECNMarked++
+		}
 		m := w.inflight[h.Frag]
 		if m == nil {
 			return nil

@@ -160,8 +160,8 @@ func printSummary(w io.Writer, r *endpoint.Report) {
 	fmt.Fprintf(w, "grid %s: job %d %s (%s): %d/%d fragments in %.3fs, %.0f fragments/s, %.2f Mbit/s goodput; %s\n",
 		r.Role, r.Job, who, r.IP, r.Completed, r.Fragments, r.Seconds, r.FragmentsPerSecond, r.GoodputBitsPerSec/1e6, verdict)
 	if r.Index != nil {
-		fmt.Fprintf(w, "  sent %d (retries %d, resends %d), control packets %d, results %d (%d duplicate)\n",
-			r.Sent, r.Retries, r.Resent, r.Controls, r.Results, r.DuplicateResults)
+		fmt.Fprintf(w, "  sent %d (retries %d, resends %d), control packets %d (%d ECN CE), results %d (%d duplicate)\n",
+			r.Sent, r.Retries, r.Resent, r.Controls, r.ECNMarked, r.Results, r.DuplicateResults)
 	} else {
 		fmt.Fprintf(w, "  contributions %d direct, %d aggregated (%d duplicate, %d overlapping), results sent %d (%d again)\n",
 			r.Direct, r.Aggregated, r.Duplicates, r.Overlaps, r.Results, r.ResultsAgain)
