@@ -156,6 +156,17 @@ func TestCancelledPSStopsAndSaysSo(t *testing.T) {
 	}
 }
 
+func TestEndpointsRefuseAnInvalidSpec(t *testing.T) {
+	spec := loopbackSpec(1, 5)
+	spec.Job.PSIP = "nowhere"
+	if _, err := RunPS(context.Background(), spec); err == nil || err.Error() != `spec: job.ps_ip: "nowhere" is not an IPv4 address` {
+		t.Errorf("PS: %v", err)
+	}
+	if _, err := RunWorker(context.Background(), spec, 0); err == nil || err.Error() != `spec: job.ps_ip: "nowhere" is not an IPv4 address` {
+		t.Errorf("worker: %v", err)
+	}
+}
+
 func TestSecondEndpointOnTheSameAddressFailsToStart(t *testing.T) {
 	spec := loopbackSpec(1, 5)
 	conn, err := listen(context.Background(), spec.Job.Plan().PSIP, false)

@@ -24,6 +24,9 @@ var broadcast = netip.AddrPortFrom(netip.AddrFrom4([4]byte{255, 255, 255, 255}),
 // ctx is cancelled. The error is for failures to start; Report.Failure says
 // whether the run verified.
 func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
 	plan := spec.Job.Plan()
 	model, err := gradproto.NewPS(plan)
 	if err != nil {

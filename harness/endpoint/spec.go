@@ -319,6 +319,9 @@ func (s *Spec) Validate() error {
 	if s.Timeout <= 0 {
 		return errors.New("timeout: missing or not positive (the retransmission timeout, e.g. \"20ms\")")
 	}
+	if s.Timeout < Duration(minTimeout) {
+		return fmt.Errorf("timeout: %v, below the %v a worker's clock resolves", time.Duration(s.Timeout), minTimeout)
+	}
 	if s.Deadline <= 0 {
 		return errors.New("deadline: missing or not positive (e.g. \"60s\")")
 	}
@@ -332,6 +335,10 @@ func (s *Spec) Validate() error {
 	}
 	return nil
 }
+
+// minTimeout is the shortest retransmission timeout: the workers' rounds
+// (a third of it) are timer and poll intervals.
+const minTimeout = 300 * time.Microsecond
 
 // WorkerIndex resolves the worker's member index from the flag (flag < 0:
 // not given) and the spec's index and role.

@@ -94,6 +94,7 @@ func TestBadSpecIsRejectedNamingTheField(t *testing.T) {
 		{`"timeout": "20ms"`, `"timeout": "20"`, `line 13: timeout: "20" is not a duration string such as "20ms"`},
 		{`"deadline": "10s"`, `"deadline": 10`, `line 14: deadline: 10 is not a duration string`},
 		{`"timeout": "20ms",`, ``, "timeout: missing"},
+		{`"timeout": "20ms"`, `"timeout": "20us"`, "timeout: 20µs, below the 300µs"},
 		{`"deadline": "10s"`, `"deadline": "-1s"`, "deadline: missing or not positive"},
 		{`"seed": 7`, `"seed": -7`, "line 11: seed: -7 is not a valid uint64"},
 		{`"seed": 7`, `"sead": 7`, `unknown field "sead"`},

@@ -31,6 +31,9 @@ const pollInterval = 50 * time.Millisecond
 // result, halved (at least 1) on each control packet the model answers with
 // a retry, capped at the spec's window.max.
 func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Report, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
 	if index < 0 || index >= len(spec.Job.Members) {
 		return nil, fmt.Errorf("worker index %d: the job has members 0..%d", index, len(spec.Job.Members)-1)
 	}
