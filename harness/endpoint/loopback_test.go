@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/grid-ina/grid/harness/dataplane/nstest"
 )
 
 // loopbackSpec is a job whose PS aggregates every worker itself, on
@@ -176,5 +179,24 @@ func TestSecondEndpointOnTheSameAddressFailsToStart(t *testing.T) {
 	defer conn.Close()
 	if _, err := RunPS(context.Background(), spec); err == nil {
 		t.Error("a second PS on the same address started")
+	}
+}
+
+// A PS the host has no route to is a configuration error, reported at the
+// first send instead of retried until the deadline.
+func TestWorkerWithoutARouteToThePSStopsAtTheFirstSend(t *testing.T) {
+	host := nstest.New(t) // loopback only
+	spec := loopbackSpec(1, 5)
+	spec.Job.PSIP = "10.1.2.3"
+	var r *Report
+	err := host.Do(func() (err error) {
+		r, err = RunWorker(context.Background(), spec, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verified || r.Sent != 1 || !strings.Contains(r.Error, "send fragment 0 to 10.1.2.3:18258") || !strings.Contains(r.Error, "network is unreachable") {
+		t.Errorf("report: sent %d, error %q", r.Sent, r.Error)
 	}
 }

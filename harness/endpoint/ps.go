@@ -143,7 +143,7 @@ func (s *psRun) receive(b []byte) error {
 	payload := res.Payload()
 	for _, to := range s.resultTo {
 		s.rep.Results++
-		if _, err := s.conn.WriteToUDPAddrPort(payload, to); err != nil {
+		if err := sendTo(s.conn, payload, to, &s.rep.SendDrops); err != nil {
 			return fmt.Errorf("send result of fragment %d to %s: %w", res.Frag, to, err)
 		}
 	}

@@ -49,6 +49,10 @@ type Report struct {
 	Overlaps     int `json:"overlaps,omitempty"`
 	ResultsAgain int `json:"results_again,omitempty"`
 
+	// SendDrops counts datagrams the kernel refused for a full queue
+	// (ENOBUFS): lost before the wire, recovered like any loss.
+	SendDrops int `json:"send_drops,omitempty"`
+
 	// Ignored counts datagrams that were not for this endpoint's job and
 	// role (other jobs, malformed, unexpected flags).
 	Ignored int `json:"ignored,omitempty"`

@@ -85,6 +85,19 @@ func readUntil(conn *net.UDPConn, buf, oob []byte, wake time.Time) (d datagram, 
 // oobSize holds the IP_TOS control message.
 var oobSize = unix.CmsgSpace(1)
 
+// sendTo sends one datagram. A full socket or device queue (ENOBUFS,
+// EAGAIN) drops it as a congested link would, which the protocol recovers
+// from; it is counted in *dropped. Other errors (no route, no address) end
+// the run.
+func sendTo(conn *net.UDPConn, b []byte, to netip.AddrPort, dropped *int) error {
+	_, err := conn.WriteToUDPAddrPort(b, to)
+	if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EAGAIN) {
+		*dropped++
+		return nil
+	}
+	return err
+}
+
 // Option adjusts RunWorker and RunPS.
 type Option func(*options)
 

@@ -167,7 +167,7 @@ func (w *workerRun) tick(r int) error {
 
 func (w *workerRun) send(p *gradproto.Packet) error {
 	w.rep.Sent++
-	if _, err := w.conn.WriteToUDPAddrPort(p.Payload(), w.ps); err != nil {
+	if err := sendTo(w.conn, p.Payload(), w.ps, &w.rep.SendDrops); err != nil {
 		return fmt.Errorf("send fragment %d to %s: %w", p.Frag, w.ps, err)
 	}
 	return nil
