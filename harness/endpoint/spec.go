@@ -23,7 +23,7 @@
 //	    "ps_node": 0,                 // the PS's aggregation node id
 //	    "ps_ip": "10.0.0.9",          // the PS's address
 //	    "ps_host": "ps",              // optional: the PS's host name (reports only)
-//	    "values": 32,                 // int32 values per packet: 32, or 64 for the GRID_VALUES_64 build
+//	    "values": 32,                 // int32 values per packet: 32, or 64 for the GRID_VALUES_64 build (must match the switches')
 //	    "members": [                  // the workers, in plan order; --index picks one
 //	      {"host": "w1", "ip": "10.0.0.1", "mac": "02:00:00:00:00:01", "node": 1, "slot": 0},
 //	      ...
@@ -35,7 +35,7 @@
 //	  "first_fragment": 0,            // optional: id of the first fragment (ids first..first+fragments-1)
 //	  "seed": 42,                     // gradient seed
 //	  "window": {"initial": 8, "max": 64},  // fragments in flight per worker (AIMD)
-//	  "timeout": "20ms",              // retransmission timeout
+//	  "timeout": "20ms",              // retransmission timeout (at least 300µs)
 //	  "deadline": "60s",              // the endpoint gives up this long after it started
 //	  "linger": "1s",                 // optional: the PS stops once it has heard nothing of the job this long after the last result (default 3 × timeout)
 //	  "results": "broadcast"          // optional: "broadcast" (default; the switches multicast) or "unicast" (a copy per worker; no switch needed)
