@@ -42,7 +42,9 @@
 //     action a table uses, counter, meter, register and direct resource it
 //     names must exist in the JSON under the same name, with match fields in
 //     key order with the same widths and match kinds, the same parameter
-//     widths, sizes and register widths; the error names the P4Info field
+//     widths, sizes, register widths and action profiles (a match field or
+//     parameter the P4Info gives no width, as p4c does for error types,
+//     takes the JSON's); the error names the P4Info field
 //     ("config.p4info.tables[0].match_fields[0]: field ... is 16 bits in the
 //     P4Info, 32 in the bmv2 JSON"). Committing resets all state: tables,
 //     groups, sessions, counters, meters, registers.
