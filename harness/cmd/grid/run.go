@@ -1,55 +1,79 @@
 package main
 
-// grid run: the default experiment. Until the embedded switch and the
-// experiment runner exist (workers, PS, traffic monitor are later issues), it
-// does the parts that exist end to end: solve the routing plan, build the
-// topology as namespaces, show it, tear it down, and keep the plan and the
-// drawing under results/.
+// grid run: the whole experiment (harness/runner): solve the routing plans,
+// build the topology, load the aggregator into a P4 switch per switch,
+// install the plan, run the jobs' workers and PS with real gradients, count
+// the traffic, write the results, tear everything down.
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grid-ina/grid/harness/aggregator"
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/lp"
+	"github.com/grid-ina/grid/harness/runner"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
 	"github.com/grid-ina/grid/harness/workload"
 )
 
+// algoAll is the --algo value that runs every algorithm's plan.
+const algoAll = "all"
+
 func init() {
 	register(&cli.Command{
 		Name:  "run",
-		Usage: "run the default experiment: solve the routing plan, build the topology, show it, tear it down",
-		Description: "run loads a topology (the paper's 3-switch testbed by default) and its training job, compares\n" +
-			"the routing algorithms, builds the topology as network namespaces, prints it and removes it\n" +
-			"again. The plan, the comparison and a drawing go to results/RUN-TIME/. Sending real gradients\n" +
-			"through P4 switches comes with the embedded switch and the experiment runner, which are not\n" +
-			"built yet. Needs root.\n\n" +
-			"Example:\n   sudo grid run\n   sudo grid run --topo topologies/fattree-k4.yaml --keep",
+		Usage: "run an experiment: real gradients through P4 switches on an emulated topology, with results",
+		Description: "run loads a topology (the paper's 3-switch testbed by default) and its training jobs, solves\n" +
+			"and compares the routing algorithms, and runs the chosen plan for real: it builds the topology\n" +
+			"as network namespaces, starts an embedded P4 switch (grid switch) per switch, loads the GRID\n" +
+			"aggregator (--program) into each over P4Runtime and installs the plan; then each job's PS and\n" +
+			"workers (grid ps, grid worker) send --fragments gradient fragments per worker through the\n" +
+			"switches, which aggregate where the plan says, and check every sum exactly. With --algo all\n" +
+			"every algorithm's plan runs in turn on the same fabric (plans the data plane cannot follow,\n" +
+			"such as workers split over two nodes, are reported and skipped). A table shows per plan and\n" +
+			"job whether the sums were exact, the slowest worker's time and goodput, resends and control\n" +
+			"packets. The plan, the comparison and a drawing go to results/RUN-TIME/;\n" +
+			"everything is torn down at the end, also on Ctrl-C. Exits non-zero when a sum is wrong or a\n" +
+			"job did not finish. Needs root.\n\n" +
+			"Example:\n   sudo grid run\n   sudo grid run --algo all --fragments 256\n" +
+			"   sudo grid run --topo topologies/paper-fig1.yaml --jobs workloads/jobs/fig1-two-jobs.yaml --keep",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "topo", Value: "topologies/testbed.yaml", Usage: "topology `FILE`"},
 			&cli.StringFlag{Name: "jobs", Usage: "jobs `FILE`; default: one job with the topology's PS and all its workers"},
-			&cli.StringFlag{Name: "algo", Value: solver.DefaultAlgorithm, Usage: "routing `ALGO` whose plan is kept"},
+			&cli.StringFlag{Name: "algo", Value: solver.DefaultAlgorithm, Usage: "routing `ALGO` whose plan runs, or \"all\""},
+			&cli.StringFlag{Name: "program", Value: "p4/aggregator/aggregator.p4", Usage: "the aggregator's P4 `FILE`"},
+			&cli.IntFlag{Name: "fragments", Value: runner.DefaultFragments, Usage: "gradient fragments each worker sends (`N`)"},
+			&cli.IntFlag{Name: "values", Value: gradproto.DefaultValues, Usage: "int32 values per packet, 32 or 64 (`N`)"},
+			&cli.Uint64Flag{Name: "seed", Value: runner.DefaultSeed, Usage: "`SEED` of the gradients"},
+			&cli.DurationFlag{Name: "timeout", Value: runner.DefaultTimeout, Usage: "workers' retransmission timeout (`DURATION`)"},
+			&cli.DurationFlag{Name: "deadline", Value: runner.DefaultDeadline, Usage: "longest a plan's jobs may run (`DURATION`)"},
 			&cli.StringFlag{Name: "name", Usage: "run name (default: from the topology file)"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "`DIR` that receives the run's folder"},
-			&cli.BoolFlag{Name: "keep", Usage: "leave the topology up (remove it later with 'grid down RUN')"},
+			&cli.BoolFlag{Name: "keep", Usage: "leave the topology and its switches up (remove them later with 'grid down RUN')"},
 		},
-		Action: runDefault,
+		Action: runExperiment,
 	})
 }
 
-func runDefault(c *cli.Context) error {
+func runExperiment(c *cli.Context) error {
+	algo := c.String("algo")
+	if algo != algoAll && !isAlgorithm(algo) {
+		return fmt.Errorf("--algo %q: unknown algorithm (one of %v, or %s)", algo, solver.Algorithms(), algoAll)
+	}
 	if err := fabric.CheckRoot(); err != nil {
 		return err
 	}
@@ -70,7 +94,7 @@ func runDefault(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	slog.Info("solving routing plans", "topology", c.String("topo"), "jobs", len(jobs))
-	var plans []*solver.Plan
+	var plans, run []*solver.Plan
 	var kept *solver.Plan
 	for _, a := range solver.Algorithms() {
 		p, err := solver.Solve(c.Context, in, a, solver.Options{Seed: 1, LP: lp.Auto})
@@ -78,12 +102,12 @@ func runDefault(c *cli.Context) error {
 			return fmt.Errorf("solve %s: %w", a, err)
 		}
 		plans = append(plans, p)
-		if a == c.String("algo") {
+		if a == algo || (algo == algoAll && a == solver.DefaultAlgorithm) {
 			kept = p
 		}
-	}
-	if kept == nil {
-		return fmt.Errorf("--algo %q: unknown algorithm (one of %v)", c.String("algo"), solver.Algorithms())
+		if a == algo || algo == algoAll {
+			run = append(run, p)
+		}
 	}
 	var comparison bytes.Buffer
 	if err := solver.WriteComparison(&comparison, plans); err != nil {
@@ -91,36 +115,90 @@ func runDefault(c *cli.Context) error {
 	}
 	fmt.Fprint(w, comparison.String())
 
+	values := c.Int("values")
+	slog.Info("compiling the aggregator", "program", c.String("program"), "values", values)
+	prog, err := aggregator.Compile(c.String("program"), aggregator.Build{Values: values})
+	if err != nil {
+		return err
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	began := time.Now()
-	st, err := fabric.Up(ctx, t, fabric.Options{Name: c.String("name")})
+	cfg := runner.Config{
+		Topology: t, Plans: run, Program: prog, Values: values, Name: c.String("name"),
+		Fragments: c.Int("fragments"), Seed: c.Uint64("seed"), Timeout: c.Duration("timeout"),
+		Deadline: c.Duration("deadline"), Keep: c.Bool("keep"),
+		OnUp: func(st *fabric.State) {
+			fmt.Fprintf(w, "\nbuilt in %v\n", time.Since(st.Created).Round(time.Millisecond))
+			if err := listNodes(c, st); err != nil {
+				slog.Warn("listing the run", "err", err)
+			}
+		},
+	}
+	exp, err := runner.Run(ctx, cfg)
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("interrupted: everything built was removed")
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: everything built was removed (%w)", err)
 		}
 		return err
 	}
-	fmt.Fprintf(w, "\nbuilt in %v\n", time.Since(began).Round(time.Millisecond))
-	if err := listNodes(c, st); err != nil {
+	if c.Bool("keep") {
+		fmt.Fprintf(w, "run %s kept up with its switches and the %s plan (remove it with 'grid down %s')\n", exp.Run, run[len(run)-1].Algorithm, exp.Run)
+	} else {
+		fmt.Fprintf(w, "run %s down\n", exp.Run)
+	}
+	fmt.Fprintln(w)
+	if err := writeOutcomes(w, exp); err != nil {
 		return err
 	}
-	if !c.Bool("keep") {
-		defer func() {
-			if err := fabric.Down(st.Run); err != nil {
-				slog.Error("tear down", "run", st.Run, "err", err)
-				return
-			}
-			fmt.Fprintf(w, "run %s down\n", st.Run)
-		}()
-	}
-
-	dir, err := writeRunResults(c.String("results"), st.Run, kept, comparison.Bytes(), t)
+	dir, err := writeRunResults(c.String("results"), exp.Run, kept, comparison.Bytes(), t)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "results in %s (the %s plan, the comparison, the topology drawing)\n", dir, kept.Algorithm)
-	return nil
+	return exp.Failure()
+}
+
+func isAlgorithm(a string) bool {
+	for _, b := range solver.Algorithms() {
+		if a == b {
+			return true
+		}
+	}
+	return false
+}
+
+// writeOutcomes prints a line per plan: whether every sum was exact, how
+// long the slowest worker took and its goodput, resends and collisions.
+func writeOutcomes(out io.Writer, exp *runner.Experiment) error {
+	fmt.Fprintf(out, "%d fragments of %d values per worker\n", exp.Fragments, exp.Values)
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ALGORITHM\tJOB\tWORKERS\tSUMS\tSLOWEST\tGOODPUT\tRESENT\tCONTROLS")
+	for _, o := range exp.Outcomes {
+		if o.Refused != "" {
+			fmt.Fprintf(w, "%s\t-\t-\tnot run: %s\t\t\t\t\n", o.Algorithm, o.Refused)
+			continue
+		}
+		for _, j := range o.Jobs {
+			sums := "exact"
+			if err := j.Failure(); err != nil {
+				sums = "FAILED"
+			}
+			var slowest float64
+			var resent, controls int
+			goodput := -1.0
+			for _, r := range j.Workers {
+				slowest = max(slowest, r.Seconds)
+				resent += r.Resent
+				controls += r.Controls
+				if goodput < 0 || r.GoodputBitsPerSec < goodput {
+					goodput = r.GoodputBitsPerSec
+				}
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.3f s\t%.2f Mbit/s\t%d\t%d\n", o.Algorithm, j.Name, len(j.Workers), sums, slowest, goodput/1e6, resent, controls)
+		}
+	}
+	return w.Flush()
 }
 
 // writeRunResults fills a hidden temporary folder and renames it into place,

@@ -1,0 +1,177 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/controller"
+	"github.com/grid-ina/grid/harness/endpoint"
+)
+
+// psReadyLine starts the line `grid ps` prints once its socket is bound.
+const psReadyLine = "grid ps: listening on "
+
+// psStartTimeout bounds a PS's start.
+const psStartTimeout = 10 * time.Second
+
+// exitGrace is how long endpoints get beyond their own deadline before
+// the runner stops them, and how long they get to write their report
+// after SIGTERM.
+const exitGrace = 5 * time.Second
+
+// jobsRun is the endpoints' run of one plan.
+type jobsRun struct {
+	outcomes     []JobOutcome
+	began, ended time.Time
+}
+
+// endpointProc is one started endpoint and where its report goes.
+type endpointProc struct {
+	*controller.Process
+	report string
+	job    int // index into the outcomes
+	index  int // worker's member index; -1 for the PS
+}
+
+// runJobs writes each job's spec into dir, starts its PS and then its
+// workers in their hosts' namespaces, waits until all have exited (at most
+// the deadline plus exitGrace; then they are stopped) and reads their
+// reports.
+func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deployment, dir string) (*jobsRun, error) {
+	if err := distinctHosts(d); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("endpoint files: %w", err)
+	}
+	jr := &jobsRun{outcomes: make([]JobOutcome, len(d.Jobs)), began: time.Now()}
+	var procs []*endpointProc
+	defer func() {
+		// Ends whatever still runs when runJobs returns early.
+		for _, p := range procs {
+			p.Stop(exitGrace)
+		}
+	}()
+	specs := make([]string, len(d.Jobs))
+	for i, jd := range d.Jobs {
+		jr.outcomes[i] = JobOutcome{Name: jd.Name, ID: jd.Plan.Job, Workers: make([]*endpoint.Report, len(jd.Workers))}
+		spec := endpoint.Spec{
+			Job:       endpoint.JobFromPlan(jd.Plan, jd.PS, jd.Workers),
+			Fragments: cfg.Fragments, Seed: cfg.Seed, Window: cfg.Window,
+			Timeout: endpoint.Duration(cfg.Timeout), Deadline: endpoint.Duration(cfg.Deadline),
+		}
+		if err := spec.Validate(); err != nil {
+			return nil, fmt.Errorf("job %s: endpoint spec: %w", jd.Name, err)
+		}
+		specs[i] = filepath.Join(dir, fmt.Sprintf("job%d.json", jd.Plan.Job))
+		if err := writeJSON(specs[i], &spec); err != nil {
+			return nil, fmt.Errorf("job %s: %w", jd.Name, err)
+		}
+		report := filepath.Join(dir, fmt.Sprintf("job%d-ps.report.json", jd.Plan.Job))
+		argv := []string{cfg.Binary, "ps", "--spec", specs[i], "--report", report}
+		p, err := controller.StartProcess(run, jd.PS, "ps", argv, filepath.Join(dir, fmt.Sprintf("job%d-ps.log", jd.Plan.Job)), false)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", jd.Name, err)
+		}
+		procs = append(procs, &endpointProc{Process: p, report: report, job: i, index: -1})
+	}
+	// Workers start once the PSs listen, so their first fragments find
+	// the port open.
+	for _, p := range procs {
+		if err := p.WaitLine(ctx, psReadyLine, psStartTimeout); err != nil {
+			return nil, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, err)
+		}
+	}
+	for i, jd := range d.Jobs {
+		for w, host := range jd.Workers {
+			name := fmt.Sprintf("job%d-worker%d", jd.Plan.Job, w)
+			report := filepath.Join(dir, name+".report.json")
+			argv := []string{cfg.Binary, "worker", "--spec", specs[i], "--index", strconv.Itoa(w), "--report", report}
+			p, err := controller.StartProcess(run, host, "worker", argv, filepath.Join(dir, name+".log"), false)
+			if err != nil {
+				return nil, fmt.Errorf("job %s: %w", jd.Name, err)
+			}
+			procs = append(procs, &endpointProc{Process: p, report: report, job: i, index: w})
+		}
+	}
+	slog.Info("endpoints started", "jobs", len(d.Jobs), "processes", len(procs), "fragments", cfg.Fragments, "values", cfg.Values)
+
+	wait, cancel := context.WithTimeout(ctx, cfg.Deadline+exitGrace)
+	defer cancel()
+	for _, p := range procs {
+		select {
+		case <-p.Exited():
+		case <-wait.Done():
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("waiting for the endpoints: %w", err)
+			}
+			slog.Warn("endpoint still runs past its deadline; stopping it", "node", p.Node, "role", p.Role)
+			p.Stop(exitGrace)
+		}
+	}
+	jr.ended = time.Now()
+	var errs []error
+	for _, p := range procs {
+		if err := p.Stop(exitGrace); err != nil { // forgets the process in the run's state
+			errs = append(errs, err)
+		}
+		r, err := readReport(p.report)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, p.ExitError("left no report: "+err.Error())))
+			continue
+		}
+		if p.index < 0 {
+			jr.outcomes[p.job].PS = r
+		} else {
+			jr.outcomes[p.job].Workers[p.index] = r
+		}
+	}
+	procs = nil
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return jr, nil
+}
+
+// distinctHosts refuses deployments where a host has two endpoints: each
+// endpoint binds its host's address on the GRID port.
+func distinctHosts(d *aggregator.Deployment) error {
+	seen := map[string]string{}
+	for _, jd := range d.Jobs {
+		for _, h := range append([]string{jd.PS}, jd.Workers...) {
+			if other, dup := seen[h]; dup {
+				return fmt.Errorf("host %s is an endpoint of job %s and of job %s: one endpoint per host (each binds UDP port 18258)", h, other, jd.Name)
+			}
+			seen[h] = jd.Name
+		}
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func readReport(path string) (*endpoint.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r endpoint.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}

@@ -1,0 +1,277 @@
+// Package runner runs whole experiments on the emulated testbed: for a
+// topology and the routing plans of its training jobs it builds the
+// topology as network namespaces (harness/fabric), starts a `grid switch`
+// per switch and installs each plan over P4Runtime (harness/controller),
+// starts the jobs' parameter servers and workers (`grid ps`, `grid worker`,
+// harness/endpoint) in their hosts' namespaces, which send real gradients
+// through the switches and verify every sum, and collects the endpoints'
+// reports and the switches' counters. Plans run one after another on the same fabric, the
+// switches reloaded in between. Everything is torn down at the end, also on
+// error or when ctx is cancelled (Ctrl-C), unless Config.Keep.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/controller"
+	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/p4c"
+	"github.com/grid-ina/grid/harness/solver"
+	"github.com/grid-ina/grid/harness/topo"
+)
+
+// Defaults of Config.
+const (
+	DefaultFragments = 64
+	DefaultSeed      = 1
+	DefaultTimeout   = 100 * time.Millisecond
+	DefaultDeadline  = 30 * time.Second
+)
+
+// DefaultWindow is the workers' window when Config.Window is zero.
+var DefaultWindow = endpoint.Window{Initial: 8, Max: 64}
+
+// Config is one experiment.
+type Config struct {
+	// Topology is what the fabric builds; every plan is for it.
+	Topology *topo.Topology
+	// Plans are the routing plans to run, one after another on the same
+	// fabric (grid run --algo all runs every algorithm's).
+	Plans []*solver.Plan
+	// Program is the compiled aggregator; its build's values per packet
+	// must be Values.
+	Program *p4c.Result
+	// Values is N, int32 values per packet (32, or 64 for the GRID_VALUES_64
+	// build); 0 means 32.
+	Values int
+	// Binary is the grid executable that runs switches, workers and PSs;
+	// "" means os.Executable().
+	Binary string
+	// Name is the fabric run's name; "" means fabric.DefaultRunName.
+	Name string
+	// Fragments is how many gradient fragments each worker sends (of
+	// Values values each); 0 means DefaultFragments.
+	Fragments int
+	// Seed makes the gradients (endpoint.Gradient); 0 means DefaultSeed.
+	Seed uint64
+	// Window is the workers' AIMD window; zero means DefaultWindow.
+	Window endpoint.Window
+	// Timeout is the workers' retransmission timeout; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Deadline bounds each plan's run of the endpoints; 0 means DefaultDeadline.
+	Deadline time.Duration
+	// OnUp, when set, is called once the fabric is built (the CLI lists it).
+	OnUp func(*fabric.State)
+	// Keep leaves the fabric and its switches up after the last plan
+	// (remove them with fabric.Down, `grid down RUN`); the switches keep
+	// the last plan.
+	Keep bool
+}
+
+// Experiment is what Run did.
+type Experiment struct {
+	Run      string
+	Topology *topo.Topology
+	// Fragments and Values are the gradient each worker sent.
+	Fragments, Values int
+	// Outcomes are the plans' runs, in Config.Plans order.
+	Outcomes []*Outcome
+	// Began is when the fabric build started, Ended when the last plan's
+	// endpoints were done (teardown not included).
+	Began, Ended time.Time
+}
+
+// Outcome is one plan's run.
+type Outcome struct {
+	Algorithm string
+	Plan      *solver.Plan
+	// Refused is why the plan could not be deployed (FromSolverPlan refused
+	// it, e.g. ATP's plans that split workers); nothing ran then.
+	Refused string
+	// Deployment is the plan in the aggregator's terms.
+	Deployment *aggregator.Deployment
+	Jobs       []JobOutcome
+	// Switches are every switch's counters after the jobs ended.
+	Switches []controller.Counters
+	// Began is when the endpoints were started, Ended when the last exited.
+	Began, Ended time.Time
+}
+
+// JobOutcome is one job's endpoint reports.
+type JobOutcome struct {
+	Name    string
+	ID      uint16
+	PS      *endpoint.Report
+	Workers []*endpoint.Report // in member order
+}
+
+// Failure is nil when the job's PS and every worker verified every sum,
+// else what each that did not says.
+func (j *JobOutcome) Failure() error {
+	var errs []error
+	for _, r := range append([]*endpoint.Report{j.PS}, j.Workers...) {
+		if err := r.Failure(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", j.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Failure is nil when every job of the outcome verified (a refused plan is
+// not a failure: it did not run).
+func (o *Outcome) Failure() error {
+	var errs []error
+	for i := range o.Jobs {
+		if err := o.Jobs[i].Failure(); err != nil {
+			errs = append(errs, fmt.Errorf("%s plan: %w", o.Algorithm, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Failure is nil when every plan that ran verified.
+func (e *Experiment) Failure() error {
+	var errs []error
+	for _, o := range e.Outcomes {
+		errs = append(errs, o.Failure())
+	}
+	return errors.Join(errs...)
+}
+
+func (cfg *Config) defaults() error {
+	if cfg.Topology == nil {
+		return errors.New("runner: no topology")
+	}
+	if len(cfg.Plans) == 0 {
+		return errors.New("runner: no plan to run")
+	}
+	if cfg.Program == nil {
+		return errors.New("runner: no compiled aggregator (Config.Program)")
+	}
+	if cfg.Values == 0 {
+		cfg.Values = 32
+	}
+	if cfg.Binary == "" {
+		bin, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("runner: the grid executable: %w", err)
+		}
+		cfg.Binary = bin
+	}
+	if cfg.Fragments == 0 {
+		cfg.Fragments = DefaultFragments
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = DefaultSeed
+	}
+	if cfg.Window == (endpoint.Window{}) {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Deadline == 0 {
+		cfg.Deadline = DefaultDeadline
+	}
+	for i, p := range cfg.Plans {
+		if p.Topology != cfg.Topology.Name {
+			return fmt.Errorf("runner: plan %d (%s) is for topology %q, not %q", i, p.Algorithm, p.Topology, cfg.Topology.Name)
+		}
+	}
+	return nil
+}
+
+// Run runs the experiment. The error is for what kept it from running (a
+// fabric, switch or endpoint that failed to start, a cancelled ctx);
+// whether the sums verified is in the outcomes (Experiment.Failure).
+// Everything is torn down before Run returns, unless Config.Keep and
+// the experiment ran to its end.
+func Run(ctx context.Context, cfg Config) (exp *Experiment, err error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	exp = &Experiment{Topology: cfg.Topology, Fragments: cfg.Fragments, Values: cfg.Values, Began: time.Now()}
+	slog.Info("building the fabric", "topology", cfg.Topology.Name)
+	st, err := fabric.Up(ctx, cfg.Topology, fabric.Options{Name: cfg.Name})
+	if err != nil {
+		return nil, err
+	}
+	exp.Run = st.Run
+	keep := false
+	defer func() {
+		if keep {
+			return
+		}
+		if derr := fabric.Down(st.Run); derr != nil {
+			err = errors.Join(err, fmt.Errorf("tear down run %s: %w", st.Run, derr))
+			return
+		}
+		slog.Info("run down", "run", st.Run)
+	}()
+	slog.Info("fabric up", "run", st.Run, "took", time.Since(exp.Began).Round(time.Millisecond))
+	if cfg.OnUp != nil {
+		cfg.OnUp(st)
+	}
+
+	ctl, err := controller.Start(ctx, st, controller.Options{Binary: cfg.Binary, Program: cfg.Program, Detach: cfg.Keep})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, ctl.Close()) }()
+
+	dir := filepath.Join(fabric.StateDir, st.Run)
+	for i, p := range cfg.Plans {
+		if i > 0 {
+			if err := ctl.Reload(ctx); err != nil {
+				return nil, err
+			}
+		}
+		o, err := runPlan(ctx, &cfg, st, ctl, p, filepath.Join(dir, fmt.Sprintf("%d-%s", i+1, p.Algorithm)))
+		if err != nil {
+			return nil, fmt.Errorf("%s plan: %w", p.Algorithm, err)
+		}
+		exp.Outcomes = append(exp.Outcomes, o)
+	}
+	exp.Ended = time.Now()
+	keep = cfg.Keep
+	return exp, nil
+}
+
+// runPlan deploys one plan on the running switches and runs its jobs'
+// endpoints; their files go to dir.
+func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller.Controller, p *solver.Plan, dir string) (*Outcome, error) {
+	o := &Outcome{Algorithm: p.Algorithm, Plan: p}
+	d, err := aggregator.FromSolverPlan(cfg.Topology, p, aggregator.PlanOptions{Values: cfg.Values})
+	if err != nil {
+		o.Refused = err.Error()
+		slog.Warn("plan cannot be deployed; skipped", "algorithm", p.Algorithm, "reason", err)
+		return o, nil
+	}
+	o.Deployment = d
+	if err := ctl.Install(ctx, d); err != nil {
+		return nil, err
+	}
+	jobs, err := runJobs(ctx, cfg, st.Run, d, dir)
+	if err != nil {
+		return nil, err
+	}
+	o.Jobs = jobs.outcomes
+	o.Began, o.Ended = jobs.began, jobs.ended
+
+	ids := make([]uint16, len(d.Jobs))
+	for i := range d.Jobs {
+		ids[i] = d.Jobs[i].Plan.Job
+	}
+	if o.Switches, err = ctl.ReadCounters(ctx, ids); err != nil {
+		return nil, err
+	}
+	return o, nil
+}

@@ -1,0 +1,193 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/internal/repo"
+	"github.com/grid-ina/grid/harness/lp"
+	"github.com/grid-ina/grid/harness/p4c"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
+	"github.com/grid-ina/grid/harness/solver"
+	"github.com/grid-ina/grid/harness/topo"
+	"github.com/grid-ina/grid/harness/workload"
+)
+
+// The experiments build real namespaces and processes and need root (CI
+// runs the tests as root); they skip otherwise. Runs are named "gr" plus
+// the test's process id and a counter, and must be gone when Run returns.
+
+func TestMain(m *testing.M) { targettest.Main(m) }
+
+var program = sync.OnceValues(func() (*p4c.Result, error) {
+	root, err := repo.Root()
+	if err != nil {
+		return nil, err
+	}
+	return aggregator.Compile(filepath.Join(root, "p4", "aggregator", "aggregator.p4"), aggregator.Build{})
+})
+
+var runs struct {
+	sync.Mutex
+	n int
+}
+
+func runName() string {
+	runs.Lock()
+	defer runs.Unlock()
+	runs.n++
+	return fmt.Sprintf("gr%d-%d", os.Getpid(), runs.n)
+}
+
+// testConfig is an experiment of the testbed's default job with algos'
+// plans, 64 fragments of 32 values per worker.
+func testConfig(t testing.TB, algos ...string) Config {
+	t.Helper()
+	if err := fabric.CanBuild(); err != nil {
+		t.Skipf("needs root to build network namespaces and run switches and endpoints in them (CI runs as root): %v", err)
+	}
+	bin := targettest.GridBinary(t)
+	prog, err := program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := topo.Testbed()
+	jobs, err := workload.Default(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := solver.NewInstance(tp, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Topology: tp, Program: prog, Binary: bin, Name: runName(), Fragments: 64}
+	for _, a := range algos {
+		p, err := solver.Solve(context.Background(), in, a, solver.Options{Seed: 1, LP: lp.Embedded})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Plans = append(cfg.Plans, p)
+	}
+	return cfg
+}
+
+// checkGone fails unless nothing of run is left: no state, no namespace,
+// no process running bin (the tests run one at a time).
+func checkGone(t *testing.T, run, bin string) {
+	t.Helper()
+	if _, err := fabric.LoadState(run); err == nil {
+		t.Errorf("run %s still has its state", run)
+	}
+	entries, _ := os.ReadDir(fabric.NetnsDir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), run+"-") {
+			t.Errorf("namespace %s is left", e.Name())
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.HasPrefix(string(b), bin+"\x00") {
+			t.Errorf("process %s is left: %q", filepath.Base(filepath.Dir(p)), strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+}
+
+// TestTestbedExperimentVerifiesEverySumAndAggregatesInTheNetwork runs
+// grid-paths' and Geryon's plans on the paper's testbed one after the other:
+// every worker and the PS verify every sum, exactly the switches the plan
+// names aggregate (none under Geryon); afterwards nothing of the run is
+// left.
+func TestTestbedExperimentVerifiesEverySumAndAggregatesInTheNetwork(t *testing.T) {
+	cfg := testConfig(t, solver.AlgoGRIDPaths, solver.AlgoGeryon)
+	exp, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGone(t, exp.Run, cfg.Binary)
+	if err := exp.Failure(); err != nil {
+		t.Fatal(err)
+	}
+	if len(exp.Outcomes) != 2 {
+		t.Fatalf("%d outcomes, want 2", len(exp.Outcomes))
+	}
+	for _, o := range exp.Outcomes {
+		if o.Refused != "" {
+			t.Fatalf("%s refused: %s", o.Algorithm, o.Refused)
+		}
+		j := o.Jobs[0]
+		if j.PS == nil || len(j.Workers) != 8 {
+			t.Fatalf("%s: PS report %v, %d worker reports, want 8", o.Algorithm, j.PS != nil, len(j.Workers))
+		}
+		for _, r := range append(j.Workers, j.PS) {
+			if r.Completed != cfg.Fragments || r.Checked == 0 {
+				t.Errorf("%s: %s %s completed %d of %d fragments, checked %d", o.Algorithm, r.Role, r.Host, r.Completed, cfg.Fragments, r.Checked)
+			}
+		}
+		aggregating := map[string]bool{}
+		for _, s := range o.Deployment.Switches {
+			aggregating[s.Name] = len(s.Config.Aggregations) > 0
+		}
+		for _, c := range o.Switches {
+			emitted := c.Jobs[j.ID][gradproto.EvEmitted]
+			if aggregating[c.Switch] != (emitted > 0) {
+				t.Errorf("%s: switch %s sent %d partial sums; the plan has it aggregate: %v", o.Algorithm, c.Switch, emitted, aggregating[c.Switch])
+			}
+		}
+	}
+}
+
+func TestAPlanTheDataPlaneCannotFollowIsReportedNotRun(t *testing.T) {
+	cfg := testConfig(t, solver.AlgoSwitchML)
+	// A fan-in that disagrees with the workers' shares, as ATP's plans
+	// have had: the switch would wait for a worker that never comes.
+	cfg.Plans[0].Switches[0].Aggregate[0].FanIn++
+	exp, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGone(t, exp.Run, cfg.Binary)
+	o := exp.Outcomes[0]
+	if o.Refused == "" || o.Jobs != nil {
+		t.Fatalf("refused %q, %d jobs ran; want it refused with a reason and nothing run", o.Refused, len(o.Jobs))
+	}
+	if !strings.Contains(o.Refused, "fan_in 3 for job job1") {
+		t.Errorf("refused for %q, want the bad fan-in named", o.Refused)
+	}
+	if err := exp.Failure(); err != nil {
+		t.Errorf("a refused plan counts as a failure: %v", err)
+	}
+}
+
+func TestASwitchThatFailsToStartIsNamedAndTheRunRemoved(t *testing.T) {
+	cfg := testConfig(t, solver.AlgoGRIDPaths)
+	fake := filepath.Join(t.TempDir(), "grid")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"cannot open port\" >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Binary = fake
+	_, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "cannot open port") {
+		t.Fatalf("got %v, want the switch's failure with its output", err)
+	}
+	checkGone(t, cfg.Name, fake)
+}
+
+func TestTwoJobsOnOneHostAreRefused(t *testing.T) {
+	d := &aggregator.Deployment{Jobs: []aggregator.JobDeployment{
+		{Name: "a", PS: "ps", Workers: []string{"w1", "w2"}},
+		{Name: "b", PS: "ps2", Workers: []string{"w3", "w2"}},
+	}}
+	err := distinctHosts(d)
+	if err == nil || err.Error() != "host w2 is an endpoint of job a and of job b: one endpoint per host (each binds UDP port 18258)" {
+		t.Errorf("got %v", err)
+	}
+}
