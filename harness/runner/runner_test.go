@@ -2,12 +2,14 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/grid-ina/grid/harness/aggregator"
 	"github.com/grid-ina/grid/harness/fabric"
@@ -190,4 +192,44 @@ func TestTwoJobsOnOneHostAreRefused(t *testing.T) {
 	if err == nil || err.Error() != "host w2 is an endpoint of job a and of job b: one endpoint per host (each binds UDP port 18258)" {
 		t.Errorf("got %v", err)
 	}
+}
+
+// TestCancellingAnExperimentRemovesEverything cancels a job that would run
+// for minutes (Ctrl-C in grid run) once its endpoints send.
+func TestCancellingAnExperimentRemovesEverything(t *testing.T) {
+	cfg := testConfig(t, solver.AlgoGRIDPaths)
+	cfg.Fragments = 10_000_000
+	cfg.Deadline = 10 * time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.OnUp = func(st *fabric.State) {
+		// Cancel once every worker has bound its socket, i.e. sends.
+		go func() {
+			for ctx.Err() == nil {
+				procs := 0
+				if s, err := fabric.LoadState(st.Run); err == nil {
+					for _, p := range s.Processes {
+						if p.Role == "worker" {
+							procs++
+						}
+					}
+				}
+				if procs == 8 {
+					time.Sleep(200 * time.Millisecond)
+					cancel()
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+	}
+	began := time.Now()
+	_, err := Run(ctx, cfg)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the cancellation", err)
+	}
+	if d := time.Since(began); d > 20*time.Second {
+		t.Errorf("Run took %v to return after cancellation", d)
+	}
+	checkGone(t, cfg.Name, cfg.Binary)
 }
