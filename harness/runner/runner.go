@@ -4,8 +4,9 @@
 // per switch and installs each plan over P4Runtime (harness/controller),
 // starts the jobs' parameter servers and workers (`grid ps`, `grid worker`,
 // harness/endpoint) in their hosts' namespaces, which send real gradients
-// through the switches and verify every sum, and collects the endpoints'
-// reports and the switches' counters. Plans run one after another on the same fabric, the
+// through the switches and verify every sum, counts the traffic on every
+// link (harness/monitor), and collects the endpoints' reports and the
+// switches' counters. Plans run one after another on the same fabric, the
 // switches reloaded in between. Everything is torn down at the end, also on
 // error or when ctx is cancelled (Ctrl-C), unless Config.Keep.
 package runner
@@ -23,6 +24,7 @@ import (
 	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/endpoint"
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/monitor"
 	"github.com/grid-ina/grid/harness/p4c"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
@@ -34,6 +36,7 @@ const (
 	DefaultSeed      = 1
 	DefaultTimeout   = 100 * time.Millisecond
 	DefaultDeadline  = 30 * time.Second
+	DefaultInterval  = 100 * time.Millisecond
 )
 
 // DefaultWindow is the workers' window when Config.Window is zero.
@@ -68,6 +71,8 @@ type Config struct {
 	Timeout time.Duration
 	// Deadline bounds each plan's run of the endpoints; 0 means DefaultDeadline.
 	Deadline time.Duration
+	// Interval is the traffic monitor's sampling interval; 0 means DefaultInterval.
+	Interval time.Duration
 	// OnUp, when set, is called once the fabric is built (the CLI lists it).
 	OnUp func(*fabric.State)
 	// Keep leaves the fabric and its switches up after the last plan
@@ -101,6 +106,13 @@ type Outcome struct {
 	Jobs       []JobOutcome
 	// Switches are every switch's counters after the jobs ended.
 	Switches []controller.Counters
+	// Links and Traffic are the monitor's per-link samples over the run:
+	// every link's cumulative bytes and packets each way since the plan was
+	// installed.
+	Links   []monitor.LinkInfo
+	Traffic []monitor.LinkSample
+	// Snapshot is the monitor's last view: totals and rates per link.
+	Snapshot monitor.Snapshot
 	// Began is when the endpoints were started, Ended when the last exited.
 	Began, Ended time.Time
 }
@@ -181,6 +193,9 @@ func (cfg *Config) defaults() error {
 	if cfg.Deadline == 0 {
 		cfg.Deadline = DefaultDeadline
 	}
+	if cfg.Interval == 0 {
+		cfg.Interval = DefaultInterval
+	}
 	for i, p := range cfg.Plans {
 		if p.Topology != cfg.Topology.Name {
 			return fmt.Errorf("runner: plan %d (%s) is for topology %q, not %q", i, p.Algorithm, p.Topology, cfg.Topology.Name)
@@ -259,12 +274,25 @@ func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller
 	if err := ctl.Install(ctx, d); err != nil {
 		return nil, err
 	}
+	mon, err := monitor.New(st, monitor.Options{Interval: cfg.Interval})
+	if err != nil {
+		return nil, err
+	}
+	defer mon.Close() // before the teardown: its sockets keep the namespaces
+	mon.Start(ctx)
 	jobs, err := runJobs(ctx, cfg, st.Run, d, dir)
 	if err != nil {
 		return nil, err
 	}
 	o.Jobs = jobs.outcomes
 	o.Began, o.Ended = jobs.began, jobs.ended
+	if err := mon.Sample(); err != nil {
+		return nil, err
+	}
+	if err := mon.Err(); err != nil {
+		return nil, err
+	}
+	o.Links, o.Traffic, o.Snapshot = mon.Links(), mon.LinkSamples(), mon.Snapshot()
 
 	ids := make([]uint16, len(d.Jobs))
 	for i := range d.Jobs {

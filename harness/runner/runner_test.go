@@ -106,8 +106,8 @@ func checkGone(t *testing.T, run, bin string) {
 // TestTestbedExperimentVerifiesEverySumAndAggregatesInTheNetwork runs
 // grid-paths' and Geryon's plans on the paper's testbed one after the other:
 // every worker and the PS verify every sum, exactly the switches the plan
-// names aggregate (none under Geryon); afterwards nothing of the run is
-// left.
+// names aggregate (none under Geryon), so less traffic reaches the PS with
+// GRID; afterwards nothing of the run is left.
 func TestTestbedExperimentVerifiesEverySumAndAggregatesInTheNetwork(t *testing.T) {
 	cfg := testConfig(t, solver.AlgoGRIDPaths, solver.AlgoGeryon)
 	exp, err := Run(context.Background(), cfg)
@@ -121,6 +121,7 @@ func TestTestbedExperimentVerifiesEverySumAndAggregatesInTheNetwork(t *testing.T
 	if len(exp.Outcomes) != 2 {
 		t.Fatalf("%d outcomes, want 2", len(exp.Outcomes))
 	}
+	psBytes := map[string]uint64{}
 	for _, o := range exp.Outcomes {
 		if o.Refused != "" {
 			t.Fatalf("%s refused: %s", o.Algorithm, o.Refused)
@@ -144,6 +145,25 @@ func TestTestbedExperimentVerifiesEverySumAndAggregatesInTheNetwork(t *testing.T
 				t.Errorf("%s: switch %s sent %d partial sums; the plan has it aggregate: %v", o.Algorithm, c.Switch, emitted, aggregating[c.Switch])
 			}
 		}
+		for _, l := range o.Snapshot.Links {
+			switch {
+			case l.NodeA == "ps":
+				psBytes[o.Algorithm] += l.BA.Sent.Bytes
+			case l.NodeB == "ps":
+				psBytes[o.Algorithm] += l.AB.Sent.Bytes
+			}
+		}
+		if len(o.Traffic) == 0 || len(o.Links) != len(cfg.Topology.Links) {
+			t.Errorf("%s: %d traffic samples of %d links, want samples of all %d", o.Algorithm, len(o.Traffic), len(o.Links), len(cfg.Topology.Links))
+		}
+	}
+	// Geryon: every worker's every fragment reaches the PS; GRID: about one
+	// partial sum per aggregating switch and fragment (more if workers
+	// resent), so less.
+	minGeryon := uint64(8 * cfg.Fragments * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*32))
+	if psBytes[solver.AlgoGeryon] < minGeryon || psBytes[solver.AlgoGRIDPaths] >= psBytes[solver.AlgoGeryon] {
+		t.Errorf("bytes into the PS: grid-paths %d, geryon %d (at least %d); want grid-paths below geryon",
+			psBytes[solver.AlgoGRIDPaths], psBytes[solver.AlgoGeryon], minGeryon)
 	}
 }
 
