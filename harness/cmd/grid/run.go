@@ -45,8 +45,8 @@ func init() {
 			"switches, which aggregate where the plan says, and check every sum exactly. With --algo all\n" +
 			"every algorithm's plan runs in turn on the same fabric (plans the data plane cannot follow,\n" +
 			"such as workers split over two nodes, are reported and skipped). A table shows per plan and\n" +
-			"job whether the sums were exact, the slowest worker's time and goodput, resends and control\n" +
-			"packets. The plan, the comparison and a drawing go to results/RUN-TIME/;\n" +
+			"job whether the sums were exact, the slowest worker's time and goodput, resends, control\n" +
+			"packets and the bytes that reached the PS (link traffic is sampled all along). The plan, the comparison and a drawing go to results/RUN-TIME/;\n" +
 			"everything is torn down at the end, also on Ctrl-C. Exits non-zero when a sum is wrong or a\n" +
 			"job did not finish. Needs root.\n\n" +
 			"Example:\n   sudo grid run\n   sudo grid run --algo all --fragments 256\n" +
@@ -173,7 +173,7 @@ func isAlgorithm(a string) bool {
 func writeOutcomes(out io.Writer, exp *runner.Experiment) error {
 	fmt.Fprintf(out, "%d fragments of %d values per worker\n", exp.Fragments, exp.Values)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ALGORITHM\tJOB\tWORKERS\tSUMS\tSLOWEST\tGOODPUT\tRESENT\tCONTROLS")
+	fmt.Fprintln(w, "ALGORITHM\tJOB\tWORKERS\tSUMS\tSLOWEST\tGOODPUT\tRESENT\tCONTROLS\tINTO PS")
 	for _, o := range exp.Outcomes {
 		if o.Refused != "" {
 			fmt.Fprintf(w, "%s\t-\t-\tnot run: %s\t\t\t\t\n", o.Algorithm, o.Refused)
@@ -195,10 +195,32 @@ func writeOutcomes(out io.Writer, exp *runner.Experiment) error {
 					goodput = r.GoodputBitsPerSec
 				}
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.3f s\t%.2f Mbit/s\t%d\t%d\n", o.Algorithm, j.Name, len(j.Workers), sums, slowest, goodput/1e6, resent, controls)
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.3f s\t%.2f Mbit/s\t%d\t%d\t%s\n", o.Algorithm, j.Name, len(j.Workers), sums, slowest, goodput/1e6, resent, controls, bytesInto(o, j.PS.Host))
 		}
 	}
 	return w.Flush()
+}
+
+// bytesInto is what the links into host carried during the outcome's run
+// ("-" when the host is unknown).
+func bytesInto(o *runner.Outcome, host string) string {
+	var n uint64
+	found := false
+	for _, l := range o.Snapshot.Links {
+		switch host {
+		case l.NodeA:
+			n += l.BA.Sent.Bytes
+		case l.NodeB:
+			n += l.AB.Sent.Bytes
+		default:
+			continue
+		}
+		found = true
+	}
+	if !found {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 }
 
 // writeRunResults fills a hidden temporary folder and renames it into place,
