@@ -40,8 +40,8 @@ func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
 	applyListening(opts, conn)
 	s := &psRun{
 		spec: spec, plan: &plan, model: model, conn: conn,
-		sums: make([]int64, plan.Values), scratch: make([]int32, plan.Values),
-		log: slog.With("job", plan.Job, "role", RolePS),
+		sums: make([]int64, plan.Values),
+		log:  slog.With("job", plan.Job, "role", RolePS),
 	}
 	if spec.Results == ResultsUnicast {
 		for _, m := range plan.Members {
@@ -66,9 +66,8 @@ type psRun struct {
 	rep      *Report
 	log      *slog.Logger
 	// heard is when the last packet of the job arrived.
-	heard   time.Time
-	sums    []int64
-	scratch []int32
+	heard time.Time
+	sums  []int64
 }
 
 func (s *psRun) run(ctx context.Context) {
@@ -157,7 +156,7 @@ func (s *psRun) complete(res *gradproto.Packet) {
 	inJob := res.Frag >= s.spec.FirstFragment && res.Frag-s.spec.FirstFragment < uint32(s.spec.Fragments)
 	var bad *Mismatch
 	if inJob {
-		bad = checkSums(res, s.sums, s.scratch, s.spec.Seed, len(s.plan.Members))
+		bad = checkSums(res, s.sums, s.spec.Seed, len(s.plan.Members))
 	} else {
 		bad = &Mismatch{Fragment: res.Frag, Reason: "contributions to a fragment the job does not have"}
 	}

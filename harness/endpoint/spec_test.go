@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,7 +159,7 @@ func TestGradientIsDeterministicAndSumsNeverOverflow(t *testing.T) {
 	a, b := make([]int32, 32), make([]int32, 32)
 	Gradient(a, 1, 0, 5, 3)
 	Gradient(b, 1, 0, 5, 3)
-	if a != nil && a[0] != b[0] || a[31] != b[31] {
+	if a[0] != b[0] || a[31] != b[31] {
 		t.Fatalf("same inputs, different gradients")
 	}
 	Gradient(b, 1, 1, 5, 3)
@@ -171,26 +172,40 @@ func TestGradientIsDeterministicAndSumsNeverOverflow(t *testing.T) {
 	if same > 2 {
 		t.Errorf("workers 0 and 1 share %d of 32 values", same)
 	}
-	const members = 5000
-	amp := Amplitude(members)
-	if int64(amp)*members > 1<<31-1 {
-		t.Fatalf("amplitude %d × %d workers overflows int32", amp, members)
-	}
-	for m := 0; m < 50; m++ {
-		Gradient(a, 9, m, 1, members)
-		for _, v := range a {
-			if v > amp || v < -amp {
-				t.Fatalf("value %d outside ±%d", v, amp)
+	for _, members := range []int{1, 2, 3, 8, 64, 5000} {
+		amp := Amplitude(members)
+		if int64(amp)*int64(members) > math.MaxInt32 {
+			t.Fatalf("%d workers: amplitude %d overflows int32", members, amp)
+		}
+		sums, want := make([]int64, 32), make([]int64, 32)
+		ExactSums(want, 9, 77, members)
+		for m := 0; m < members; m++ {
+			Gradient(a, 9, m, 77, members)
+			for i, v := range a {
+				if v > amp || v < -amp {
+					t.Fatalf("%d workers: value %d outside ±%d", members, v, amp)
+				}
+				sums[i] += int64(v)
 			}
 		}
-	}
-	sums, scratch := make([]int64, 32), make([]int32, 32)
-	ExactSums(sums, scratch, 1, 5, 2)
-	Gradient(a, 1, 0, 5, 2)
-	Gradient(b, 1, 1, 5, 2)
-	for i := range sums {
-		if sums[i] != int64(a[i])+int64(b[i]) {
-			t.Fatalf("sum %d: %d, want %d", i, sums[i], int64(a[i])+int64(b[i]))
+		for i := range sums {
+			if sums[i] != want[i] {
+				t.Fatalf("%d workers: value %d sums to %d, ExactSums says %d", members, i, sums[i], want[i])
+			}
+		}
+		// A worker counted twice, or missed, changes the sum wherever its
+		// value is not zero.
+		for m := 0; m < min(members, 64); m++ {
+			Gradient(a, 9, m, 77, members)
+			zeros := 0
+			for _, v := range a {
+				if v == 0 {
+					zeros++
+				}
+			}
+			if zeros > 1 {
+				t.Errorf("%d workers: worker %d has %d zero values of 32", members, m, zeros)
+			}
 		}
 	}
 }

@@ -52,7 +52,6 @@ func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Rep
 		window:   float64(spec.Window.Initial),
 		roundLen: time.Duration(spec.Timeout) / gradproto.TimeoutRounds,
 		sums:     make([]int64, plan.Values),
-		scratch:  make([]int32, plan.Values),
 		log:      slog.With("job", plan.Job, "worker", index),
 	}
 	w.rep = &Report{Role: RoleWorker, Job: plan.Job, Index: &index, Host: spec.Job.Members[index].Host,
@@ -81,8 +80,7 @@ type workerRun struct {
 	roundLen time.Duration
 	round    int
 
-	sums    []int64
-	scratch []int32
+	sums []int64
 }
 
 func (w *workerRun) run(ctx context.Context) {
@@ -230,21 +228,21 @@ func (w *workerRun) verify(p *gradproto.Packet) {
 		w.rep.Mismatch = &Mismatch{Fragment: p.Frag, Reason: "a result for a fragment the job does not have"}
 		return
 	}
-	w.rep.Mismatch = checkSums(p, w.sums, w.scratch, w.spec.Seed, len(w.plan.Members))
+	w.rep.Mismatch = checkSums(p, w.sums, w.spec.Seed, len(w.plan.Members))
 	if w.rep.Mismatch != nil {
 		w.log.Warn("wrong result", "mismatch", w.rep.Mismatch.String())
 	}
 }
 
 // checkSums compares a result's values with the exact sums of its fragment.
-func checkSums(p *gradproto.Packet, sums []int64, scratch []int32, seed uint64, members int) *Mismatch {
+func checkSums(p *gradproto.Packet, sums []int64, seed uint64, members int) *Mismatch {
 	if p.Values == nil {
 		return &Mismatch{Fragment: p.Frag, Reason: "a result without values"}
 	}
 	if int(p.Count) != members {
 		return &Mismatch{Fragment: p.Frag, Reason: fmt.Sprintf("the result counts %d workers, the job has %d", p.Count, members)}
 	}
-	ExactSums(sums, scratch, seed, p.Frag, members)
+	ExactSums(sums, seed, p.Frag, members)
 	for i, s := range sums {
 		if int64(p.Values[i]) != s {
 			return &Mismatch{Fragment: p.Frag, Value: i, Got: int64(p.Values[i]), Want: s}
