@@ -1,0 +1,142 @@
+// Package results writes an experiment's results folder: summary.json,
+// traffic.csv, jobs.csv, PNG plots (gonum.org/v1/plot) and any files the
+// runner adds (its plan, comparison, topology drawing). The folder is built
+// under a hidden temporary name beside its final one and renamed into place
+// when complete, so a results folder that exists is whole; on any error
+// nothing is left. results/README.md documents the files.
+package results
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/monitor"
+)
+
+// Experiment is what the runner fills: one fabric run on which one or more
+// algorithms' plans ran one after another.
+type Experiment struct {
+	// Name is the folder's name under the results root, e.g. "ft4-20261130T120000Z".
+	Name string
+	// Run is the fabric run's name; Topology the topology's name.
+	Run      string
+	Topology string
+	// Hosts and Switches count the topology's nodes.
+	Hosts, Switches int
+	// Fragments and Values are each worker's gradient: Fragments packets of
+	// Values int32 values.
+	Fragments, Values int
+	// Began and Ended bound the whole experiment; times in the CSV files
+	// count from Began.
+	Began, Ended time.Time
+	// Links are the fabric's links as the monitor lists them
+	// (Monitor.Links); LinkSample.Link indexes them.
+	Links []monitor.LinkInfo
+	// Algorithms are the plans run, in order.
+	Algorithms []AlgorithmRun
+	// Files are further files written as given, e.g. "plan.json"; a name
+	// must be a plain file name, and one the writer makes itself is an error.
+	Files map[string][]byte
+}
+
+// AlgorithmRun is one algorithm's plan run on the fabric.
+type AlgorithmRun struct {
+	// Algorithm names the solver algorithm ("grid-paths", "atp", ...).
+	Algorithm string
+	// Refused says why the plan could not be deployed; nothing ran then,
+	// and Jobs and Traffic are empty.
+	Refused string
+	// Began is when the endpoints were started, Ended when the last exited.
+	Began, Ended time.Time
+	Jobs         []Job
+	// Traffic is the monitor's LinkSamples over this run, oldest first;
+	// totals are written counting from its first sample.
+	Traffic []monitor.LinkSample
+}
+
+// Job is one training job's endpoint reports.
+type Job struct {
+	Name    string
+	ID      uint16
+	PS      *endpoint.Report
+	Workers []*endpoint.Report // in member order
+}
+
+// Completion is a job's completion: from its first worker's start to its
+// last worker's last result; Verified when the PS and every worker verified
+// every sum. An unfinished worker counts with its end time.
+type Completion struct {
+	Start, End time.Time
+	Seconds    float64
+	Verified   bool
+}
+
+// Completion computes the job's completion from its reports.
+func (j *Job) Completion() Completion {
+	var c Completion
+	c.Verified = j.PS != nil && j.PS.Verified && len(j.Workers) > 0
+	for _, w := range j.Workers {
+		last := w.Done
+		if last.IsZero() {
+			last = w.End
+		}
+		if c.Start.IsZero() || w.Start.Before(c.Start) {
+			c.Start = w.Start
+		}
+		if last.After(c.End) {
+			c.End = last
+		}
+		c.Verified = c.Verified && w.Verified
+	}
+	if c.End.After(c.Start) {
+		c.Seconds = c.End.Sub(c.Start).Seconds()
+	}
+	return c
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+
+// check rejects an experiment the files could not represent, naming the field.
+func (e *Experiment) check() error {
+	if !plainName.MatchString(e.Name) {
+		return fmt.Errorf("results: name %q: want letters, digits and . _ + - (not first), no path", e.Name)
+	}
+	if e.Began.IsZero() {
+		return fmt.Errorf("results %s: began: not set (the CSV times count from it)", e.Name)
+	}
+	seen := map[string]bool{}
+	for i, a := range e.Algorithms {
+		if !plainName.MatchString(a.Algorithm) {
+			return fmt.Errorf("results: algorithms[%d].algorithm %q: want letters, digits and . _ + - (it names plot files)", i, a.Algorithm)
+		}
+		if seen[a.Algorithm] {
+			return fmt.Errorf("results: algorithms[%d].algorithm %q appears twice", i, a.Algorithm)
+		}
+		seen[a.Algorithm] = true
+		for j, job := range a.Jobs {
+			if job.PS == nil {
+				return fmt.Errorf("results: algorithms[%d] (%s).jobs[%d] (%s): no PS report", i, a.Algorithm, j, job.Name)
+			}
+			for k, w := range job.Workers {
+				if w == nil {
+					return fmt.Errorf("results: algorithms[%d] (%s).jobs[%d] (%s).workers[%d]: no report", i, a.Algorithm, j, job.Name, k)
+				}
+			}
+		}
+		for k, s := range a.Traffic {
+			if s.Link < 0 || s.Link >= len(e.Links) {
+				return fmt.Errorf("results: algorithms[%d] (%s).traffic[%d].link %d: the experiment has %d links", i, a.Algorithm, k, s.Link, len(e.Links))
+			}
+		}
+	}
+	for name := range e.Files {
+		if !plainName.MatchString(name) || filepath.Base(name) != name || strings.HasPrefix(name, ".tmp-") {
+			return fmt.Errorf("results: files[%q]: want a plain file name", name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package results
+
+import (
+	"bytes"
+	"flag"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/monitor"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+func worker(job uint16, index int, host string, startMS, doneMS int, verified bool) *endpoint.Report {
+	r := &endpoint.Report{Role: endpoint.RoleWorker, Job: job, Index: &index, Host: host, IP: "10.0.0." + host[1:],
+		Fragments: 64, Completed: 64, Sent: 70, Resent: 6, Retries: 1, Controls: 2, Verified: verified,
+		Start: at(startMS), Done: at(doneMS), End: at(doneMS + 1)}
+	if !verified {
+		r.Completed, r.Done, r.Error = 60, time.Time{}, "deadline exceeded"
+	}
+	last := r.Done
+	if last.IsZero() {
+		last = r.End
+	}
+	r.Seconds = last.Sub(r.Start).Seconds()
+	r.GoodputBitsPerSec = float64(r.Completed) * 32 * 32 / r.Seconds
+	return r
+}
+
+func ps(job uint16, startMS, endMS int) *endpoint.Report {
+	return &endpoint.Report{Role: endpoint.RolePS, Job: job, Host: "h9", IP: "10.0.0.9", Fragments: 64, Completed: 64,
+		Verified: true, Start: at(startMS), Done: at(endMS - 5), End: at(endMS), Seconds: float64(endMS-5-startMS) / 1000}
+}
+
+// traffic: workers h1 and h2 send to the PS h9 through s1; counters start
+// high, as when the monitor ran before this algorithm did.
+func traffic(startMS int, perSecond uint64) []monitor.LinkSample {
+	var out []monitor.LinkSample
+	for sec := 0; sec <= 2; sec++ {
+		n := uint64(sec)
+		tm := at(startMS + 1000*sec)
+		out = append(out,
+			monitor.LinkSample{Time: tm, Link: 0, AB: monitor.Totals{Bytes: 500, Packets: 5}, BA: monitor.Totals{Bytes: 1000 + n*perSecond, Packets: 10 + n*10}},
+			monitor.LinkSample{Time: tm, Link: 1, AB: monitor.Totals{}, BA: monitor.Totals{Bytes: n * perSecond / 2, Packets: n * 5}},
+			monitor.LinkSample{Time: tm, Link: 2, AB: monitor.Totals{Bytes: n * perSecond, Packets: n * 10}, BA: monitor.Totals{Bytes: n * 100, Packets: n}},
+		)
+	}
+	return out
+}
+
+func experiment() *Experiment {
+	return &Experiment{
+		Name: "line-20261130T120000Z", Run: "line", Topology: "line", Hosts: 3, Switches: 1,
+		Fragments: 64, Values: 32, Began: t0, Ended: at(9000),
+		Links: []monitor.LinkInfo{
+			{Index: 0, A: "s1:p1", B: "h1:eth0", NodeA: "s1", NodeB: "h1", IfA: "gs1p1", IfB: "eth0"},
+			{Index: 1, A: "s1:p2", B: "h2:eth0", NodeA: "s1", NodeB: "h2", IfA: "gs1p2", IfB: "eth0"},
+			{Index: 2, A: "s1:p3", B: "h9:eth0", NodeA: "s1", NodeB: "h9", IfA: "gs1p3", IfB: "eth0"},
+		},
+		Algorithms: []AlgorithmRun{
+			{Algorithm: "grid-paths", Began: at(1000), Ended: at(3500),
+				Jobs: []Job{{Name: "job1", ID: 1, PS: ps(1, 1000, 3500),
+					Workers: []*endpoint.Report{worker(1, 0, "h1", 1100, 3100, true), worker(1, 1, "h2", 1200, 3300, true)}}},
+				Traffic: traffic(1000, 40000)},
+			{Algorithm: "atp", Refused: "ATP splits job1's workers across racks"},
+			{Algorithm: "switchml", Began: at(5000), Ended: at(9000),
+				Jobs: []Job{{Name: "job1", ID: 1, PS: ps(1, 5000, 9000),
+					Workers: []*endpoint.Report{worker(1, 0, "h1", 5100, 8000, true), worker(1, 1, "h2", 5100, 8800, false)}}},
+				Traffic: traffic(5000, 80000)},
+		},
+		Files: map[string][]byte{"plan.json": []byte("{}\n"), "comparison.txt": []byte("grid-paths wins\n")},
+	}
+}
+
+func golden(t *testing.T, dir, name string) {
+	t.Helper()
+	got, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s:\n%s", name, path, got)
+	}
+}
+
+func TestWriteMatchesGoldenSummaryTrafficAndJobs(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "results")
+	dir, err := Write(root, experiment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir != filepath.Join(root, "line-20261130T120000Z") {
+		t.Errorf("folder %s", dir)
+	}
+	for _, name := range []string{"summary.json", "traffic.csv", "jobs.csv"} {
+		golden(t, dir, name)
+	}
+	extra, err := os.ReadFile(filepath.Join(dir, "comparison.txt"))
+	if err != nil || string(extra) != "grid-paths wins\n" {
+		t.Errorf("comparison.txt = %q, %v", extra, err)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 1 {
+		t.Errorf("results root holds %d entries, want only the folder (no temporary one)", len(entries))
+	}
+}
+
+func TestPlotsAreDecodablePNGsOfPlausibleSize(t *testing.T) {
+	dir, err := Write(t.TempDir(), experiment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"completion.png", "ps-ingress-grid-paths.png", "ps-ingress-switchml.png", "traffic-grid-paths.png", "traffic-switchml.png"}
+	got, _ := filepath.Glob(filepath.Join(dir, "*.png"))
+	if len(got) != len(want) {
+		t.Errorf("plots %v, want %v (none for the refused atp)", got, want)
+	}
+	for _, name := range want {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		b := img.Bounds()
+		if b.Dx() < 400 || b.Dy() < 250 || b.Dx() > 4000 || b.Dy() > 2000 {
+			t.Errorf("%s is %dx%d pixels", name, b.Dx(), b.Dy())
+		}
+		colors := map[[4]uint32]bool{}
+		for y := b.Min.Y; y < b.Max.Y; y += 3 {
+			for x := b.Min.X; x < b.Max.X; x += 3 {
+				r, g, bl, a := img.At(x, y).RGBA()
+				colors[[4]uint32{r, g, bl, a}] = true
+			}
+		}
+		if len(colors) < 4 {
+			t.Errorf("%s has %d colours: nothing drawn", name, len(colors))
+		}
+	}
+}
+
+func TestAFailingWriteLeavesNoFolder(t *testing.T) {
+	root := t.TempDir()
+	e := experiment()
+	e.Files["jobs.csv"] = []byte("the runner's own jobs.csv\n") // clashes with the writer's, which is written first
+	_, err := Write(root, e)
+	if err == nil || !strings.Contains(err.Error(), "jobs.csv") {
+		t.Fatalf("Write with a clashing file: %v, want an error naming jobs.csv", err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("a failed write left %d entries under the root (%s ...)", len(entries), entries[0].Name())
+	}
+}
+
+func TestAnExistingFolderIsNeverOverwritten(t *testing.T) {
+	root := t.TempDir()
+	if _, err := Write(root, experiment()); err != nil {
+		t.Fatal(err)
+	}
+	e := experiment()
+	e.Files = map[string][]byte{"plan.json": []byte("changed")}
+	if _, err := Write(root, e); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("second Write of the same name: %v, want an error saying it exists", err)
+	}
+	plan, _ := os.ReadFile(filepath.Join(root, e.Name, "plan.json"))
+	if string(plan) != "{}\n" {
+		t.Errorf("plan.json was overwritten: %q", plan)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".tmp-"+e.Name)); err == nil {
+		t.Error("temporary folder left behind")
+	}
+}
+
+func TestAWriterFindingAnotherOnesTemporaryFolderStops(t *testing.T) {
+	root := t.TempDir()
+	e := experiment()
+	if err := os.Mkdir(filepath.Join(root, ".tmp-"+e.Name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(root, e); err == nil || !strings.Contains(err.Error(), "another writer") {
+		t.Fatalf("Write beside another writer's folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".tmp-"+e.Name)); err != nil {
+		t.Errorf("the other writer's folder was removed: %v", err)
+	}
+}
+
+func TestBadExperimentsAreRefusedNamingTheFieldAndWriteNothing(t *testing.T) {
+	cases := []struct {
+		change func(*Experiment)
+		want   string
+	}{
+		{func(e *Experiment) { e.Name = "../up" }, `name "../up"`},
+		{func(e *Experiment) { e.Began = time.Time{} }, "began: not set"},
+		{func(e *Experiment) { e.Algorithms[2].Algorithm = "grid-paths" }, `algorithms[2].algorithm "grid-paths" appears twice`},
+		{func(e *Experiment) { e.Algorithms[0].Algorithm = "a/b" }, `algorithms[0].algorithm "a/b"`},
+		{func(e *Experiment) { e.Algorithms[0].Jobs[0].PS = nil }, "algorithms[0] (grid-paths).jobs[0] (job1): no PS report"},
+		{func(e *Experiment) { e.Algorithms[2].Jobs[0].Workers[1] = nil }, "algorithms[2] (switchml).jobs[0] (job1).workers[1]: no report"},
+		{func(e *Experiment) { e.Algorithms[0].Traffic[4].Link = 3 }, "algorithms[0] (grid-paths).traffic[4].link 3: the experiment has 3 links"},
+		{func(e *Experiment) { e.Files["../x"] = nil }, `files["../x"]`},
+	}
+	for _, c := range cases {
+		root := t.TempDir()
+		e := experiment()
+		c.change(e)
+		_, err := Write(root, e)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Write: %v, want an error containing %q", err, c.want)
+		}
+		if entries, _ := os.ReadDir(root); len(entries) != 0 {
+			t.Errorf("refused experiment (%s) left %d entries", c.want, len(entries))
+		}
+	}
+}
+
+func TestJobCompletionRunsFromTheFirstWorkerStartToTheLastResult(t *testing.T) {
+	e := experiment()
+	c := e.Algorithms[0].Jobs[0].Completion()
+	if !c.Start.Equal(at(1100)) || !c.End.Equal(at(3300)) || c.Seconds != 2.2 || !c.Verified {
+		t.Errorf("completion %+v, want 1.1 s to 3.3 s, 2.2 s, verified", c)
+	}
+	// An unfinished worker counts until it stopped and fails the job.
+	c = e.Algorithms[2].Jobs[0].Completion()
+	if !c.Start.Equal(at(5100)) || !c.End.Equal(at(8801)) || c.Verified {
+		t.Errorf("completion with an unfinished worker %+v, want 5.1 s to its end at 8.801 s, unverified", c)
+	}
+}

@@ -1,0 +1,226 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/monitor"
+)
+
+// Write writes e's results folder as root/e.Name and returns its path. It
+// builds the folder as root/.tmp-NAME and renames it into place once every
+// file is written; on any error, or a panic, the temporary folder is removed
+// and nothing of e is left under root. An existing folder of that name is
+// an error, never overwritten.
+func Write(root string, e *Experiment) (dir string, err error) {
+	if err := e.check(); err != nil {
+		return "", err
+	}
+	final := filepath.Join(root, e.Name)
+	if _, err := os.Lstat(final); err == nil {
+		return "", fmt.Errorf("results: %s exists", final)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("results: %w", err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("results: %w", err)
+	}
+	tmp := filepath.Join(root, ".tmp-"+e.Name)
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("results: %s exists: another writer is at work, or one crashed (remove it)", tmp)
+		}
+		return "", fmt.Errorf("results: %w", err)
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.RemoveAll(tmp)
+		}
+	}()
+	f := &folder{dir: tmp}
+	if err := f.fill(e); err != nil {
+		return "", fmt.Errorf("results %s: %w", e.Name, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("results: %w", err)
+	}
+	renamed = true
+	return final, nil
+}
+
+// folder writes files into a directory, each one new.
+type folder struct {
+	dir   string
+	files []string
+}
+
+func (f *folder) write(name string, data []byte) error {
+	// O_EXCL: a runner's extra file must not replace one written here.
+	file, err := os.OpenFile(filepath.Join(f.dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if _, err := file.Write(data); err != nil {
+		file.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	f.files = append(f.files, name)
+	return nil
+}
+
+// fill writes every file; summary.json last, as it lists the others.
+func (f *folder) fill(e *Experiment) error {
+	traffic := make([]linkTraffic, len(e.Algorithms))
+	for i := range e.Algorithms {
+		traffic[i] = relativeTraffic(e.Algorithms[i].Traffic, len(e.Links))
+	}
+	if err := f.write("traffic.csv", trafficCSV(e, traffic)); err != nil {
+		return err
+	}
+	if err := f.write("jobs.csv", jobsCSV(e)); err != nil {
+		return err
+	}
+	plots, err := drawPlots(e, traffic)
+	if err != nil {
+		return err
+	}
+	for _, p := range plots {
+		if err := f.write(p.name, p.png); err != nil {
+			return err
+		}
+	}
+	names := make([]string, 0, len(e.Files))
+	for name := range e.Files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := f.write(name, e.Files[name]); err != nil {
+			return err
+		}
+	}
+	f.files = append(f.files, "summary.json")
+	sort.Strings(f.files)
+	b, err := json.MarshalIndent(summarize(e, traffic, f.files), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary.json: %w", err)
+	}
+	f.files = f.files[:0] // summary.json is listed already
+	return f.write("summary.json", append(b, '\n'))
+}
+
+// linkTraffic is one algorithm's traffic samples with totals counting from
+// each link's first sample, and the time of the first sample.
+type linkTraffic struct {
+	start   time.Time
+	samples []monitor.LinkSample
+	last    []monitor.LinkSample // per link, its latest sample; Link -1 when none
+}
+
+func relativeTraffic(samples []monitor.LinkSample, links int) linkTraffic {
+	t := linkTraffic{samples: make([]monitor.LinkSample, len(samples)), last: make([]monitor.LinkSample, links)}
+	for i := range t.last {
+		t.last[i].Link = -1
+	}
+	first := make([]*monitor.LinkSample, links)
+	for i, s := range samples {
+		if i == 0 || s.Time.Before(t.start) {
+			t.start = s.Time
+		}
+		if first[s.Link] == nil {
+			first[s.Link] = &samples[i]
+		}
+		b := first[s.Link]
+		s.AB = monitor.Totals{Bytes: s.AB.Bytes - b.AB.Bytes, Packets: s.AB.Packets - b.AB.Packets}
+		s.BA = monitor.Totals{Bytes: s.BA.Bytes - b.BA.Bytes, Packets: s.BA.Packets - b.BA.Packets}
+		t.samples[i] = s
+		t.last[s.Link] = s
+	}
+	return t
+}
+
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+
+func csvBytes(rows [][]string) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.WriteAll(rows) // a bytes.Buffer does not fail
+	return b.Bytes()
+}
+
+// trafficCSV: one row per algorithm, sample and link.
+func trafficCSV(e *Experiment, traffic []linkTraffic) []byte {
+	rows := [][]string{{"algorithm", "seconds", "link", "a", "b",
+		"bytes_a_to_b", "packets_a_to_b", "bytes_b_to_a", "packets_b_to_a"}}
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	for i, a := range e.Algorithms {
+		for _, s := range traffic[i].samples {
+			l := e.Links[s.Link]
+			rows = append(rows, []string{a.Algorithm, seconds(s.Time.Sub(traffic[i].start)), strconv.Itoa(s.Link), l.A, l.B,
+				u(s.AB.Bytes), u(s.AB.Packets), u(s.BA.Bytes), u(s.BA.Packets)})
+		}
+	}
+	return csvBytes(rows)
+}
+
+// jobsCSV: per algorithm and job, a "job" row (its completion), the PS's
+// row and one row per worker.
+func jobsCSV(e *Experiment) []byte {
+	rows := [][]string{{"algorithm", "job", "role", "host", "index", "start_seconds", "end_seconds", "seconds",
+		"goodput_bits_per_second", "sent", "resent", "retries", "controls", "completed", "fragments", "verified", "error"}}
+	since := func(t time.Time) string { return seconds(t.Sub(e.Began)) }
+	for _, a := range e.Algorithms {
+		for _, j := range a.Jobs {
+			c := j.Completion()
+			failure := ""
+			if err := jobFailures(&j); len(err) > 0 {
+				failure = err[0]
+			}
+			rows = append(rows, []string{a.Algorithm, j.Name, "job", j.PS.Host, "", since(c.Start), since(c.End),
+				strconv.FormatFloat(c.Seconds, 'f', 6, 64), "", "", "", "", "", "", "", strconv.FormatBool(c.Verified), failure})
+			for _, r := range append([]*endpoint.Report{j.PS}, j.Workers...) {
+				index := ""
+				if r.Index != nil {
+					index = strconv.Itoa(*r.Index)
+				}
+				rows = append(rows, []string{a.Algorithm, j.Name, r.Role, r.Host, index, since(r.Start), since(r.End),
+					strconv.FormatFloat(r.Seconds, 'f', 6, 64), strconv.FormatFloat(r.GoodputBitsPerSec, 'f', 0, 64),
+					strconv.Itoa(r.Sent), strconv.Itoa(r.Resent), strconv.Itoa(r.Retries), strconv.Itoa(r.Controls),
+					strconv.Itoa(r.Completed), strconv.Itoa(r.Fragments), strconv.FormatBool(r.Verified), failureOf(r)})
+			}
+		}
+	}
+	return csvBytes(rows)
+}
+
+func failureOf(r *endpoint.Report) string {
+	if err := r.Failure(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// jobFailures says what failed in a job, PS first.
+func jobFailures(j *Job) []string {
+	var out []string
+	for _, r := range append([]*endpoint.Report{j.PS}, j.Workers...) {
+		if f := failureOf(r); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
