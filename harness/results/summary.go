@@ -78,7 +78,7 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 		Hosts: e.Hosts, Switches: e.Switches, Links: len(e.Links),
 		FragmentsPerWorker: e.Fragments, ValuesPerFragment: e.Values,
 		GradientBytesPerWorker: int64(e.Fragments) * int64(e.Values) * 4,
-		Began: e.Began, Ended: e.Ended, Seconds: e.Ended.Sub(e.Began).Seconds(),
+		Began:                  e.Began, Ended: e.Ended, Seconds: e.Ended.Sub(e.Began).Seconds(),
 		Verified: true, Algorithms: make([]AlgorithmSummary, 0, len(e.Algorithms)), Files: files,
 	}
 	for i, a := range e.Algorithms {
