@@ -8,9 +8,8 @@ package results
 
 import (
 	"fmt"
-	"path/filepath"
+	"os"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/grid-ina/grid/harness/endpoint"
@@ -41,6 +40,10 @@ type Experiment struct {
 	// Files are further files written as given, e.g. "plan.json"; a name
 	// must be a plain file name, and one the writer makes itself is an error.
 	Files map[string][]byte
+	// Dirs are directories copied in, by the subfolder name they get (e.g.
+	// "endpoints" for the endpoints' specs, reports and logs): regular files
+	// and subdirectories, recursively; anything else in them is an error.
+	Dirs map[string]string
 }
 
 // AlgorithmRun is one algorithm's plan run on the fabric.
@@ -134,8 +137,16 @@ func (e *Experiment) check() error {
 		}
 	}
 	for name := range e.Files {
-		if !plainName.MatchString(name) || filepath.Base(name) != name || strings.HasPrefix(name, ".tmp-") {
+		if !plainName.MatchString(name) {
 			return fmt.Errorf("results: files[%q]: want a plain file name", name)
+		}
+	}
+	for name, src := range e.Dirs {
+		if !plainName.MatchString(name) {
+			return fmt.Errorf("results: dirs[%q]: want a plain folder name", name)
+		}
+		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
+			return fmt.Errorf("results: dirs[%q]: %s is not a directory", name, src)
 		}
 	}
 	return nil

@@ -249,3 +249,47 @@ func TestJobCompletionRunsFromTheFirstWorkerStartToTheLastResult(t *testing.T) {
 		t.Errorf("completion with an unfinished worker %+v, want 5.1 s to its end at 8.801 s, unverified", c)
 	}
 }
+
+func TestDirsAreCopiedInRecursively(t *testing.T) {
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "job1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "job1", "ps.json"), []byte(`{"role":"ps"}`), 0o644)
+	os.WriteFile(filepath.Join(src, "spec.json"), []byte(`{}`), 0o644)
+	e := experiment()
+	e.Dirs = map[string]string{"endpoints": src}
+	dir, err := Write(t.TempDir(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "endpoints", "job1", "ps.json"))
+	if err != nil || string(got) != `{"role":"ps"}` {
+		t.Errorf("endpoints/job1/ps.json = %q, %v", got, err)
+	}
+	summary, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if !strings.Contains(string(summary), `"endpoints/"`) {
+		t.Errorf("summary.json does not list endpoints/")
+	}
+}
+
+func TestADirectoryThatCannotBeCopiedLeavesNoFolder(t *testing.T) {
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "a.json"), []byte(`{}`), 0o644)
+	if err := os.Symlink("/etc/hostname", filepath.Join(src, "z-link")); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	e := experiment()
+	e.Dirs = map[string]string{"endpoints": src}
+	if _, err := Write(root, e); err == nil || !strings.Contains(err.Error(), "z-link: not a regular file") {
+		t.Fatalf("Write copying a symlink: %v, want an error naming it", err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("a failed copy left %d entries under the root", len(entries))
+	}
+	e.Dirs = map[string]string{"endpoints": filepath.Join(src, "missing")}
+	if _, err := Write(root, e); err == nil || !strings.Contains(err.Error(), `dirs["endpoints"]`) {
+		t.Errorf("Write with a missing directory: %v", err)
+	}
+}

@@ -82,6 +82,36 @@ func (f *folder) write(name string, data []byte) error {
 	return nil
 }
 
+// copyDir copies the tree at src into the folder as name/.
+func (f *folder) copyDir(name, src string) error {
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(f.dir, name, rel)
+		switch {
+		case d.IsDir():
+			return os.Mkdir(dst, 0o755)
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(dst, data, 0o644)
+		}
+		return fmt.Errorf("%s: not a regular file or directory", path)
+	})
+	if err != nil {
+		return fmt.Errorf("copy %s into %s/: %w", src, name, err)
+	}
+	f.files = append(f.files, name+"/")
+	return nil
+}
+
 // fill writes every file; summary.json last, as it lists the others.
 func (f *folder) fill(e *Experiment) error {
 	traffic := make([]linkTraffic, len(e.Algorithms))
@@ -110,6 +140,16 @@ func (f *folder) fill(e *Experiment) error {
 	sort.Strings(names)
 	for _, name := range names {
 		if err := f.write(name, e.Files[name]); err != nil {
+			return err
+		}
+	}
+	dirs := make([]string, 0, len(e.Dirs))
+	for name := range e.Dirs {
+		dirs = append(dirs, name)
+	}
+	sort.Strings(dirs)
+	for _, name := range dirs {
+		if err := f.copyDir(name, e.Dirs[name]); err != nil {
 			return err
 		}
 	}
