@@ -32,7 +32,7 @@ func init() {
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "interval", Aliases: []string{"i"}, Value: time.Second, Usage: "time between samples"},
 			&cli.BoolFlag{Name: "once", Usage: "print one table after one interval and exit"},
-			&cli.StringFlag{Name: "sort", Value: string(monitor.ByRate), Usage: "order links by `rate` (last 2 s, both ways) or by `total` bytes"},
+			&cli.StringFlag{Name: "sort", Value: string(monitor.ByRate), Usage: "order links by `ORDER`: rate (the last 2 s) or total (bytes since start), both ways together"},
 			&cli.IntFlag{Name: "top", Usage: "show only the first `N` links (0: all)"},
 		},
 		Action: func(c *cli.Context) error {
