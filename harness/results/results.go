@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/endpoint"
 	"github.com/grid-ina/grid/harness/monitor"
 )
@@ -59,6 +60,10 @@ type AlgorithmRun struct {
 	// Traffic is the monitor's LinkSamples over this run, oldest first;
 	// totals are written counting from its first sample.
 	Traffic []monitor.LinkSample
+	// Switches are every switch's P4 counters after the jobs ended
+	// (Controller.ReadCounters): port_rx/port_tx per port and the jobs'
+	// aggregation events.
+	Switches []controller.Counters
 }
 
 // Job is one training job's endpoint reports.

@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/monitor"
+	"github.com/grid-ina/grid/harness/p4rt/client"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -70,7 +73,15 @@ func experiment() *Experiment {
 			{Algorithm: "grid-paths", Began: at(1000), Ended: at(3500),
 				Jobs: []Job{{Name: "job1", ID: 1, PS: ps(1, 1000, 3500),
 					Workers: []*endpoint.Report{worker(1, 0, "h1", 1100, 3100, true), worker(1, 1, "h2", 1200, 3300, true)}}},
-				Traffic: traffic(1000, 40000)},
+				Traffic: traffic(1000, 40000),
+				Switches: []controller.Counters{{Switch: "s1",
+					Ports: []controller.PortCounter{
+						{Port: 1, Rx: client.CounterData{Packets: 20, Bytes: 80000}},
+						{Port: 2, Rx: client.CounterData{Packets: 10, Bytes: 40000}},
+						{Port: 3, Tx: client.CounterData{Packets: 20, Bytes: 80000}},
+					},
+					Jobs: map[uint16]controller.JobStats{1: {gradproto.EvReceived: 128, gradproto.EvAbsorbed: 64, gradproto.EvEmitted: 64}},
+				}}},
 			{Algorithm: "atp", Refused: "ATP splits job1's workers across racks"},
 			{Algorithm: "switchml", Began: at(5000), Ended: at(9000),
 				Jobs: []Job{{Name: "job1", ID: 1, PS: ps(1, 5000, 9000),
@@ -111,7 +122,7 @@ func TestWriteMatchesGoldenSummaryTrafficAndJobs(t *testing.T) {
 	if dir != filepath.Join(root, "line-20261130T120000Z") {
 		t.Errorf("folder %s", dir)
 	}
-	for _, name := range []string{"summary.json", "traffic.csv", "jobs.csv"} {
+	for _, name := range []string{"summary.json", "traffic.csv", "jobs.csv", "switches.csv", "aggregation.csv"} {
 		golden(t, dir, name)
 	}
 	extra, err := os.ReadFile(filepath.Join(dir, "comparison.txt"))

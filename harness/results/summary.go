@@ -3,6 +3,8 @@ package results
 import (
 	"time"
 
+	"github.com/grid-ina/grid/harness/controller"
+	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/monitor"
 )
 
@@ -58,6 +60,9 @@ type JobSummary struct {
 	Resent                  int      `json:"resent"`
 	Controls                int      `json:"controls"`
 	Failures                []string `json:"failures,omitempty"`
+	// SwitchEvents sums the job's aggregation events over all switches,
+	// by event name (gradproto.Event).
+	SwitchEvents map[string]uint64 `json:"switch_events,omitempty"`
 }
 
 // TrafficSummary is an algorithm's traffic in summary.json, from its first
@@ -99,6 +104,7 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 				js.Resent += w.Resent
 				js.Controls += w.Controls
 			}
+			js.SwitchEvents = switchEvents(a.Switches, j.ID)
 			as.Verified = as.Verified && c.Verified
 			as.MeanCompletionSeconds += c.Seconds / float64(len(a.Jobs))
 			as.MaxCompletionSeconds = max(as.MaxCompletionSeconds, c.Seconds)
@@ -112,6 +118,23 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 		s.Algorithms = append(s.Algorithms, as)
 	}
 	return s
+}
+
+func switchEvents(switches []controller.Counters, job uint16) map[string]uint64 {
+	var sum map[string]uint64
+	for _, sw := range switches {
+		stats, ok := sw.Jobs[job]
+		if !ok {
+			continue
+		}
+		if sum == nil {
+			sum = map[string]uint64{}
+		}
+		for ev, n := range stats {
+			sum[gradproto.Event(ev).String()] += n
+		}
+	}
+	return sum
 }
 
 func summarizeTraffic(e *Experiment, a AlgorithmRun, t linkTraffic) TrafficSummary {

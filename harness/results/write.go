@@ -13,7 +13,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/monitor"
 )
 
@@ -122,6 +124,12 @@ func (f *folder) fill(e *Experiment) error {
 		return err
 	}
 	if err := f.write("jobs.csv", jobsCSV(e)); err != nil {
+		return err
+	}
+	if err := f.write("switches.csv", switchesCSV(e)); err != nil {
+		return err
+	}
+	if err := f.write("aggregation.csv", aggregationCSV(e)); err != nil {
 		return err
 	}
 	plots, err := drawPlots(e, traffic)
@@ -245,6 +253,53 @@ func jobsCSV(e *Experiment) []byte {
 		}
 	}
 	return csvBytes(rows)
+}
+
+// switchesCSV: per algorithm, switch and port, the P4 program's port
+// counters (what the switch itself saw, beside the veth counters of traffic.csv).
+func switchesCSV(e *Experiment) []byte {
+	rows := [][]string{{"algorithm", "switch", "port", "rx_packets", "rx_bytes", "tx_packets", "tx_bytes"}}
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	for _, a := range e.Algorithms {
+		for _, sw := range a.Switches {
+			for _, p := range sw.Ports {
+				rows = append(rows, []string{a.Algorithm, sw.Switch, strconv.Itoa(p.Port),
+					u(p.Rx.Packets), u(p.Rx.Bytes), u(p.Tx.Packets), u(p.Tx.Bytes)})
+			}
+		}
+	}
+	return csvBytes(rows)
+}
+
+// aggregationCSV: per algorithm, switch and job, the aggregation events
+// (gradproto.Event, one column each).
+func aggregationCSV(e *Experiment) []byte {
+	header := []string{"algorithm", "switch", "job"}
+	for ev := range gradproto.NumEvents {
+		header = append(header, ev.String())
+	}
+	rows := [][]string{header}
+	for _, a := range e.Algorithms {
+		for _, sw := range a.Switches {
+			for _, job := range sortedJobs(sw.Jobs) {
+				row := []string{a.Algorithm, sw.Switch, strconv.Itoa(int(job))}
+				for _, n := range sw.Jobs[job] {
+					row = append(row, strconv.FormatUint(n, 10))
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	return csvBytes(rows)
+}
+
+func sortedJobs(m map[uint16]controller.JobStats) []uint16 {
+	jobs := make([]uint16, 0, len(m))
+	for j := range m {
+		jobs = append(jobs, j)
+	}
+	sort.Slice(jobs, func(i, k int) bool { return jobs[i] < jobs[k] })
+	return jobs
 }
 
 func failureOf(r *endpoint.Report) string {
