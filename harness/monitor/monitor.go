@@ -179,7 +179,8 @@ func (m *Monitor) Snapshot() Snapshot {
 	return m.acct.snapshot(m.opts.Interval)
 }
 
-// Samples returns the kept samples, oldest first.
+// Samples returns the kept samples, oldest first. They share their
+// counters with the monitor: read them, do not change them.
 func (m *Monitor) Samples() []Sample {
 	m.mu.Lock()
 	defer m.mu.Unlock()
