@@ -73,6 +73,11 @@ type Config struct {
 	Deadline time.Duration
 	// Interval is the traffic monitor's sampling interval; 0 means DefaultInterval.
 	Interval time.Duration
+	// WorkDir receives what the switches and endpoints leave: switches/
+	// (each switch's log) and, per plan, N-ALGO/ (the jobs' endpoint specs,
+	// reports and logs). "" means the run's state directory, which goes
+	// with the run.
+	WorkDir string
 	// OnUp, when set, is called once the fabric is built (the CLI lists it).
 	OnUp func(*fabric.State)
 	// Keep leaves the fabric and its switches up after the last plan
@@ -236,13 +241,17 @@ func Run(ctx context.Context, cfg Config) (exp *Experiment, err error) {
 		cfg.OnUp(st)
 	}
 
-	ctl, err := controller.Start(ctx, st, controller.Options{Binary: cfg.Binary, Program: cfg.Program, Detach: cfg.Keep})
+	dir := cfg.WorkDir
+	if dir == "" {
+		dir = filepath.Join(fabric.StateDir, st.Run)
+	}
+	ctl, err := controller.Start(ctx, st, controller.Options{Binary: cfg.Binary, Program: cfg.Program, Detach: cfg.Keep,
+		LogDir: filepath.Join(dir, "switches")})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, ctl.Close()) }()
 
-	dir := filepath.Join(fabric.StateDir, st.Run)
 	for i, p := range cfg.Plans {
 		if i > 0 {
 			if err := ctl.Reload(ctx); err != nil {

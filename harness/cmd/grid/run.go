@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/lp"
+	"github.com/grid-ina/grid/harness/results"
 	"github.com/grid-ina/grid/harness/runner"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
@@ -46,10 +46,12 @@ func init() {
 			"every algorithm's plan runs in turn on the same fabric (plans the data plane cannot follow,\n" +
 			"such as workers split over two nodes, are reported and skipped). A table shows per plan and\n" +
 			"job whether the sums were exact, the slowest worker's time and goodput, resends, control\n" +
-			"packets and the bytes that reached the PS (link traffic is sampled all along). The plan, the comparison and a drawing go to results/RUN-TIME/;\n" +
-			"everything is torn down at the end, also on Ctrl-C. Exits non-zero when a sum is wrong or a\n" +
-			"job did not finish. Needs root.\n\n" +
-			"Example:\n   sudo grid run\n   sudo grid run --algo all --fragments 256\n" +
+			"packets and the bytes that reached the PS; link traffic is sampled all along. The results\n" +
+			"folder results/RUN-TIME/ gets summary.json, traffic.csv, jobs.csv, plots (PNG), the plan,\n" +
+			"the comparison, a drawing of the topology and logs/ with the switches' logs and the endpoints'\n" +
+			"specs, reports and logs (see results/README.md). Everything is torn\n" +
+			"down at the end, also on Ctrl-C. Exits non-zero when a sum is wrong or a job did not finish.\n" +
+			"Needs root.\n\n" + "Example:\n   sudo grid run\n   sudo grid run --algo all --fragments 256\n" +
 			"   sudo grid run --topo topologies/paper-fig1.yaml --jobs workloads/jobs/fig1-two-jobs.yaml --keep",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "topo", Value: "topologies/testbed.yaml", Usage: "topology `FILE`"},
@@ -122,12 +124,22 @@ func runExperiment(c *cli.Context) error {
 		return err
 	}
 
+	// The switches' and endpoints' logs, specs and reports go to the
+	// results as logs/; with --keep the switches keep logging into the
+	// run's state directory instead.
+	work := ""
+	if !c.Bool("keep") {
+		if work, err = os.MkdirTemp("", "grid-run-"); err != nil {
+			return fmt.Errorf("work directory: %w", err)
+		}
+		defer os.RemoveAll(work)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	cfg := runner.Config{
 		Topology: t, Plans: run, Program: prog, Values: values, Name: c.String("name"),
 		Fragments: c.Int("fragments"), Seed: c.Uint64("seed"), Timeout: c.Duration("timeout"),
-		Deadline: c.Duration("deadline"), Keep: c.Bool("keep"),
+		Deadline: c.Duration("deadline"), Keep: c.Bool("keep"), WorkDir: work,
 		OnUp: func(st *fabric.State) {
 			fmt.Fprintf(w, "\nbuilt in %v\n", time.Since(st.Created).Round(time.Millisecond))
 			if err := listNodes(c, st); err != nil {
@@ -151,11 +163,26 @@ func runExperiment(c *cli.Context) error {
 	if err := writeOutcomes(w, exp); err != nil {
 		return err
 	}
-	dir, err := writeRunResults(c.String("results"), exp.Run, kept, comparison.Bytes(), t)
+	var planJSON bytes.Buffer
+	if err := kept.WriteJSON(&planJSON); err != nil {
+		return fmt.Errorf("results: plan: %w", err)
+	}
+	files := map[string][]byte{
+		"plan.json":      planJSON.Bytes(),
+		"comparison.txt": comparison.Bytes(),
+		"topology.svg":   t.SVG(),
+		"topology.dot":   t.DOT(),
+	}
+	name := exp.Run + "-" + time.Now().UTC().Format("20060102T150405Z")
+	r := exp.Results(name, files)
+	if work != "" {
+		r.Dirs = map[string]string{"logs": work}
+	}
+	dir, err := results.Write(c.String("results"), r)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "results in %s (the %s plan, the comparison, the topology drawing)\n", dir, kept.Algorithm)
+	fmt.Fprintf(w, "results in %s (summary, traffic and jobs tables, plots, the %s plan, the comparison, the topology drawing, logs)\n", dir, kept.Algorithm)
 	return exp.Failure()
 }
 
@@ -221,37 +248,4 @@ func bytesInto(o *runner.Outcome, host string) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-}
-
-// writeRunResults fills a hidden temporary folder and renames it into place,
-// so a results folder that exists is always complete.
-func writeRunResults(root, run string, plan *solver.Plan, comparison []byte, t *topo.Topology) (string, error) {
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("results: %w", err)
-	}
-	final := filepath.Join(root, run+"-"+time.Now().UTC().Format("20060102T150405Z"))
-	tmp, err := os.MkdirTemp(root, ".partial-"+run+"-")
-	if err != nil {
-		return "", fmt.Errorf("results: %w", err)
-	}
-	defer os.RemoveAll(tmp) // a no-op once renamed
-	var planJSON bytes.Buffer
-	if err := plan.WriteJSON(&planJSON); err != nil {
-		return "", fmt.Errorf("results: plan: %w", err)
-	}
-	files := map[string][]byte{
-		"plan.json":      planJSON.Bytes(),
-		"comparison.txt": comparison,
-		"topology.svg":   t.SVG(),
-		"topology.dot":   t.DOT(),
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
-			return "", fmt.Errorf("results: %w", err)
-		}
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return "", fmt.Errorf("results: %w", err)
-	}
-	return final, nil
 }
