@@ -277,3 +277,28 @@ func deleteLink(name string) error {
 	}
 	return netlink.LinkDel(l)
 }
+
+func TestStartStopsWhenItsContextEnds(t *testing.T) {
+	needRoot(t)
+	st := upLine(t)
+	m, err := New(st, Options{Interval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	m.Start(ctx)
+	for m.Snapshot().Samples < 3 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	time.Sleep(30 * time.Millisecond) // a tick already under way may still land
+	taken := m.Snapshot().Samples
+	time.Sleep(50 * time.Millisecond)
+	if after := m.Snapshot().Samples; after != taken {
+		t.Errorf("%d samples taken after the context ended", after-taken)
+	}
+	if err := m.Sample(); err != nil {
+		t.Errorf("Sample after the context ended (not closed): %v", err)
+	}
+}
