@@ -288,7 +288,11 @@ func TestStartStopsWhenItsContextEnds(t *testing.T) {
 	defer m.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	m.Start(ctx)
+	deadline := time.Now().Add(5 * time.Second)
 	for m.Snapshot().Samples < 3 {
+		if m.Err() != nil || time.Now().After(deadline) {
+			t.Fatalf("background sampling: %d samples in 5 s, error %v", m.Snapshot().Samples, m.Err())
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
