@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/grid-ina/grid/harness/controller/controllertest"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
 )
@@ -13,7 +14,7 @@ import (
 // processes, connecting, loading the aggregator, installing grid-paths'
 // plan, and stopping them.
 func BenchmarkStartAndInstallOnTheTestbed(b *testing.B) {
-	needFabric(b)
+	controllertest.NeedFabric(b)
 	tp := topo.Testbed()
 	d := deploy(b, tp, solver.AlgoGRIDPaths)
 	st := upRun(b, tp)

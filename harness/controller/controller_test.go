@@ -14,21 +14,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/controller/controllertest"
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
-	"github.com/grid-ina/grid/harness/internal/repo"
-	"github.com/grid-ina/grid/harness/lp"
-	"github.com/grid-ina/grid/harness/p4c"
 	"github.com/grid-ina/grid/harness/p4test/targettest"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
-	"github.com/grid-ina/grid/harness/workload"
 )
 
 // The tests that start switches build real namespaces and need root (CI
@@ -37,30 +33,9 @@ import (
 
 func TestMain(m *testing.M) { targettest.Main(m) }
 
-// program compiles the aggregator once per test binary.
-var program = sync.OnceValues(func() (*p4c.Result, error) {
-	root, err := repo.Root()
-	if err != nil {
-		return nil, err
-	}
-	return aggregator.Compile(filepath.Join(root, "p4", "aggregator", "aggregator.p4"), aggregator.Build{})
-})
-
-func needFabric(t testing.TB) {
-	t.Helper()
-	if err := fabric.CanBuild(); err != nil {
-		t.Skipf("needs root to build network namespaces and start switches in them (CI runs as root): %v", err)
-	}
-}
-
 func startOptions(t testing.TB) Options {
 	t.Helper()
-	bin := targettest.GridBinary(t)
-	prog, err := program()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Options{Binary: bin, Program: prog}
+	return Options{Binary: targettest.GridBinary(t), Program: controllertest.Program(t)}
 }
 
 // upRun builds tp as a fresh run that is torn down when the test ends;
@@ -93,19 +68,7 @@ func upRun(t testing.TB, tp *topo.Topology) *fabric.State {
 // deploy solves tp's default job with algo and turns the plan into a deployment.
 func deploy(t testing.TB, tp *topo.Topology, algo string) *aggregator.Deployment {
 	t.Helper()
-	jobs, err := workload.Default(tp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := solver.NewInstance(tp, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := solver.Solve(context.Background(), in, algo, solver.Options{Seed: 1, LP: lp.Embedded})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := aggregator.FromSolverPlan(tp, p, aggregator.PlanOptions{})
+	d, err := aggregator.FromSolverPlan(tp, controllertest.Solve(t, tp, algo), aggregator.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +99,7 @@ func udpIn(t *testing.T, st *fabric.State, host string, ip netip.Addr) *net.UDPC
 // bitmap names, aggregated where the plan says; the PS's result comes back
 // to every worker through the result multicast; the counters tell the same.
 func TestOneGradientRoundOnTheTestbedArrivesAsExactPartialSums(t *testing.T) {
-	needFabric(t)
+	controllertest.NeedFabric(t)
 	tp := topo.Testbed()
 	d := deploy(t, tp, solver.AlgoGRIDPaths)
 	st := upRun(t, tp)
@@ -333,7 +296,7 @@ func fakeSwitch(t *testing.T, script string) string {
 }
 
 func TestASwitchThatExitsAtStartIsNamedWithItsOutput(t *testing.T) {
-	needFabric(t)
+	controllertest.NeedFabric(t)
 	st := upRun(t, oneSwitch(t))
 	opts := startOptions(t)
 	opts.Binary = fakeSwitch(t, `echo "grid switch: bind sw0: no such device" >&2; exit 3`)
@@ -356,7 +319,7 @@ func TestASwitchThatExitsAtStartIsNamedWithItsOutput(t *testing.T) {
 }
 
 func TestASwitchThatNeverGetsReadyTimesOutAndIsStopped(t *testing.T) {
-	needFabric(t)
+	controllertest.NeedFabric(t)
 	st := upRun(t, oneSwitch(t))
 	opts := startOptions(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
@@ -383,7 +346,7 @@ func TestASwitchThatNeverGetsReadyTimesOutAndIsStopped(t *testing.T) {
 }
 
 func TestADeploymentForAnotherTopologyIsRefusedNamingTheSwitch(t *testing.T) {
-	needFabric(t)
+	controllertest.NeedFabric(t)
 	st := upRun(t, oneSwitch(t))
 	ctx := context.Background()
 	ctl, err := Start(ctx, st, startOptions(t))
@@ -399,7 +362,7 @@ func TestADeploymentForAnotherTopologyIsRefusedNamingTheSwitch(t *testing.T) {
 }
 
 func TestReloadEmptiesEveryTableAndGroup(t *testing.T) {
-	needFabric(t)
+	controllertest.NeedFabric(t)
 	tp := oneSwitch(t)
 	st := upRun(t, tp)
 	ctx := context.Background()

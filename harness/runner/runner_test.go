@@ -12,15 +12,12 @@ import (
 	"time"
 
 	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/controller/controllertest"
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
-	"github.com/grid-ina/grid/harness/internal/repo"
-	"github.com/grid-ina/grid/harness/lp"
-	"github.com/grid-ina/grid/harness/p4c"
 	"github.com/grid-ina/grid/harness/p4test/targettest"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
-	"github.com/grid-ina/grid/harness/workload"
 )
 
 // The experiments build real namespaces and processes and need root (CI
@@ -28,14 +25,6 @@ import (
 // the test's process id and a counter, and must be gone when Run returns.
 
 func TestMain(m *testing.M) { targettest.Main(m) }
-
-var program = sync.OnceValues(func() (*p4c.Result, error) {
-	root, err := repo.Root()
-	if err != nil {
-		return nil, err
-	}
-	return aggregator.Compile(filepath.Join(root, "p4", "aggregator", "aggregator.p4"), aggregator.Build{})
-})
 
 var runs struct {
 	sync.Mutex
@@ -53,30 +42,11 @@ func runName() string {
 // plans, 64 fragments of 32 values per worker.
 func testConfig(t testing.TB, algos ...string) Config {
 	t.Helper()
-	if err := fabric.CanBuild(); err != nil {
-		t.Skipf("needs root to build network namespaces and run switches and endpoints in them (CI runs as root): %v", err)
-	}
-	bin := targettest.GridBinary(t)
-	prog, err := program()
-	if err != nil {
-		t.Fatal(err)
-	}
+	controllertest.NeedFabric(t)
 	tp := topo.Testbed()
-	jobs, err := workload.Default(tp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := solver.NewInstance(tp, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Topology: tp, Program: prog, Binary: bin, Name: runName(), Fragments: 64}
+	cfg := Config{Topology: tp, Program: controllertest.Program(t), Binary: targettest.GridBinary(t), Name: runName(), Fragments: 64}
 	for _, a := range algos {
-		p, err := solver.Solve(context.Background(), in, a, solver.Options{Seed: 1, LP: lp.Embedded})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Plans = append(cfg.Plans, p)
+		cfg.Plans = append(cfg.Plans, controllertest.Solve(t, tp, a))
 	}
 	return cfg
 }
