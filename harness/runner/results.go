@@ -20,7 +20,8 @@ func (e *Experiment) Results(name string, files map[string][]byte) *results.Expe
 		if r.Links == nil {
 			r.Links = o.Links
 		}
-		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Began: o.Began, Ended: o.Ended, Traffic: o.Traffic}
+		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Began: o.Began, Ended: o.Ended, Traffic: o.Traffic,
+			Switches: o.Switches}
 		for _, j := range o.Jobs {
 			a.Jobs = append(a.Jobs, results.Job{Name: j.Name, ID: j.ID, PS: j.PS, Workers: j.Workers})
 		}

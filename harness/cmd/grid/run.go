@@ -46,12 +46,13 @@ func init() {
 			"every algorithm's plan runs in turn on the same fabric (plans the data plane cannot follow,\n" +
 			"such as workers split over two nodes, are reported and skipped). A table shows per plan and\n" +
 			"job whether the sums were exact, the slowest worker's time and goodput, resends, control\n" +
-			"packets and the bytes that reached the PS; link traffic is sampled all along. The results\n" +
-			"folder results/RUN-TIME/ gets summary.json, traffic.csv, jobs.csv, plots (PNG), the plan,\n" +
-			"the comparison, a drawing of the topology and logs/ with the switches' logs and the endpoints'\n" +
-			"specs, reports and logs (see results/README.md). Everything is torn\n" +
-			"down at the end, also on Ctrl-C. Exits non-zero when a sum is wrong or a job did not finish.\n" +
-			"Needs root.\n\n" + "Example:\n   sudo grid run\n   sudo grid run --algo all --fragments 256\n" +
+			"packets and the bytes that reached the PS; link traffic is sampled all along.\n\n" +
+			"The results folder results/RUN-TIME/ (see results/README.md) gets summary.json, traffic.csv,\n" +
+			"jobs.csv, the switches' counters (switches.csv, aggregation.csv), plots (PNG), the plan, the\n" +
+			"comparison, a drawing of the topology, and logs/ with the switches' logs and the endpoints'\n" +
+			"specs, reports and logs. Everything is torn down at the end, also on Ctrl-C. Exits non-zero\n" +
+			"when a sum is wrong or a job did not finish. Needs root.\n\n" +
+			"Example:\n   sudo grid run\n   sudo grid run --algo all --fragments 256\n" +
 			"   sudo grid run --topo topologies/paper-fig1.yaml --jobs workloads/jobs/fig1-two-jobs.yaml --keep",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "topo", Value: "topologies/testbed.yaml", Usage: "topology `FILE`"},
@@ -182,7 +183,7 @@ func runExperiment(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "results in %s (summary, traffic and jobs tables, plots, the %s plan, the comparison, the topology drawing, logs)\n", dir, kept.Algorithm)
+	fmt.Fprintf(w, "results in %s (summary, traffic, jobs and switch tables, plots, the %s plan, the comparison, the topology drawing, logs)\n", dir, kept.Algorithm)
 	return exp.Failure()
 }
 
