@@ -82,7 +82,7 @@ func NewSwitch(cfg SwitchConfig) (*Switch, error) {
 		if err != nil {
 			return nil, fmt.Errorf("program: %w", err)
 		}
-		s.initial = engine.NewSwitch(prog, engine.Config{Trace: cfg.Trace})
+		s.initial = engine.NewSwitch(prog, engine.Config{Trace: cfg.Trace, Serial: true})
 	}
 	dp, err := Open(cfg.Ports, Options{PcapDir: cfg.PcapDir, LossSeed: cfg.LossSeed, Logger: log})
 	if err != nil {

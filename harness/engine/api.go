@@ -90,6 +90,14 @@ type Config struct {
 	MaxPasses int
 	// Now is the clock for meters and timestamps; nil means time.Now.
 	Now func() time.Time
+	// Serial makes Process take one packet at a time, as simple_switch's
+	// single ingress thread does. bmv2 keeps a register locked for one
+	// action only, so a read-modify-write split over several actions (GRID's
+	// aggregation units, a counter read in one table and written in the next)
+	// is atomic only then. Without it, goroutines calling Process run in
+	// parallel, which is faster and safe for programs whose state updates sit
+	// in one action.
+	Serial bool
 	// Digest, when set, receives the digests (v1model digest(), bmv2
 	// learning) a packet generates, at the end of its ingress pipeline as
 	// simple_switch sends them. It is called on the packet's goroutine and

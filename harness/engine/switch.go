@@ -32,6 +32,7 @@ type Switch struct {
 	clones atomic.Pointer[map[uint32]CloneSession]
 
 	workers sync.Pool
+	serial  sync.Mutex // held by Process when Config.Serial
 	traceMu sync.Mutex
 	pktID   atomic.Uint64
 }
@@ -117,10 +118,15 @@ func (w *worker) put(k *pkt) { w.free = append(w.free, k) }
 
 // Process runs one frame received on port through the switch and calls emit
 // for every packet that leaves, in order. Output.Data is only valid during
-// the call of emit. Process allocates nothing in steady state.
+// the call of emit. Process allocates nothing in steady state. Calls from
+// several goroutines run in parallel unless Config.Serial is set.
 func (s *Switch) Process(port uint32, frame []byte, emit func(Output)) error {
 	if s.cfg.Ports > 0 && port >= s.cfg.Ports {
 		return fmt.Errorf("ingress port %d: the switch has ports 0..%d", port, s.cfg.Ports-1)
+	}
+	if s.cfg.Serial {
+		s.serial.Lock()
+		defer s.serial.Unlock()
 	}
 	w := s.workers.Get().(*worker)
 	k := w.get(s)
