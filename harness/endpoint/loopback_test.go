@@ -200,3 +200,76 @@ func TestWorkerWithoutARouteToThePSStopsAtTheFirstSend(t *testing.T) {
 		t.Errorf("report: sent %d, error %q", r.Sent, r.Error)
 	}
 }
+
+// With "start": "signal" the workers bind, say so, and send nothing until
+// the trigger: a runner starts them together.
+func TestWorkersWithAStartSignalSendOnlyAfterIt(t *testing.T) {
+	spec := loopbackSpec(2, 50)
+	spec.Start = StartSignal
+	ctx := context.Background()
+	var ps *Report
+	workers := make([]*Report, 2)
+	var wg sync.WaitGroup
+	psReady := make(chan struct{})
+	wg.Go(func() {
+		var err error
+		if ps, err = RunPS(ctx, spec, OnListening(func(netip.AddrPort) { close(psReady) })); err != nil {
+			t.Error(err)
+			close(psReady)
+		}
+	})
+	<-psReady
+	start := make(chan struct{})
+	var bound sync.WaitGroup
+	for i := range workers {
+		bound.Add(1)
+		wg.Go(func() {
+			var err error
+			workers[i], err = RunWorker(ctx, spec, i, StartOn(start), OnListening(func(netip.AddrPort) { bound.Done() }))
+			if err != nil {
+				t.Error(err)
+				bound.Done()
+			}
+		})
+	}
+	bound.Wait()
+	time.Sleep(100 * time.Millisecond)
+	signalled := time.Now()
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if err := ps.Failure(); err != nil {
+		t.Error(err)
+	}
+	for i, w := range workers {
+		if err := w.Failure(); err != nil {
+			t.Error(err)
+		}
+		if w.Start.Before(signalled) {
+			t.Errorf("worker %d started at %v, before the signal at %v", i, w.Start, signalled)
+		}
+	}
+	// Fragments sent during the 100 ms before the signal would have been
+	// answered at once: the PS would have completed before it.
+	if ps.Done.Before(signalled) {
+		t.Errorf("the PS completed at %v, before the start signal at %v", ps.Done, signalled)
+	}
+}
+
+func TestWorkerWaitingForAStartSignalStopsAtTheDeadline(t *testing.T) {
+	spec := loopbackSpec(1, 5)
+	spec.Start = StartSignal
+	spec.Deadline = Duration(200 * time.Millisecond)
+	r, err := RunWorker(context.Background(), spec, 0, StartOn(make(chan struct{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verified || r.Sent != 0 || r.Error != "deadline 200ms passed before the start signal" {
+		t.Errorf("sent %d, error %q", r.Sent, r.Error)
+	}
+	if _, err := RunWorker(context.Background(), spec, 0); err == nil || !strings.Contains(err.Error(), "start trigger") {
+		t.Errorf("a signal-started worker without a trigger: %v", err)
+	}
+}

@@ -37,7 +37,8 @@ func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
 		return nil, err
 	}
 	defer conn.Close()
-	applyListening(opts, conn)
+	o := collectOptions(opts)
+	o.announce(conn)
 	s := &psRun{
 		spec: spec, plan: &plan, model: model, conn: conn,
 		sums: make([]int64, plan.Values),
@@ -51,7 +52,7 @@ func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
 		s.resultTo = []netip.AddrPort{broadcast}
 	}
 	s.rep = &Report{Role: RolePS, Job: plan.Job, Host: spec.Job.PSHost, IP: plan.PSIP.String(), Fragments: spec.Fragments}
-	s.run(ctx)
+	s.run(ctx, time.Now().Add(time.Duration(spec.Deadline)))
 	s.rep.Duplicates, s.rep.Overlaps = model.Duplicates, model.Overlaps
 	s.rep.finish(time.Now(), plan.Values)
 	return s.rep, nil
@@ -70,10 +71,8 @@ type psRun struct {
 	sums  []int64
 }
 
-func (s *psRun) run(ctx context.Context) {
-	start := time.Now()
-	s.rep.Start = start
-	deadline := start.Add(time.Duration(s.spec.Deadline))
+func (s *psRun) run(ctx context.Context, deadline time.Time) {
+	s.rep.Start = time.Now()
 	linger := s.spec.linger()
 	buf, oob := make([]byte, 2048), make([]byte, oobSize)
 	for {

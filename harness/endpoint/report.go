@@ -65,6 +65,8 @@ type Report struct {
 	// Error says why the endpoint stopped short (deadline, socket).
 	Error string `json:"error,omitempty"`
 
+	// Start is when the endpoint began: a worker whose spec says "start":
+	// "signal", when it got the signal.
 	Start time.Time `json:"start"`
 	// Done is when the last fragment completed (zero if none did), End when
 	// the endpoint stopped (for the PS, after lingering).

@@ -103,6 +103,7 @@ type Option func(*options)
 
 type options struct {
 	listening func(netip.AddrPort)
+	start     <-chan struct{}
 }
 
 // OnListening has f called with the endpoint's address once its socket is
@@ -111,11 +112,22 @@ func OnListening(f func(netip.AddrPort)) Option {
 	return func(o *options) { o.listening = f }
 }
 
-func applyListening(opts []Option, conn *net.UDPConn) {
+// StartOn is the start trigger of a worker whose spec says "start":
+// "signal": once its socket is bound it waits until start is closed before
+// it sends (or until the deadline or ctx ends the run).
+func StartOn(start <-chan struct{}) Option {
+	return func(o *options) { o.start = start }
+}
+
+func collectOptions(opts []Option) options {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return o
+}
+
+func (o *options) announce(conn *net.UDPConn) {
 	if o.listening != nil {
 		o.listening(conn.LocalAddr().(*net.UDPAddr).AddrPort())
 	}

@@ -36,9 +36,10 @@
 //	  "seed": 42,                     // gradient seed
 //	  "window": {"initial": 8, "max": 64},  // fragments in flight per worker (AIMD)
 //	  "timeout": "20ms",              // retransmission timeout (at least 300µs)
-//	  "deadline": "60s",              // the endpoint gives up this long after it started
+//	  "deadline": "60s",              // the endpoint gives up this long after it started (start signal wait included)
 //	  "linger": "1s",                 // optional: the PS stops once it has heard nothing of the job this long after the last result (default 3 × timeout)
-//	  "results": "broadcast"          // optional: "broadcast" (default; the switches multicast) or "unicast" (a copy per worker; no switch needed)
+//	  "results": "broadcast",         // optional: "broadcast" (default; the switches multicast) or "unicast" (a copy per worker; no switch needed)
+//	  "start": "now"                  // optional: workers send at once ("now", default) or, once bound, on a start signal ("signal": grid worker waits for SIGUSR1)
 //	}
 //
 // Fragment ids must not repeat on a switch within a job until its units are
@@ -102,7 +103,17 @@ type Spec struct {
 	Deadline      Duration `json:"deadline"`
 	Linger        Duration `json:"linger,omitempty"`
 	Results       string   `json:"results,omitempty"`
+	Start         string   `json:"start,omitempty"`
 }
+
+// When workers start sending (Spec.Start).
+const (
+	// StartNow (the default): as soon as the socket is bound.
+	StartNow = "now"
+	// StartSignal: after the socket is bound, on a trigger (StartOn; grid
+	// worker: SIGUSR1), so that a runner can start all workers at once.
+	StartSignal = "signal"
+)
 
 // How the PS sends results (Spec.Results).
 const (
@@ -332,6 +343,11 @@ func (s *Spec) Validate() error {
 	case "", ResultsBroadcast, ResultsUnicast:
 	default:
 		return fmt.Errorf("results: %q, want %q or %q", s.Results, ResultsBroadcast, ResultsUnicast)
+	}
+	switch s.Start {
+	case "", StartNow, StartSignal:
+	default:
+		return fmt.Errorf("start: %q, want %q or %q", s.Start, StartNow, StartSignal)
 	}
 	return nil
 }

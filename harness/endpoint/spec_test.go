@@ -103,6 +103,7 @@ func TestBadSpecIsRejectedNamingTheField(t *testing.T) {
 		{`"seed": 7`, `"seed": 7, "role": "switch"`, `role: "switch"`},
 		{`"seed": 7`, `"seed": 7, "index": 3`, "index: 3, the job has members 0..2"},
 		{`"seed": 7`, `"seed": 7, "results": "multicast"`, `results: "multicast"`},
+		{`"seed": 7`, `"seed": 7, "start": "later"`, `start: "later", want "now" or "signal"`},
 		{`"seed": 7`, `"seed": 7, "first_fragment": 4294967290`, "first_fragment: 4294967290 + 100 fragments exceeds"},
 	} {
 		if !strings.Contains(validSpec, tc.old) {

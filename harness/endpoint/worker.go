@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -31,8 +32,13 @@ const pollInterval = 50 * time.Millisecond
 // result, halved (at least 1) on each control packet the model answers with
 // a retry, capped at the spec's window.max.
 func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Report, error) {
+	began := time.Now()
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
+	}
+	o := collectOptions(opts)
+	if spec.Start == StartSignal && o.start == nil {
+		return nil, errors.New(`spec: start: "signal" needs a start trigger (StartOn)`)
 	}
 	if index < 0 || index >= len(spec.Job.Members) {
 		return nil, fmt.Errorf("worker index %d: the job has members 0..%d", index, len(spec.Job.Members)-1)
@@ -44,7 +50,7 @@ func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Rep
 		return nil, err
 	}
 	defer conn.Close()
-	applyListening(opts, conn)
+	o.announce(conn)
 	w := &workerRun{
 		spec: spec, plan: &plan, index: index, conn: conn,
 		ps:       netip.AddrPortFrom(plan.PSIP, gradproto.UDPPort),
@@ -56,7 +62,10 @@ func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Rep
 	}
 	w.rep = &Report{Role: RoleWorker, Job: plan.Job, Index: &index, Host: spec.Job.Members[index].Host,
 		IP: me.IP.String(), Fragments: spec.Fragments, MinWindow: w.window}
-	w.run(ctx)
+	deadline := began.Add(time.Duration(spec.Deadline))
+	if w.waitForStart(ctx, o.start, deadline) {
+		w.run(ctx, deadline)
+	}
 	w.rep.FinalWindow = w.window
 	w.rep.finish(time.Now(), plan.Values)
 	return w.rep, nil
@@ -83,10 +92,29 @@ type workerRun struct {
 	sums []int64
 }
 
-func (w *workerRun) run(ctx context.Context) {
+// waitForStart waits for the start trigger, if there is one; false means
+// the run ended first (the report says why).
+func (w *workerRun) waitForStart(ctx context.Context, start <-chan struct{}, deadline time.Time) bool {
+	if start == nil {
+		return true
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-start:
+		return true
+	case <-ctx.Done():
+		w.rep.Error = "interrupted before the start signal: " + context.Cause(ctx).Error()
+	case <-timer.C:
+		w.rep.Error = fmt.Sprintf("deadline %v passed before the start signal", time.Duration(w.spec.Deadline))
+	}
+	w.rep.Start = time.Now()
+	return false
+}
+
+func (w *workerRun) run(ctx context.Context, deadline time.Time) {
 	w.start = time.Now()
 	w.rep.Start = w.start
-	deadline := w.start.Add(time.Duration(w.spec.Deadline))
 	buf, oob := make([]byte, 2048), make([]byte, oobSize)
 	for w.rep.Completed < w.spec.Fragments {
 		if err := w.fill(); err != nil {

@@ -35,7 +35,9 @@ func init() {
 			"per result and halves on a switch's control packet (collision or over capacity), resends\n" +
 			"fragments without a result after the timeout, and checks every result the switches multicast\n" +
 			"back against the exact sums of all workers' gradients. It stops when every fragment has its\n" +
-			"result or at the spec's deadline.\n\n" + endpointSpecHelp + "\n\n" +
+			"result or at the spec's deadline. With \"start\": \"signal\" in the spec it binds, prints its ready\n" +
+			"line (grid worker: listening on IP:18258) and sends only after SIGUSR1, so that a runner can\n" +
+			"start all workers together; the deadline counts the wait.\n\n" + endpointSpecHelp + "\n\n" +
 			"Example (in host w1's namespace of run testbed):\n" +
 			"   grid exec testbed w1 -- grid worker --spec job1.json --index 0 --report w1.json",
 		Flags: endpointFlags(&cli.IntFlag{Name: "index", Value: -1, DefaultText: "the spec's index",
@@ -43,9 +45,16 @@ func init() {
 		OnUsageError: endpointUsageError,
 		Action: endpointAction(func(c *cli.Context, spec *endpoint.Spec) (endpointRun, error) {
 			index, err := spec.WorkerIndex(c.Int("index"))
+			if err != nil {
+				return nil, err
+			}
+			var opts []endpoint.Option
+			if spec.Start == endpoint.StartSignal {
+				opts = append(opts, endpoint.StartOn(startSignal()))
+			}
 			return func(ctx context.Context, ready endpoint.Option) (*endpoint.Report, error) {
-				return endpoint.RunWorker(ctx, spec, index, ready)
-			}, err
+				return endpoint.RunWorker(ctx, spec, index, append(opts, ready)...)
+			}, nil
 		}),
 	})
 	register(&cli.Command{
@@ -75,6 +84,21 @@ func init() {
 			}, nil
 		}),
 	})
+}
+
+// startSignal is closed at the first SIGUSR1. It catches the signal from
+// now on, before the ready line, so a runner that signals right after
+// reading that line never kills the worker with SIGUSR1's default action.
+func startSignal() <-chan struct{} {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGUSR1)
+	start := make(chan struct{})
+	go func() {
+		<-sigs
+		signal.Stop(sigs)
+		close(start)
+	}()
+	return start
 }
 
 // endpointFlags are the flags of both commands, then extra.

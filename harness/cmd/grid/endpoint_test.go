@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,5 +162,71 @@ func TestPSProcessPrintsItsReadyLineAndStopsOnSIGTERMWithAReport(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "grid ps: job 3 PS") || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr %q does not say why it failed", stderr.String())
+	}
+}
+
+// A worker whose spec says "start": "signal" sends only after SIGUSR1,
+// which it catches from before its ready line on.
+func TestWorkerProcessStartsOnSIGUSR1(t *testing.T) {
+	path, spec := loopbackJobSpec(t, "20s")
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(data), `"results": "unicast"`, `"results": "unicast", "start": "signal"`, 1)), 0o644)
+	spec.Start = endpoint.StartSignal
+	var ps, other *endpoint.Report
+	var wg sync.WaitGroup
+	psReady := make(chan struct{})
+	wg.Go(func() {
+		var err error
+		if ps, err = endpoint.RunPS(context.Background(), spec, endpoint.OnListening(func(netip.AddrPort) { close(psReady) })); err != nil {
+			t.Error(err)
+			close(psReady)
+		}
+	})
+	<-psReady
+	start := make(chan struct{})
+	wg.Go(func() {
+		var err error
+		if other, err = endpoint.RunWorker(context.Background(), spec, 1, endpoint.StartOn(start)); err != nil {
+			t.Error(err)
+		}
+	})
+	reportPath := filepath.Join(t.TempDir(), "w0.json")
+	cmd := exec.Command(targettest.GridBinary(t), "worker", "--spec", path, "--index", "0", "--report", reportPath)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "grid worker: listening on "+spec.Job.Members[0].IP+":18258" {
+		t.Fatalf("first line %q, stderr %s", lines.Text(), stderr.String())
+	}
+	signalled := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	close(start)
+	for lines.Scan() {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("grid worker: %v\n%s", err, stderr.String())
+	}
+	wg.Wait()
+	var rep endpoint.Report
+	if data, err := os.ReadFile(reportPath); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Verified || rep.Start.Before(signalled) {
+		t.Errorf("report: verified %v, start %v, signal at %v", rep.Verified, rep.Start, signalled)
+	}
+	if ps == nil || !ps.Verified || other == nil || !other.Verified {
+		t.Errorf("PS %+v, worker 1 %+v", ps, other)
 	}
 }
