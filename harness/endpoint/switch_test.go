@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -165,7 +164,10 @@ func newStarHosts(t testing.TB, fanIn, direct, units int) *starNet {
 func newStarNet(t testing.TB, fanIn, direct, units int, loss map[uint32]float64) *starNet {
 	t.Helper()
 	n := newStarHosts(t, fanIn, direct, units)
-	n.engine = engine.NewSwitch(aggregatorProgram(t, units).engine, engine.Config{})
+	// One packet at a time, as simple_switch's single ingress thread: a
+	// unit's read-modify-write spans several actions of the program, and
+	// the dataplane receives each port on its own goroutine.
+	n.engine = engine.NewSwitch(aggregatorProgram(t, units).engine, engine.Config{Serial: true})
 	if err := n.setup.Install(n.engine); err != nil {
 		t.Fatal(err)
 	}
@@ -180,23 +182,7 @@ func newStarNet(t testing.TB, fanIn, direct, units int, loss map[uint32]float64)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
-	// One packet at a time through ingress and egress, as simple_switch
-	// runs them (one ingress thread): the aggregator's read-modify-write
-	// of a unit spans several actions, which the engine makes atomic only
-	// one action at a time. The dataplane receives each port on its own
-	// goroutine, so without this lock two workers' fragments of one unit
-	// can interleave and lose one's values (GRID_TEST_CONCURRENT_INGRESS=1
-	// shows it: wrong sums within a few runs of -count=10).
-	var pipeline dataplane.Pipeline = n.engine
-	if os.Getenv("GRID_TEST_CONCURRENT_INGRESS") == "" {
-		var mu sync.Mutex
-		pipeline = dataplane.PipelineFunc(func(port uint32, frame []byte, emit func(engine.Output)) error {
-			mu.Lock()
-			defer mu.Unlock()
-			return n.engine.Process(port, frame, emit)
-		})
-	}
-	go func() { ran <- n.dp.Run(ctx, pipeline) }()
+	go func() { ran <- n.dp.Run(ctx, n.engine) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-ran; err != nil {
