@@ -33,33 +33,60 @@ func loopbackSpec(workers, fragments int) *Spec {
 	return s
 }
 
-// runJob runs the PS and every worker of spec concurrently.
-func runJob(t testing.TB, ctx context.Context, spec *Spec) (ps *Report, workers []*Report) {
+// startPS runs the PS of spec in the background and returns once its
+// socket is bound; wait returns its report.
+func startPS(t testing.TB, ctx context.Context, spec *Spec) (wait func() *Report) {
 	t.Helper()
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
+	var rep *Report
+	var err error
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		rep, err = RunPS(ctx, spec, OnListening(func(netip.AddrPort) { close(ready) }))
+	}()
+	select {
+	case <-ready:
+	case <-done:
 	}
-	workers = make([]*Report, len(spec.Job.Members))
-	errs := make([]error, len(spec.Job.Members)+1)
-	var wg sync.WaitGroup
-	ready := make(chan struct{})
-	wg.Go(func() {
-		ps, errs[0] = RunPS(ctx, spec, OnListening(func(netip.AddrPort) { close(ready) }))
-		if errs[0] != nil {
-			close(ready)
+	return func() *Report {
+		t.Helper()
+		<-done
+		if err != nil {
+			t.Fatalf("PS: %v", err)
 		}
-	})
-	<-ready
-	for i := range workers {
-		wg.Go(func() { workers[i], errs[i+1] = RunWorker(ctx, spec, i) })
+		return rep
+	}
+}
+
+// runWorkers runs worker i of specs[i] for every i, with options opts, and
+// returns their reports.
+func runWorkers(t testing.TB, ctx context.Context, specs []*Spec, opts ...Option) []*Report {
+	t.Helper()
+	reports := make([]*Report, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, spec := range specs {
+		wg.Go(func() { reports[i], errs[i] = RunWorker(ctx, spec, i, opts...) })
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			t.Fatalf("endpoint %d: %v", i-1, err)
+			t.Fatalf("worker %d: %v", i, err)
 		}
 	}
-	return ps, workers
+	return reports
+}
+
+// runJob runs the PS and every worker of spec.
+func runJob(t testing.TB, ctx context.Context, spec *Spec) (ps *Report, workers []*Report) {
+	t.Helper()
+	wait := startPS(t, ctx, spec)
+	specs := make([]*Spec, len(spec.Job.Members))
+	for i := range specs {
+		specs[i] = spec
+	}
+	workers = runWorkers(t, ctx, specs)
+	return wait(), workers
 }
 
 func TestJobOverLoopbackWithThePSAggregatingVerifiesEverySum(t *testing.T) {
@@ -92,34 +119,10 @@ func TestWorkerWithAnotherSeedIsAMismatchEverywhere(t *testing.T) {
 	odd := *spec
 	odd.Seed++
 	ctx := context.Background()
-	var ps, good, bad *Report
-	var wg sync.WaitGroup
-	ready := make(chan struct{})
-	wg.Go(func() {
-		var err error
-		if ps, err = RunPS(ctx, spec, OnListening(func(netip.AddrPort) { close(ready) })); err != nil {
-			t.Error(err)
-			close(ready)
-		}
-	})
-	<-ready
-	wg.Go(func() {
-		var err error
-		if good, err = RunWorker(ctx, spec, 0); err != nil {
-			t.Error(err)
-		}
-	})
-	wg.Go(func() {
-		var err error
-		if bad, err = RunWorker(ctx, &odd, 1); err != nil {
-			t.Error(err)
-		}
-	})
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
-	for name, r := range map[string]*Report{"PS": ps, "worker 0": good, "worker 1": bad} {
+	wait := startPS(t, ctx, spec)
+	workers := runWorkers(t, ctx, []*Spec{spec, &odd})
+	ps := wait()
+	for name, r := range map[string]*Report{"PS": ps, "worker 0": workers[0], "worker 1": workers[1]} {
 		if r.Verified || r.Mismatch == nil || r.Mismatch.Reason != "" {
 			t.Errorf("%s: verified %v, mismatch %v; want a wrong value", name, r.Verified, r.Mismatch)
 		}
@@ -207,39 +210,19 @@ func TestWorkersWithAStartSignalSendOnlyAfterIt(t *testing.T) {
 	spec := loopbackSpec(2, 50)
 	spec.Start = StartSignal
 	ctx := context.Background()
-	var ps *Report
-	workers := make([]*Report, 2)
-	var wg sync.WaitGroup
-	psReady := make(chan struct{})
-	wg.Go(func() {
-		var err error
-		if ps, err = RunPS(ctx, spec, OnListening(func(netip.AddrPort) { close(psReady) })); err != nil {
-			t.Error(err)
-			close(psReady)
-		}
-	})
-	<-psReady
+	wait := startPS(t, ctx, spec)
 	start := make(chan struct{})
 	var bound sync.WaitGroup
-	for i := range workers {
-		bound.Add(1)
-		wg.Go(func() {
-			var err error
-			workers[i], err = RunWorker(ctx, spec, i, StartOn(start), OnListening(func(netip.AddrPort) { bound.Done() }))
-			if err != nil {
-				t.Error(err)
-				bound.Done()
-			}
-		})
-	}
-	bound.Wait()
-	time.Sleep(100 * time.Millisecond)
-	signalled := time.Now()
-	close(start)
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
+	bound.Add(2)
+	var signalled time.Time
+	go func() {
+		bound.Wait()
+		time.Sleep(100 * time.Millisecond)
+		signalled = time.Now()
+		close(start)
+	}()
+	workers := runWorkers(t, ctx, []*Spec{spec, spec}, StartOn(start), OnListening(func(netip.AddrPort) { bound.Done() }))
+	ps := wait()
 	if err := ps.Failure(); err != nil {
 		t.Error(err)
 	}

@@ -123,32 +123,52 @@ func TestEndpointCommandsNameTheBadSpecFieldAndExitTwo(t *testing.T) {
 	}
 }
 
+// endpointProcess is a grid ps or grid worker process of a test.
+type endpointProcess struct {
+	cmd    *exec.Cmd
+	stdout *bufio.Scanner
+	stderr bytes.Buffer
+}
+
+// startEndpointProcess starts the grid binary with args and waits for its
+// first line, which must be ready; the process is killed when the test ends.
+func startEndpointProcess(t *testing.T, ready string, args ...string) *endpointProcess {
+	t.Helper()
+	p := &endpointProcess{cmd: exec.Command(targettest.GridBinary(t), args...)}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	p.stdout = bufio.NewScanner(stdout)
+	if !p.stdout.Scan() || p.stdout.Text() != ready {
+		t.Fatalf("grid %s: first line %q, want %q; stderr %s", strings.Join(args, " "), p.stdout.Text(), ready, p.stderr.String())
+	}
+	return p
+}
+
+// wait reads the rest of the output and waits for the process to exit.
+func (p *endpointProcess) wait() error {
+	for p.stdout.Scan() {
+	}
+	return p.cmd.Wait()
+}
+
 // What the runner relies on: the ready line once the socket is bound, and
 // on SIGTERM a report that says so and exit status 1.
 func TestPSProcessPrintsItsReadyLineAndStopsOnSIGTERMWithAReport(t *testing.T) {
 	path, spec := loopbackJobSpec(t, "1m")
 	reportPath := filepath.Join(t.TempDir(), "ps.json")
-	cmd := exec.Command(targettest.GridBinary(t), "ps", "--spec", path, "--report", reportPath)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
+	p := startEndpointProcess(t, "grid ps: listening on "+spec.Job.PSIP+":18258", "ps", "--spec", path, "--report", reportPath)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() || lines.Text() != "grid ps: listening on "+spec.Job.PSIP+":18258" {
-		t.Fatalf("first line %q, stderr %s", lines.Text(), stderr.String())
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	for lines.Scan() {
-	}
-	err = cmd.Wait()
+	err := p.wait()
+	stderr := &p.stderr
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("exit %v, want status 1; stderr %s", err, stderr.String())
@@ -191,30 +211,15 @@ func TestWorkerProcessStartsOnSIGUSR1(t *testing.T) {
 		}
 	})
 	reportPath := filepath.Join(t.TempDir(), "w0.json")
-	cmd := exec.Command(targettest.GridBinary(t), "worker", "--spec", path, "--index", "0", "--report", reportPath)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() || lines.Text() != "grid worker: listening on "+spec.Job.Members[0].IP+":18258" {
-		t.Fatalf("first line %q, stderr %s", lines.Text(), stderr.String())
-	}
+	p := startEndpointProcess(t, "grid worker: listening on "+spec.Job.Members[0].IP+":18258",
+		"worker", "--spec", path, "--index", "0", "--report", reportPath)
 	signalled := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
 	close(start)
-	for lines.Scan() {
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("grid worker: %v\n%s", err, stderr.String())
+	if err := p.wait(); err != nil {
+		t.Fatalf("grid worker: %v\n%s", err, p.stderr.String())
 	}
 	wg.Wait()
 	var rep endpoint.Report
