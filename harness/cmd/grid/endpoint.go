@@ -29,7 +29,7 @@ func init() {
 	register(&cli.Command{
 		Name:      "worker",
 		Usage:     "run one emulated worker of a job: send its gradient fragments, check every result sum",
-		ArgsUsage: " ",
+		ArgsUsage: "--spec FILE --index I [--report FILE]",
 		Description: "worker sends the worker's gradient fragments to the job's PS over UDP port 18258 from its own\n" +
 			"address (run it in the worker host's network namespace), through a window that grows by one\n" +
 			"per result and halves on a switch's control packet (collision or over capacity), resends\n" +
@@ -60,7 +60,7 @@ func init() {
 	register(&cli.Command{
 		Name:      "ps",
 		Usage:     "run the parameter server of a job: add what the switches send, multicast exact results",
-		ArgsUsage: " ",
+		ArgsUsage: "--spec FILE [--report FILE]",
 		Description: "ps receives the job's fragments on UDP port 18258 at the PS's address (run it in the PS host's\n" +
 			"network namespace): fragments of workers it aggregates itself and the switches' partial sums.\n" +
 			"It adds each worker's contribution exactly once (the recovery protocol of p4/README.md),\n" +
