@@ -72,6 +72,17 @@ func (p *Process) Exited() <-chan struct{} { return p.exited }
 // Exited is closed.
 func (p *Process) ExitErr() error { return p.err }
 
+// Signal sends sig to the process, unless it has exited.
+func (p *Process) Signal(sig os.Signal) error {
+	if !p.Running() {
+		return p.ExitError("exited before it got " + sig.String())
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("%s: %s: %w", p.who(), sig, err)
+	}
+	return nil
+}
+
 // Running reports whether the process still runs.
 func (p *Process) Running() bool {
 	select {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/grid-ina/grid/harness/aggregator"
@@ -16,11 +17,15 @@ import (
 	"github.com/grid-ina/grid/harness/endpoint"
 )
 
-// psReadyLine starts the line `grid ps` prints once its socket is bound.
-const psReadyLine = "grid ps: listening on "
+// psReadyLine and workerReadyLine start the lines `grid ps` and `grid
+// worker` print once their socket is bound.
+const (
+	psReadyLine     = "grid ps: listening on "
+	workerReadyLine = "grid worker: listening on "
+)
 
-// psStartTimeout bounds a PS's start.
-const psStartTimeout = 10 * time.Second
+// startTimeout bounds an endpoint's start until its ready line.
+const startTimeout = 10 * time.Second
 
 // exitGrace is how long endpoints get beyond their own deadline before
 // the runner stops them, and how long they get to write their report
@@ -52,7 +57,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("endpoint files: %w", err)
 	}
-	jr := &jobsRun{outcomes: make([]JobOutcome, len(d.Jobs)), began: time.Now()}
+	jr := &jobsRun{outcomes: make([]JobOutcome, len(d.Jobs))}
 	var procs []*endpointProc
 	defer func() {
 		// Ends whatever still runs when runJobs returns early.
@@ -67,6 +72,9 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 			Job:       endpoint.JobFromPlan(jd.Plan, jd.PS, jd.Workers),
 			Fragments: cfg.Fragments, Seed: cfg.Seed, Window: cfg.Window,
 			Timeout: endpoint.Duration(cfg.Timeout), Deadline: endpoint.Duration(cfg.Deadline),
+			// Workers start together on SIGUSR1, so none waits for one
+			// that is still being launched (and resends meanwhile).
+			Start: endpoint.StartSignal,
 		}
 		if err := spec.Validate(); err != nil {
 			return nil, fmt.Errorf("job %s: endpoint spec: %w", jd.Name, err)
@@ -86,7 +94,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 	// Workers start once the PSs listen, so their first fragments find
 	// the port open.
 	for _, p := range procs {
-		if err := p.WaitLine(ctx, psReadyLine, psStartTimeout); err != nil {
+		if err := p.WaitLine(ctx, psReadyLine, startTimeout); err != nil {
 			return nil, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, err)
 		}
 	}
@@ -100,6 +108,21 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 				return nil, fmt.Errorf("job %s: %w", jd.Name, err)
 			}
 			procs = append(procs, &endpointProc{Process: p, report: report, job: i, index: w})
+		}
+	}
+	for _, p := range procs {
+		if p.index >= 0 {
+			if err := p.WaitLine(ctx, workerReadyLine, startTimeout); err != nil {
+				return nil, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, err)
+			}
+		}
+	}
+	jr.began = time.Now()
+	for _, p := range procs {
+		if p.index >= 0 {
+			if err := p.Signal(syscall.SIGUSR1); err != nil {
+				return nil, fmt.Errorf("job %s: start: %w", d.Jobs[p.job].Name, err)
+			}
 		}
 	}
 	slog.Info("endpoints started", "jobs", len(d.Jobs), "processes", len(procs), "fragments", cfg.Fragments, "values", cfg.Values)
