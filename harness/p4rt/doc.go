@@ -4,7 +4,10 @@
 // SetForwardingPipelineConfig, giving the P4Info and, as p4_device_config,
 // the bmv2 JSON (as for simple_switch_grpc); the data plane feeds received
 // frames to Server.Process, which is safe on many goroutines while the
-// controller writes and allocates nothing of its own.
+// controller writes and allocates nothing of its own. Packets go through
+// the pipeline one at a time (engine.Config.Serial), as through
+// simple_switch's single ingress thread, so register updates split over
+// several actions stay atomic.
 //
 // Typical use:
 //
@@ -114,6 +117,9 @@
 //     reads with UNIMPLEMENTED (PI issue 376), so controllers of real bmv2
 //     read registers with simple_switch_CLI instead.
 //   - There is no Thrift server: simple_switch_CLI cannot talk to it.
+//   - One packet at a time runs through ingress and egress together;
+//     simple_switch pipelines ingress and egress on separate threads, which
+//     changes nothing a P4 program can observe except timing.
 //   - Packets to the CPU port without a packet_in header in the P4Info are
 //     sent whole as the PacketIn payload; PacketOut without a packet_out
 //     header injects the payload as it is.

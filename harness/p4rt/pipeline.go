@@ -125,7 +125,11 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 	if now == nil {
 		now = time.Now
 	}
-	pl.sw = engine.NewSwitch(prog, engine.Config{Now: now, Trace: opts.Trace})
+	// Serial: packets (from ports and PacketOut alike) run one at a time,
+	// as in simple_switch's single ingress thread, so a read-modify-write
+	// of registers split over several actions (GRID's aggregation units)
+	// stays atomic.
+	pl.sw = engine.NewSwitch(prog, engine.Config{Now: now, Trace: opts.Trace, Serial: true})
 	if err := pl.resolveActions(prog); err != nil {
 		return nil, err
 	}
