@@ -117,9 +117,10 @@
 //     reads with UNIMPLEMENTED (PI issue 376), so controllers of real bmv2
 //     read registers with simple_switch_CLI instead.
 //   - There is no Thrift server: simple_switch_CLI cannot talk to it.
-//   - One packet at a time runs through ingress and egress together;
-//     simple_switch pipelines ingress and egress on separate threads, which
-//     changes nothing a P4 program can observe except timing.
+//   - One packet at a time runs through ingress and then egress;
+//     simple_switch runs egress on other threads than ingress, so where a
+//     program's ingress and egress share registers, the order in which
+//     their updates interleave across packets can differ.
 //   - Packets to the CPU port without a packet_in header in the P4Info are
 //     sent whole as the PacketIn payload; PacketOut without a packet_out
 //     header injects the payload as it is.
