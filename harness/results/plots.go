@@ -209,35 +209,61 @@ func ingressPlot(e *Experiment, a AlgorithmRun, t linkTraffic) (*plot.Plot, erro
 }
 
 // completionPlot is one bar per algorithm that ran jobs: its mean job
-// completion time; nil when none did.
+// completion time, in another colour when a job did not verify (a fast
+// wrong answer is no result); nil when no algorithm ran jobs.
 func completionPlot(e *Experiment) (*plot.Plot, int, error) {
 	var names []string
-	var values plotter.Values
+	var exact, wrong plotter.Values
+	peak, anyWrong := 0.0, false
 	for _, a := range e.Algorithms {
 		if a.Refused != "" || len(a.Jobs) == 0 {
 			continue
 		}
-		mean := 0.0
+		mean, verified := 0.0, true
 		for _, j := range a.Jobs {
-			mean += j.Completion().Seconds / float64(len(a.Jobs))
+			c := j.Completion()
+			mean += c.Seconds / float64(len(a.Jobs))
+			verified = verified && c.Verified
 		}
 		names = append(names, a.Algorithm)
-		values = append(values, mean)
+		peak = max(peak, mean)
+		if verified {
+			exact, wrong = append(exact, mean), append(wrong, 0)
+		} else {
+			exact, wrong = append(exact, 0), append(wrong, mean)
+			anyWrong = true
+		}
 	}
-	if len(values) == 0 {
+	if len(names) == 0 {
 		return nil, 0, nil
 	}
 	p := plot.New()
 	p.Title.Text = "mean job completion time per algorithm"
 	p.Y.Label.Text = "seconds"
-	bars, err := plotter.NewBarChart(values, vg.Points(30))
-	if err != nil {
-		return nil, 0, fmt.Errorf("plot completion: %w", err)
+	p.Add(plotter.NewGrid())
+	series := []struct {
+		values plotter.Values
+		color  int
+		label  string
+	}{{exact, 2, "every sum exact"}, {wrong, 0, "wrong or missing sums"}}
+	for _, sr := range series {
+		if sr.label != series[0].label && !anyWrong {
+			continue
+		}
+		bars, err := plotter.NewBarChart(sr.values, vg.Points(30))
+		if err != nil {
+			return nil, 0, fmt.Errorf("plot completion: %w", err)
+		}
+		bars.Color = plotutil.Color(sr.color)
+		bars.LineStyle.Width = 0
+		p.Add(bars)
+		if anyWrong {
+			p.Legend.Add(sr.label, bars)
+		}
 	}
-	bars.Color = plotutil.Color(2)
-	bars.LineStyle.Width = 0
-	p.Add(bars, plotter.NewGrid())
+	p.Legend.Top = true
 	p.NominalX(names...)
-	nominalRange(p, len(values))
-	return p, len(values), nil
+	nominalRange(p, len(names))
+	p.Y.Min, p.Y.Max = 0, peak*1.25 // head room for the legend
+	return p, len(names), nil
 }

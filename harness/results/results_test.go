@@ -3,12 +3,15 @@ package results
 import (
 	"bytes"
 	"flag"
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"gonum.org/v1/plot/plotutil"
 
 	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/endpoint"
@@ -302,5 +305,49 @@ func TestADirectoryThatCannotBeCopiedLeavesNoFolder(t *testing.T) {
 	e.Dirs = map[string]string{"endpoints": filepath.Join(src, "missing")}
 	if _, err := Write(root, e); err == nil || !strings.Contains(err.Error(), `dirs["endpoints"]`) {
 		t.Errorf("Write with a missing directory: %v", err)
+	}
+}
+
+// pixelsOf counts the pixels of the PNG at path that have colour c.
+func pixelsOf(t *testing.T, path string, c color.Color) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0, g0, b0, _ := c.RGBA()
+	n := 0
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			if r, g, b, _ := img.At(x, y).RGBA(); r == r0 && g == g0 && b == b0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestAnAlgorithmWhoseJobFailedIsDrawnInTheFailureColour(t *testing.T) {
+	failure := plotutil.Color(0)
+	dir, err := Write(t.TempDir(), experiment()) // switchml has an unfinished worker
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pixelsOf(t, filepath.Join(dir, "completion.png"), failure); n < 500 {
+		t.Errorf("completion.png has %d pixels of the failure colour, want switchml's bar", n)
+	}
+	e := experiment()
+	e.Algorithms = e.Algorithms[:2] // grid-paths verified, atp refused
+	dir, err = Write(t.TempDir(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pixelsOf(t, filepath.Join(dir, "completion.png"), failure); n != 0 {
+		t.Errorf("completion.png of verified jobs has %d pixels of the failure colour", n)
 	}
 }
