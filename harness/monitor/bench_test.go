@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/monitor/monitortest"
 	"github.com/grid-ina/grid/harness/topo"
 )
 
@@ -20,12 +21,12 @@ import (
 // (pcap, cost growing with traffic), while a sample reads counters the kernel
 // keeps anyway.
 func benchmarkSample(b *testing.B, k int) {
-	needRoot(b)
+	monitortest.NeedRoot(b)
 	tp, err := topo.FatTree(k, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := upRun(b, tp)
+	st := monitortest.UpTopology(b, tp)
 	m, err := New(st, Options{Keep: 1})
 	if err != nil {
 		b.Fatal(err)

@@ -2,10 +2,7 @@ package monitor
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -15,88 +12,19 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/grid-ina/grid/harness/fabric"
-	"github.com/grid-ina/grid/harness/topo"
+	"github.com/grid-ina/grid/harness/monitor/monitortest"
 )
 
-// Integration tests: real namespaces, so root. Runs are named "gm" and a
-// random suffix and removed when the test ends, even when it fails.
+// Integration tests: real namespaces, so root (monitortest skips without).
 
-func needRoot(tb testing.TB) {
-	tb.Helper()
-	if err := fabric.CanBuild(); err != nil {
-		tb.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
-	}
-}
+func upLine(t *testing.T) *fabric.State { return monitortest.Up(t, monitortest.Line) }
 
-func upRun(tb testing.TB, tp *topo.Topology) *fabric.State {
-	tb.Helper()
-	b := make([]byte, 3)
-	rand.Read(b)
-	run := "gm" + hex.EncodeToString(b)
-	tb.Cleanup(func() {
-		if _, err := fabric.Clean(run); err != nil {
-			tb.Errorf("clean %s: %v", run, err)
-		}
-	})
-	st, err := fabric.Up(context.Background(), tp, fabric.Options{Name: run})
-	if err != nil {
-		tb.Fatalf("up %s: %v", run, err)
-	}
-	return st
-}
-
-// A worker, two switches and a PS in a line. No switch process runs, so a
-// frame the worker sends stops at s1's port.
-const lineTopology = `name: line
-nodes:
-  - {name: s1, kind: switch}
-  - {name: s2, kind: switch}
-  - {name: w1, kind: host, role: worker}
-  - {name: ps, kind: host, role: ps}
-links:
-  - {endpoints: ["s1:p1", "w1:eth0"]}
-  - {endpoints: ["s1:p2", "s2:p1"]}
-  - {endpoints: ["s2:p2", "ps:eth0"]}
-`
-
-func upLine(t *testing.T) *fabric.State {
-	t.Helper()
-	tp, err := topo.Parse([]byte(lineTopology), "line.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return upRun(t, tp)
-}
-
-// sendFrames sends count raw Ethernet frames of size bytes out of host's eth0
-// through an AF_PACKET socket, addressed to its gateway.
+// sendFrames sends count frames of size bytes out of host's eth0.
 func sendFrames(t *testing.T, st *fabric.State, host string, count, size int) {
 	t.Helper()
-	n := st.Node(host)
-	fd, err := n.OpenPort(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	ifc := n.Port(0)
-	dst, err := net.ParseMAC(ifc.GatewayMAC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := net.ParseMAC(ifc.MAC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame := make([]byte, size)
-	copy(frame, dst)
-	copy(frame[6:], src)
-	frame[12], frame[13] = 0x88, 0xb5 // local experimental EtherType: no stack answers it
-	for i := range count {
-		frame[14] = byte(i)
-		if _, err := unix.Write(fd, frame); err != nil {
-			t.Fatalf("send frame %d: %v", i, err)
-		}
-	}
+	s := monitortest.NewSender(t, st, host, size)
+	defer s.Close()
+	s.SendN(t, count)
 }
 
 // linkOf returns the snapshot of the link with an end on node, and whether
@@ -113,7 +41,6 @@ func linkOf(t *testing.T, s Snapshot, node string) (LinkStats, bool) {
 }
 
 func TestFramesAHostSendsCountExactlyOnItsLinkAndNowhereElse(t *testing.T) {
-	needRoot(t)
 	st := upLine(t)
 	m, err := New(st, Options{})
 	if err != nil {
@@ -152,7 +79,6 @@ func TestFramesAHostSendsCountExactlyOnItsLinkAndNowhereElse(t *testing.T) {
 }
 
 func TestStartSamplesInTheBackgroundUntilClose(t *testing.T) {
-	needRoot(t)
 	st := upLine(t)
 	m, err := New(st, Options{Interval: 20 * time.Millisecond})
 	if err != nil {
@@ -194,7 +120,6 @@ func TestStartSamplesInTheBackgroundUntilClose(t *testing.T) {
 }
 
 func TestSamplingARunThatWasTakenDownFailsNamingTheNode(t *testing.T) {
-	needRoot(t)
 	st := upLine(t)
 	m, err := New(st, Options{Interval: 10 * time.Millisecond})
 	if err != nil {
@@ -224,7 +149,6 @@ func TestSamplingARunThatWasTakenDownFailsNamingTheNode(t *testing.T) {
 }
 
 func TestNewOnAMissingNamespaceFailsAndLeavesNoSocket(t *testing.T) {
-	needRoot(t)
 	st := upLine(t)
 	broken := *st
 	broken.Nodes = append([]fabric.Node(nil), st.Nodes...)
@@ -279,7 +203,6 @@ func deleteLink(name string) error {
 }
 
 func TestStartStopsWhenItsContextEnds(t *testing.T) {
-	needRoot(t)
 	st := upLine(t)
 	m, err := New(st, Options{Interval: 10 * time.Millisecond})
 	if err != nil {

@@ -1,72 +1,35 @@
 package results
 
 import (
-	"context"
-	"crypto/rand"
 	"encoding/csv"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/monitor"
-	"github.com/grid-ina/grid/harness/topo"
+	"github.com/grid-ina/grid/harness/monitor/monitortest"
 )
 
 // TestTrafficOfARealRunIsWrittenExactly samples a real fabric run while a
 // host sends known frames, and checks the written traffic.csv carries
 // exactly those bytes on that link and nothing elsewhere.
 func TestTrafficOfARealRunIsWrittenExactly(t *testing.T) {
-	if err := fabric.CanBuild(); err != nil {
-		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
-	}
-	tp, err := topo.Parse([]byte(`name: pair
-nodes:
-  - {name: s1, kind: switch}
-  - {name: h1, kind: host}
-  - {name: h2, kind: host}
-links:
-  - {endpoints: ["s1:p1", "h1:eth0"]}
-  - {endpoints: ["s1:p2", "h2:eth0"]}
-`), "pair.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 3)
-	rand.Read(b)
-	run := "gr" + hex.EncodeToString(b)
-	t.Cleanup(func() { fabric.Clean(run) })
-	st, err := fabric.Up(context.Background(), tp, fabric.Options{Name: run})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := monitortest.Up(t, monitortest.Pair)
 	m, err := monitor.New(st, monitor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
 	began := time.Now()
-	fd, err := st.Node("h1").OpenPort(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame := make([]byte, 200)
-	frame[0], frame[12], frame[13] = 0x02, 0x88, 0xb5
-	for range 20 {
-		if _, err := unix.Write(fd, frame); err != nil {
-			t.Fatal(err)
-		}
-	}
-	unix.Close(fd)
+	h1 := monitortest.NewSender(t, st, "h1", 200)
+	h1.SendN(t, 20)
+	h1.Close()
 	if err := m.Sample(); err != nil {
 		t.Fatal(err)
 	}
-	e := &Experiment{Name: run, Run: run, Topology: "pair", Began: began, Ended: time.Now(), Links: m.Links(),
+	e := &Experiment{Name: st.Run, Run: st.Run, Topology: "pair", Began: began, Ended: time.Now(), Links: m.Links(),
 		Algorithms: []AlgorithmRun{{Algorithm: "none", Began: began, Ended: time.Now(), Traffic: m.LinkSamples()}}}
 	dir, err := Write(t.TempDir(), e)
 	if err != nil {

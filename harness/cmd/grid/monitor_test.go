@@ -1,16 +1,11 @@
 package main
 
 import (
-	"context"
-	"net"
 	"regexp"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/grid-ina/grid/harness/fabric"
-	"github.com/grid-ina/grid/harness/topo"
+	"github.com/grid-ina/grid/harness/monitor/monitortest"
 )
 
 func TestMonitorRejectsBadArgumentsWithExitTwo(t *testing.T) {
@@ -29,38 +24,10 @@ func TestMonitorRejectsBadArgumentsWithExitTwo(t *testing.T) {
 }
 
 func TestMonitorOnceShowsTheFramesAHostSentOnItsLink(t *testing.T) {
-	if err := fabric.CanBuild(); err != nil {
-		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
-	}
-	tp, err := topo.Parse([]byte(`name: pair
-nodes:
-  - {name: s1, kind: switch}
-  - {name: h1, kind: host}
-  - {name: h2, kind: host}
-links:
-  - {endpoints: ["s1:p1", "h1:eth0"]}
-  - {endpoints: ["s1:p2", "h2:eth0"]}
-`), "pair.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := newRunName()
-	t.Cleanup(func() { fabric.Clean(run) })
-	st, err := fabric.Up(context.Background(), tp, fabric.Options{Name: run})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Frames go out while grid monitor waits its one interval.
-	h1 := st.Node("h1")
-	fd, err := h1.OpenPort(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	gw, _ := net.ParseMAC(h1.Port(0).GatewayMAC)
-	frame := make([]byte, 1000)
-	copy(frame, gw)
-	frame[12], frame[13] = 0x88, 0xb5
+	st := monitortest.Up(t, monitortest.Pair)
+	// Frames go out all the while grid monitor waits its one interval.
+	h1 := monitortest.NewSender(t, st, "h1", 1000)
+	defer h1.Close()
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -69,18 +36,18 @@ links:
 			case <-stop:
 				return
 			default:
-				unix.Write(fd, frame)
+				h1.Send()
 			}
 		}
 	}()
-	out, err := runGrid(t, "monitor", run, "--once", "--interval", "300ms", "--sort", "total", "--top", "1")
+	out, err := runGrid(t, "monitor", st.Run, "--once", "--interval", "300ms", "--sort", "total", "--top", "1")
 	close(stop)
 	<-stopped
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(out, "\n")
-	if !regexp.MustCompile(`^run ` + run + `: 2 links, 2 samples over 3\d\dms, every 300ms$`).MatchString(lines[0]) {
+	if !regexp.MustCompile(`^run ` + st.Run + `: 2 links, 2 samples over 3\d\dms, every 300ms$`).MatchString(lines[0]) {
 		t.Errorf("title %q", lines[0])
 	}
 	// The busiest link first: h1 sending (<=), s1 silent.
