@@ -51,3 +51,11 @@ func BenchmarkWorkersOverLoopback(b *testing.B) {
 		return ps, workers
 	})
 }
+
+// BenchmarkWorkersThroughAGridSwitchProcess: the same job through a `grid
+// switch` process configured over P4Runtime, as in an experiment.
+func BenchmarkWorkersThroughAGridSwitchProcess(b *testing.B) {
+	n := newGridSwitchStar(b, 2, 1, 0)
+	spec := n.spec(2000, Window{Initial: 16, Max: 128}, 100*time.Millisecond)
+	benchmarkJob(b, spec, func(s *Spec) (*Report, []*Report) { return n.run(b, s) })
+}
