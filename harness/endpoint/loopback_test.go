@@ -112,6 +112,21 @@ func TestJobOverLoopbackWithThePSAggregatingVerifiesEverySum(t *testing.T) {
 	}
 }
 
+// The 64-value build's packets (GRID_VALUES_64) work the same way.
+func TestJobWith64ValuesPerPacketVerifies(t *testing.T) {
+	spec := loopbackSpec(2, 50)
+	spec.Job.Values = 64
+	ps, workers := runJob(t, context.Background(), spec)
+	for _, r := range append(workers, ps) {
+		if err := r.Failure(); err != nil {
+			t.Error(err)
+		}
+	}
+	if workers[0].GoodputBitsPerSec != workers[0].FragmentsPerSecond*64*32 {
+		t.Errorf("goodput %v bit/s for %v fragments/s of 64 values", workers[0].GoodputBitsPerSec, workers[0].FragmentsPerSecond)
+	}
+}
+
 // A worker whose gradients differ from what the others compute (another
 // seed) makes every sum wrong, and both sides must say so.
 func TestWorkerWithAnotherSeedIsAMismatchEverywhere(t *testing.T) {
