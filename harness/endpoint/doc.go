@@ -66,4 +66,11 @@
 //
 // RunWorker and RunPS return a Report; WriteReport writes it as JSON
 // atomically (a temporary file in the same directory, then rename).
+//
+// # Limits
+//
+// One endpoint per host address (the port is fixed), so jobs must not share
+// a host. The PS keeps every fragment's sums and result (gradproto.PS), to
+// answer late resends: memory grows with the fragments of a run, a few
+// hundred bytes per fragment.
 package endpoint
