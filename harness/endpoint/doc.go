@@ -71,6 +71,6 @@
 //
 // One endpoint per host address (the port is fixed), so jobs must not share
 // a host. The PS keeps every fragment's sums and result (gradproto.PS), to
-// answer late resends: memory grows with the fragments of a run, a few
-// hundred bytes per fragment.
+// answer late resends: memory grows with the fragments of a run, about a
+// kilobyte per fragment (32 values).
 package endpoint
