@@ -8,7 +8,9 @@
 // table and action resolved; an unsupported primitive, expression operator or
 // field reference is a load error naming it and where it occurs. A Switch
 // processes packets concurrently from several goroutines while tables are
-// updated, without allocating per packet in steady state.
+// updated, without allocating per packet in steady state; with Config.Serial
+// it takes them one at a time, as simple_switch's single ingress thread does
+// (what a stand-in for simple_switch must use: see Config.Serial).
 //
 // Typical use:
 //
