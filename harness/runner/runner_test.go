@@ -123,6 +123,18 @@ func TestTestbedExperimentVerifiesEverySumAndAggregatesInTheNetwork(t *testing.T
 				psBytes[o.Algorithm] += l.AB.Sent.Bytes
 			}
 		}
+		// Nothing but GRID datagrams reaches the PS (no ARP, no IPv6), so
+		// the link's bytes are the PS's datagrams: exactly so when no
+		// worker had to resend (nothing was lost, also not at the socket).
+		var resent int
+		for _, r := range j.Workers {
+			resent += r.Resent
+		}
+		frame := uint64(gradproto.FrameOverhead + gradproto.HeaderLen + 4*32)
+		if got := uint64(j.PS.Direct+j.PS.Aggregated+j.PS.Ignored) * frame; resent == 0 && psBytes[o.Algorithm] != got {
+			t.Errorf("%s: the monitor counted %d bytes into the PS, the PS received %d datagrams (%d bytes)", o.Algorithm,
+				psBytes[o.Algorithm], j.PS.Direct+j.PS.Aggregated+j.PS.Ignored, got)
+		}
 		if len(o.Traffic) == 0 || len(o.Links) != len(cfg.Topology.Links) {
 			t.Errorf("%s: %d traffic samples of %d links, want samples of all %d", o.Algorithm, len(o.Traffic), len(o.Links), len(cfg.Topology.Links))
 		}
