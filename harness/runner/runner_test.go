@@ -235,3 +235,38 @@ func TestCancellingAnExperimentRemovesEverything(t *testing.T) {
 	}
 	checkGone(t, cfg.Name, cfg.Binary)
 }
+
+// TestKeptExperimentLeavesTheSwitchesRunningUntilDown keeps the fabric
+// (grid run --keep): the switches outlive Run, recorded in the run's
+// state, and fabric.Down stops them.
+func TestKeptExperimentLeavesTheSwitchesRunningUntilDown(t *testing.T) {
+	cfg := testConfig(t, solver.AlgoGRIDPaths)
+	cfg.Keep = true
+	t.Cleanup(func() { fabric.Clean(cfg.Name) })
+	exp, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Failure(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := fabric.LoadState(exp.Run)
+	if err != nil {
+		t.Fatalf("the kept run: %v", err)
+	}
+	var switches int
+	for _, p := range st.Processes {
+		if p.Role == "switch" && p.Alive() {
+			switches++
+		} else {
+			t.Errorf("process %d (%s in %s) recorded after Run", p.PID, p.Role, p.Node)
+		}
+	}
+	if switches != 3 {
+		t.Errorf("%d switches run after Run, want 3", switches)
+	}
+	if err := fabric.Down(exp.Run); err != nil {
+		t.Fatal(err)
+	}
+	checkGone(t, exp.Run, cfg.Binary)
+}
