@@ -129,15 +129,26 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 
 	wait, cancel := context.WithTimeout(ctx, cfg.Deadline+exitGrace)
 	defer cancel()
-	for _, p := range procs {
-		select {
-		case <-p.Exited():
-		case <-wait.Done():
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("waiting for the endpoints: %w", err)
+	// Workers first: once all have exited, nobody needs the PSs' answers
+	// to late resends, so their lingering is cut short (a complete PS
+	// exits verified on SIGTERM).
+	for _, workers := range []bool{true, false} {
+		for _, p := range procs {
+			if (p.index >= 0) != workers {
+				continue
 			}
-			slog.Warn("endpoint still runs past its deadline; stopping it", "node", p.Node, "role", p.Role)
-			p.Stop(exitGrace)
+			if !workers {
+				p.Signal(syscall.SIGTERM) // one that exited already is waited for below
+			}
+			select {
+			case <-p.Exited():
+			case <-wait.Done():
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("waiting for the endpoints: %w", err)
+				}
+				slog.Warn("endpoint still runs past its deadline; stopping it", "node", p.Node, "role", p.Role)
+				p.Stop(exitGrace)
+			}
 		}
 	}
 	jr.ended = time.Now()
