@@ -15,9 +15,11 @@ import (
 	"github.com/grid-ina/grid/harness/controller/controllertest"
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/p4test/targettest"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
+	"github.com/grid-ina/grid/harness/workload"
 )
 
 // The experiments build real namespaces and processes and need root (CI
@@ -269,4 +271,52 @@ func TestKeptExperimentLeavesTheSwitchesRunningUntilDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGone(t, exp.Run, cfg.Binary)
+}
+
+// TestTwoJobsWithTheirOwnPSsShareTheSwitches runs the paper's Fig. 1
+// network with two jobs (workloads/jobs/fig1-two-jobs.yaml), each with its
+// own PS, through the same switches: both verify every sum, and each
+// switch counts each job's aggregations under its own job id.
+func TestTwoJobsWithTheirOwnPSsShareTheSwitches(t *testing.T) {
+	cfg := testConfig(t)
+	root := repo.RootOrFail(t)
+	tp, err := topo.Load(filepath.Join(root, "topologies", "paper-fig1.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := workload.Load(filepath.Join(root, "workloads", "jobs", "fig1-two-jobs.yaml"), tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Topology = tp
+	cfg.Plans = []*solver.Plan{controllertest.SolveJobs(t, tp, jobs, solver.AlgoGRIDPaths)}
+	exp, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGone(t, exp.Run, cfg.Binary)
+	if err := exp.Failure(); err != nil {
+		t.Fatal(err)
+	}
+	o := exp.Outcomes[0]
+	if len(o.Jobs) != 2 || o.Jobs[0].PS.Host == o.Jobs[1].PS.Host {
+		t.Fatalf("jobs %+v, want two with their own PS", o.Jobs)
+	}
+	for _, j := range o.Jobs {
+		var emitted uint64
+		for _, c := range o.Switches {
+			emitted += c.Jobs[j.ID][gradproto.EvEmitted]
+		}
+		var aggregations int
+		for _, s := range o.Deployment.Switches {
+			for _, a := range s.Config.Aggregations {
+				if a.Job == j.ID {
+					aggregations++
+				}
+			}
+		}
+		if want := uint64(aggregations * cfg.Fragments); emitted != want {
+			t.Errorf("job %s: the switches sent %d partial sums, want %d (%d aggregating switches × %d fragments)", j.Name, emitted, want, aggregations, cfg.Fragments)
+		}
+	}
 }

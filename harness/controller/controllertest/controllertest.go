@@ -55,6 +55,12 @@ func Solve(t testing.TB, tp *topo.Topology, algo string) *solver.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return SolveJobs(t, tp, jobs, algo)
+}
+
+// SolveJobs solves jobs on tp with algo.
+func SolveJobs(t testing.TB, tp *topo.Topology, jobs []workload.Job, algo string) *solver.Plan {
+	t.Helper()
 	in, err := solver.NewInstance(tp, jobs)
 	if err != nil {
 		t.Fatal(err)
