@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/gopacket/pcapgo"
+	"golang.org/x/sys/unix"
 
 	"github.com/grid-ina/grid/harness/dataplane"
 	"github.com/grid-ina/grid/harness/dataplane/nstest"
@@ -540,5 +541,25 @@ func TestAPortWhoseInterfaceWentDownAndUpForwardsAgain(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), `msg="interface is down; its port receives again when it comes up" port=0 interface=sw0`) {
 		t.Errorf("the log does not say sw0 went down:\n%s", log.String())
+	}
+}
+
+func TestASocketSendsRightAfterItsInterfaceCameBackUp(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	sw0, h0 := n.Socket("sw0"), n.Socket("h0")
+	frame := testFrame(1, 64)
+	n.LinkDown("sw0")
+	if err := sw0.Send(frame); !errors.Is(err, unix.ENETDOWN) {
+		t.Fatalf("send while sw0 is down: %v, want ENETDOWN", err)
+	}
+	n.LinkUp("sw0")
+	// Nothing has read the socket since the interface went down, so the
+	// kernel's "went down" report is still pending on it.
+	if err := sw0.Send(frame); err != nil {
+		t.Fatalf("send after sw0 came back up: %v", err)
+	}
+	if got := nstest.Receive(t, h0, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], frame) {
+		t.Fatalf("h0 received %x, want %x", got, frame)
 	}
 }

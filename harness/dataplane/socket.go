@@ -206,6 +206,22 @@ func (s *Socket) SetReadDeadline(t time.Time) error { return s.file.SetReadDeadl
 
 // Send sends frame out of the interface as it is.
 func (s *Socket) Send(frame []byte) error {
+	err := s.send(frame)
+	if errors.Is(err, unix.ENETDOWN) {
+		// The kernel marks a packet socket with ENETDOWN when its
+		// interface goes down and reports it once, on the next receive or
+		// send, even if the interface is up again by then; the frame was
+		// not sent. Sending again tells that stale report from an
+		// interface that is still down (ENETDOWN again).
+		err = s.send(frame)
+	}
+	if err != nil {
+		return fmt.Errorf("interface %s: send %d-byte frame: %w", s.iface, len(frame), err)
+	}
+	return nil
+}
+
+func (s *Socket) send(frame []byte) error {
 	op := sendOps.Get().(*sendOp)
 	op.frame, op.err = frame, nil
 	err := s.conn.Write(op.fn)
@@ -214,10 +230,7 @@ func (s *Socket) Send(frame []byte) error {
 	}
 	op.frame = nil
 	sendOps.Put(op)
-	if err != nil {
-		return fmt.Errorf("interface %s: send %d-byte frame: %w", s.iface, len(frame), err)
-	}
-	return nil
+	return err
 }
 
 // sendOp is one Send's write: pooled with its method value, so sending
