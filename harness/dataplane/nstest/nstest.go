@@ -22,6 +22,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/grid-ina/grid/harness/dataplane"
 )
@@ -179,12 +180,40 @@ func (n *Net) Veth(a, b string) {
 	n.waitCarrying(b)
 }
 
-// LinkUp brings the interface up and waits until it carries frames (for a
-// veth: its peer must be up).
+// LinkUp brings the interface up and waits until it carries frames. For a
+// veth it also waits for the peer: the peer's carrier comes back with this
+// end, and until the kernel's link-watch work has caught up with the peer,
+// frames sent from the peer are dropped without an error.
 func (n *Net) LinkUp(name string) {
 	n.t.Helper()
 	n.up(name)
 	n.waitCarrying(name)
+	if peer := n.vethPeer(name); peer != "" {
+		n.waitCarrying(peer)
+	}
+}
+
+// vethPeer names the other end of the veth name if it is in this
+// namespace; otherwise (or when name is no veth) it is empty.
+func (n *Net) vethPeer(name string) string {
+	n.t.Helper()
+	l, err := n.nl.LinkByName(name)
+	if err != nil {
+		n.t.Fatalf("%s: %v", name, err)
+	}
+	if _, ok := l.(*netlink.Veth); !ok {
+		return ""
+	}
+	// A veth's link index is its peer's, counted in the peer's namespace;
+	// it is the peer here only if that link points back.
+	peer, err := n.nl.LinkByIndex(l.Attrs().ParentIndex)
+	if err != nil {
+		return ""
+	}
+	if _, ok := peer.(*netlink.Veth); !ok || peer.Attrs().ParentIndex != l.Attrs().Index {
+		return ""
+	}
+	return peer.Attrs().Name
 }
 
 // LinkDown takes the interface down.
@@ -257,7 +286,8 @@ func (n *Net) DialContext(ctx context.Context, addr string) (net.Conn, error) {
 func (n *Net) Start(cmd *exec.Cmd) error { return n.Do(cmd.Start) }
 
 // Receive returns the frames arriving on s until count have arrived or
-// timeout passes, whichever is first.
+// timeout passes, whichever is first. That the interface went down in
+// between is no error.
 func Receive(t testing.TB, s *dataplane.Socket, count int, timeout time.Duration) [][]byte {
 	t.Helper()
 	var frames [][]byte
@@ -267,6 +297,11 @@ func Receive(t testing.TB, s *dataplane.Socket, count int, timeout time.Duration
 		f, err := s.Recv()
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			break
+		}
+		if errors.Is(err, unix.ENETDOWN) {
+			// The interface went down since the last read (reported
+			// once); the socket receives again when it is up.
+			continue
 		}
 		if err != nil {
 			t.Fatalf("receive: %v", err)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netns"
 )
@@ -44,5 +45,45 @@ func TestNewRemovesTheNamespaceOfADeadTestProcessAndItsOwnAtTheEnd(t *testing.T)
 	})
 	if _, err := os.Stat(filepath.Join(NetnsDir, own)); !os.IsNotExist(err) {
 		t.Errorf("namespace %s still there after its test ended (%v)", own, err)
+	}
+}
+
+func TestAFrameFromTheOtherEndOfAVethArrivesOnceLinkUpHasReturned(t *testing.T) {
+	n := New(t)
+	frame := make([]byte, 60)
+	copy(frame, []byte{0x02, 0, 0, 0, 0, 0x01, 0x02, 0, 0, 0, 0, 0x02, 0x88, 0xb5})
+	// The other end lags behind only sometimes, mostly on a veth just
+	// created and when another one goes down and up with it (as a
+	// switch's ports do), so each round takes two new veths.
+	const rounds = 30
+	lost := 0
+	for i := range rounds {
+		a, b, c, d := fmt.Sprint("a", i), fmt.Sprint("b", i), fmt.Sprint("c", i), fmt.Sprint("d", i)
+		n.Veth(a, b)
+		n.Veth(c, d)
+		sa, sb := n.Socket(a), n.Socket(b)
+		n.LinkDown(a)
+		n.LinkDown(c)
+		n.LinkUp(a)
+		n.LinkUp(c)
+		if err := sb.Send(frame); err != nil {
+			t.Fatal(err)
+		}
+		if got := Receive(t, sa, 1, 200*time.Millisecond); len(got) != 1 {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d frames sent from a veth's other end right after LinkUp(end) returned were lost", lost, rounds)
+	}
+}
+
+func TestLinkUpOfAVethEndNamesItsPeer(t *testing.T) {
+	n := New(t)
+	n.Veth("a", "b")
+	for end, want := range map[string]string{"a": "b", "b": "a", "lo": ""} {
+		if got := n.vethPeer(end); got != want {
+			t.Errorf("peer of %s is %q, want %q", end, got, want)
+		}
 	}
 }
