@@ -2,8 +2,12 @@ package monitor
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/topo"
 )
 
 // Made-up samples: two links, link 0 = interfaces 0 (A) and 1 (B), link 1 =
@@ -128,5 +132,17 @@ func TestSnapshotBeforeAnySampleHasLinksAndNoTraffic(t *testing.T) {
 	s := twoLinks(0).snapshot(time.Second)
 	if len(s.Links) != 2 || s.Links[1].A != "s1:p2" || s.Samples != 0 || s.Links[0].AB != (Direction{}) {
 		t.Errorf("empty snapshot = %+v", s)
+	}
+}
+
+func TestNewRefusesNegativeOptionsAndLinksWithoutInterfaces(t *testing.T) {
+	st := &fabric.State{Run: "x", Nodes: []fabric.Node{{Name: "h1", Interfaces: []fabric.Interface{{Name: "eth0"}}}},
+		Links: []fabric.Link{{A: topo.Endpoint{Node: "s1", Port: 1}, B: topo.Endpoint{Node: "h1"}, IfA: "gs1p1", IfB: "eth0"}}}
+	if _, err := New(st, Options{Interval: -time.Second}); err == nil || !strings.Contains(err.Error(), "negative option") {
+		t.Errorf("negative interval: %v", err)
+	}
+	_, err := New(st, Options{})
+	if err == nil || !strings.Contains(err.Error(), `monitor run "x": links[0]`) || !strings.Contains(err.Error(), "node s1 has no interface gs1p1") {
+		t.Errorf("link to a missing interface: %v", err)
 	}
 }
