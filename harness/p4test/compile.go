@@ -45,9 +45,14 @@ const P4cCompiler = "p4c-bm2-ss"
 // CompileWithP4c compiles a P4 file with the reference compiler,
 // p4c-bm2-ss (on PATH), as the bmv2 target needs it:
 //
-//	p4c-bm2-ss --p4v 16 -I DIR -D NAME=VALUE -o prog.json --p4runtime-files prog.p4info.txtpb PROG.p4
+//	p4c-bm2-ss --p4v 16 -I DIR -D NAME=VALUE -o prog.json --p4runtime-files prog.p4info.bin PROG.p4
 //
-// The files go to a temporary directory that is removed afterwards.
+// The P4Info is binary protobuf: p4c picks the format by the file's suffix,
+// and of the text suffixes p4c before 2024 knows only .txt and later
+// versions deprecate it for .txtpb, while every version writes .bin; and
+// binary protobuf, unlike text, still parses when a newer p4c writes fields
+// our P4Runtime release does not know. The files go to a temporary
+// directory that is removed afterwards.
 func CompileWithP4c(ctx context.Context, path string, opts CompileOptions) (Program, error) {
 	bin, err := exec.LookPath(P4cCompiler)
 	if err != nil {
@@ -58,7 +63,7 @@ func CompileWithP4c(ctx context.Context, path string, opts CompileOptions) (Prog
 		return Program{}, err
 	}
 	defer os.RemoveAll(dir)
-	jsonPath, infoPath := filepath.Join(dir, "prog.json"), filepath.Join(dir, "prog.p4info.txtpb")
+	jsonPath, infoPath := filepath.Join(dir, "prog.json"), filepath.Join(dir, "prog.p4info.bin")
 	args := []string{"--p4v", "16"}
 	for _, d := range opts.IncludeDirs {
 		args = append(args, "-I", d)

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/grid-ina/grid/harness/stf"
 )
 
@@ -68,15 +71,29 @@ func TestCompileWithP4cRunsTheReferenceCompilersCommandLine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(outputs, "prog.json"), prog.JSON, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(outputs, "prog.p4info.txtpb"), []byte(`pkg_info { arch: "v1model" }
-tables { preamble { id: 7 name: "MyIngress.ipv4_lpm" alias: "ipv4_lpm" } size: 1024 }
-`), 0o644); err != nil {
+	info, err := proto.Marshal(&p4configv1.P4Info{
+		PkgInfo: &p4configv1.PkgInfo{Arch: "v1model"},
+		Tables:  []*p4configv1.Table{{Preamble: &p4configv1.Preamble{Id: 7, Name: "MyIngress.ipv4_lpm", Alias: "ipv4_lpm"}, Size: 1024}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outputs, "prog.p4info.bin"), info, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The script copies the prepared outputs to where -o and
-	// --p4runtime-files say.
+	// --p4runtime-files say. Like p4c before 2024 (control-plane/
+	// p4RuntimeSerializer.cpp), it knows the P4Info formats .json, .bin and
+	// .txt only, by the file's suffix.
 	args := fakeP4c(t, `while [ $# -gt 0 ]; do
-  case "$1" in -o) cp `+outputs+`/prog.json "$2";; --p4runtime-files) cp `+outputs+`/prog.p4info.txtpb "$2";; esac
+  case "$1" in
+  -o) cp `+outputs+`/prog.json "$2";;
+  --p4runtime-files)
+    case "$2" in
+    *.bin) cp `+outputs+`/prog.p4info.bin "$2";;
+    *) echo "error: $2: Could not detect p4runtime info file format from file suffix" >&2; exit 1;;
+    esac;;
+  esac
   shift
 done
 `)
@@ -91,7 +108,7 @@ done
 	fields := strings.Fields(string(line))
 	if strings.Join(fields[:8], " ") != "--p4v 16 -I inc -D A=1 -D B=2" || fields[8] != "-o" ||
 		!strings.HasSuffix(fields[9], "/prog.json") || fields[10] != "--p4runtime-files" ||
-		!strings.HasSuffix(fields[11], "/prog.p4info.txtpb") || fields[12] != "prog.p4" {
+		!strings.HasSuffix(fields[11], "/prog.p4info.bin") || fields[12] != "prog.p4" {
 		t.Errorf("p4c-bm2-ss %s", line)
 	}
 	if string(got.JSON) != string(prog.JSON) || got.P4Info.GetTables()[0].GetPreamble().GetName() != "MyIngress.ipv4_lpm" {
