@@ -218,9 +218,15 @@ func layout(st *fabric.State) ([]Interface, []LinkInfo, []ends, map[ifaceKey]int
 	for i, l := range st.Links {
 		a, okA := slot[ifaceKey{l.A.Node, l.IfA}]
 		b, okB := slot[ifaceKey{l.B.Node, l.IfB}]
-		if !okA || !okB {
-			return nil, nil, nil, nil, errorf(st, "links[%d] (%s-%s): node %s has no interface %s or node %s none %s", i,
-				st.EndpointString(l.A), st.EndpointString(l.B), l.A.Node, l.IfA, l.B.Node, l.IfB)
+		for _, end := range []struct {
+			ok          bool
+			field, node string
+			iface       string
+		}{{okA, "if_a", l.A.Node, l.IfA}, {okB, "if_b", l.B.Node, l.IfB}} {
+			if !end.ok {
+				return nil, nil, nil, nil, errorf(st, "links[%d] (%s-%s).%s: node %s has no interface %s", i,
+					st.EndpointString(l.A), st.EndpointString(l.B), end.field, end.node, end.iface)
+			}
 		}
 		ifaces[a].Link, ifaces[b].Link = i, i
 		links[i] = LinkInfo{Index: i, A: st.EndpointString(l.A), B: st.EndpointString(l.B),

@@ -136,13 +136,13 @@ func TestSnapshotBeforeAnySampleHasLinksAndNoTraffic(t *testing.T) {
 }
 
 func TestNewRefusesNegativeOptionsAndLinksWithoutInterfaces(t *testing.T) {
-	st := &fabric.State{Run: "x", Nodes: []fabric.Node{{Name: "h1", Interfaces: []fabric.Interface{{Name: "eth0"}}}},
+	st := &fabric.State{Run: "x", Nodes: []fabric.Node{{Name: "h1", Kind: topo.KindHost, Interfaces: []fabric.Interface{{Name: "eth0"}}}},
 		Links: []fabric.Link{{A: topo.Endpoint{Node: "s1", Port: 1}, B: topo.Endpoint{Node: "h1"}, IfA: "gs1p1", IfB: "eth0"}}}
 	if _, err := New(st, Options{Interval: -time.Second}); err == nil || !strings.Contains(err.Error(), "negative option") {
 		t.Errorf("negative interval: %v", err)
 	}
 	_, err := New(st, Options{})
-	if err == nil || !strings.Contains(err.Error(), `monitor run "x": links[0]`) || !strings.Contains(err.Error(), "node s1 has no interface gs1p1") {
+	if err == nil || !strings.Contains(err.Error(), `monitor run "x": links[0] (s1:p1-h1:eth0).if_a: node s1 has no interface gs1p1`) {
 		t.Errorf("link to a missing interface: %v", err)
 	}
 }
