@@ -1,6 +1,8 @@
 package p4rt
 
 import (
+	"math/big"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
 	"github.com/grid-ina/grid/harness/engine"
+	"github.com/grid-ina/grid/harness/p4c"
 )
 
 // Packets flow on several goroutines while the controller inserts and
@@ -57,5 +60,48 @@ func TestProcessDuringWritesIsSafe(t *testing.T) {
 	wg.Wait()
 	if wrong.Load() != 0 || forwarded.Load() == 0 {
 		t.Fatalf("%d packets forwarded, %d to a wrong port or failed", forwarded.Load(), wrong.Load())
+	}
+}
+
+// split_increment reads a register in one table's action and writes it back
+// in the next: with packets from four ports processed concurrently, the
+// count is right only because the server runs packets one at a time, as
+// simple_switch's single ingress thread does (GRID's aggregation units
+// update their registers the same way).
+func TestSplitRegisterUpdateCountsEveryPacketFromConcurrentPorts(t *testing.T) {
+	res, err := p4c.Compile(filepath.Join("..", "engine", "testdata", "split_increment.p4"), p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	f.prog = res
+	f.setup()
+	const ports, packets = 4, 50000
+	frame := make([]byte, 64)
+	var wg sync.WaitGroup
+	start := make(chan struct{}) // all ports begin together, so they overlap
+	for port := range ports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range packets {
+				if err := f.srv.Process(uint32(port), frame, func(engine.Output) {}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	reg := &p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
+		RegisterId: preambleID(t, res.P4Info.Registers, "Ing.total"), Index: &p4v1.Index{Index: 0}}}}
+	got := f.read(reg)
+	if len(got) != 1 {
+		t.Fatalf("read %d register cells, want 1", len(got))
+	}
+	if n := new(big.Int).SetBytes(got[0].GetRegisterEntry().GetData().GetBitstring()); n.Int64() != ports*packets {
+		t.Fatalf("register total counts %d of %d packets: packets were not processed one at a time", n, ports*packets)
 	}
 }

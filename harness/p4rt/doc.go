@@ -27,7 +27,8 @@
 //     primary changes (also when it disconnects). A controller without an
 //     election id is a backup. An election id already in use ends the
 //     stream with INVALID_ARGUMENT, another device id with NOT_FOUND, a
-//     role other than the default one with UNIMPLEMENTED. Only the primary
+//     role other than the default one with NOT_FOUND (the specification's
+//     code for a role the device does not know). Only the primary
 //     may Write, set the pipeline and send PacketOut (PERMISSION_DENIED
 //     otherwise); anyone may Read.
 //   - Packet I/O: a PacketOut's metadata is bit-packed, in metadata id
@@ -86,10 +87,10 @@
 //     sessions 1..32767, which replicate through the multicast group
 //     32768+session id as in simple_switch_grpc (packet_length_bytes
 //     truncates clones). Reading a missing group or session is NOT_FOUND.
-//   - Counters and direct counters (MODIFY sets or resets cells; an unset
-//     index means every cell), meters and direct meters (MeterConfig rates
-//     in units per second, bursts in units, as engine.MeterConfig),
-//     registers (MODIFY of one cell or, with the index unset, all).
+//   - Counters and direct counters (MODIFY sets or resets cells), meters and
+//     direct meters (MeterConfig rates in units per second, bursts in
+//     units, as engine.MeterConfig), registers (MODIFY of cells). An unset
+//     index means every cell; an index outside the array is OUT_OF_RANGE.
 //   - Read of all of the above with the specification's wildcards: table_id
 //     0 for every table, a table without match for all its entries, a match
 //     for one entry (nothing when absent), is_default_action for the default
@@ -104,12 +105,11 @@
 // # What is refused
 //
 // UNIMPLEMENTED: atomicity ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC,
-// RECONCILE_AND_COMMIT, roles other than the default one, one-shot action
-// sets, weighted group members, watch ports, default actions of indirect
-// tables, idle timeouts, digests, value sets and other entities, a clone
-// session's class_of_service, backup replicas, single-rate meters (eburst),
-// meter counters, resetting a meter to unconfigured, direct counters and
-// meters of default entries.
+// RECONCILE_AND_COMMIT, one-shot action sets, weighted group members,
+// watch ports, default actions of indirect tables, idle timeouts, digests,
+// value sets and other entities, a clone session's class_of_service,
+// backup replicas, single-rate meters (eburst), meter counters, resetting a
+// meter to unconfigured, direct counters and meters of default entries.
 //
 // # Where it differs from simple_switch_grpc
 //

@@ -32,7 +32,7 @@ func eachCell(m map[uint32]*externDef, id uint32, idx *p4v1.Index, wildcard bool
 	for _, x := range xs {
 		if idx != nil {
 			if idx.Index < 0 || idx.Index >= int64(x.size) {
-				return errAt(codes.InvalidArgument, path+".index.index", "%d outside %s's cells 0..%d", idx.Index, x.name, x.size-1)
+				return errAt(codes.OutOfRange, path+".index.index", "%d outside %s's cells 0..%d", idx.Index, x.name, x.size-1)
 			}
 			if fe := f(x, int(idx.Index)); fe != nil {
 				return fe

@@ -158,7 +158,7 @@ func TestCountersCountPacketsAndCanBeReset(t *testing.T) {
 	err := f.write(1, update(p4v1.Update_INSERT, counter(&p4v1.Index{Index: 9})))
 	oneUpdateError(t, err, codes.InvalidArgument, "updates[0].type: counter cells always exist: they can only be modified, not INSERT")
 	err = f.write(1, update(p4v1.Update_MODIFY, counter(&p4v1.Index{Index: 9})))
-	oneUpdateError(t, err, codes.InvalidArgument, "updates[0].entity.counter_entry.index.index: 9 outside")
+	oneUpdateError(t, err, codes.OutOfRange, "updates[0].entity.counter_entry.index.index: 9 outside")
 }
 
 func TestMeterOverItsRateMarksRedAndDrops(t *testing.T) {

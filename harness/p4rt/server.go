@@ -188,10 +188,11 @@ func (s *Server) checkWriter(req writerRequest) error {
 	return s.arb.checkPrimary(req.GetElectionId())
 }
 
-// checkRole refuses roles other than the default one.
+// checkRole refuses roles other than the default one with NOT_FOUND, as
+// the specification asks for a role the device does not know.
 func checkRole(role string, roleID uint64) error {
 	if role != "" || roleID != 0 {
-		return status.Errorf(codes.Unimplemented, "role: only the default role is supported, not %q (id %d)", role, roleID)
+		return status.Errorf(codes.NotFound, "role: %q (id %d) is not a role of this device: it has only the default role", role, roleID)
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func TestArbitrationRefusesDuplicateElectionIDOtherRolesAndWrongDevice(t *testin
 		u    *p4v1.MasterArbitrationUpdate
 		code codes.Code
 	}{
-		{&p4v1.MasterArbitrationUpdate{DeviceId: testDevice, Role: &p4v1.Role{Name: "other"}, ElectionId: &p4v1.Uint128{Low: 9}}, codes.Unimplemented},
+		{&p4v1.MasterArbitrationUpdate{DeviceId: testDevice, Role: &p4v1.Role{Name: "other"}, ElectionId: &p4v1.Uint128{Low: 9}}, codes.NotFound},
 		{&p4v1.MasterArbitrationUpdate{DeviceId: testDevice + 1, ElectionId: &p4v1.Uint128{Low: 9}}, codes.NotFound},
 	} {
 		stream, err := f.client.StreamChannel(ctx)

@@ -198,7 +198,7 @@ func (s *Server) arbitrate(c *streamClient, u *p4v1.MasterArbitrationUpdate) err
 	}
 	//lint:ignore SA1019 a controller of an older P4Runtime may still set role.id
 	if roleID := u.GetRole().GetId(); u.GetRole().GetName() != "" || roleID != 0 {
-		return status.Errorf(codes.Unimplemented, "arbitration.role: only the default role is supported, not %q (id %d)", u.GetRole().GetName(), roleID)
+		return status.Errorf(codes.NotFound, "arbitration.role: %q (id %d) is not a role of this device: it has only the default role", u.GetRole().GetName(), roleID)
 	}
 	a := &s.arb
 	a.mu.Lock()
