@@ -235,8 +235,8 @@ func jobsCSV(e *Experiment) []byte {
 		for _, j := range a.Jobs {
 			c := j.Completion()
 			failure := ""
-			if err := jobFailures(&j); len(err) > 0 {
-				failure = err[0]
+			if fails := jobFailures(&j); len(fails) > 0 {
+				failure = fails[0]
 			}
 			rows = append(rows, []string{a.Algorithm, j.Name, "job", j.PS.Host, "", since(c.Start), since(c.End),
 				strconv.FormatFloat(c.Seconds, 'f', 6, 64), "", "", "", "", "", "", "", strconv.FormatBool(c.Verified), failure})
