@@ -223,6 +223,17 @@ func TestRequestsForAnotherDeviceOrBeforeAPipelineAreRefused(t *testing.T) {
 	if status.Code(err) != codes.NotFound || !strings.Contains(err.Error(), "device_id: 9") {
 		t.Fatalf("write to device 9: %v, want NOT_FOUND naming device_id", err)
 	}
+	_, err = f.client.Write(context.Background(), &p4v1.WriteRequest{DeviceId: testDevice, Role: "sdn", ElectionId: &p4v1.Uint128{Low: 1}, Updates: []*p4v1.Update{route}})
+	if status.Code(err) != codes.NotFound || !strings.Contains(err.Error(), `role: "sdn"`) {
+		t.Fatalf("write for role sdn: %v, want NOT_FOUND naming the role", err)
+	}
+	roleRead, err := f.client.Read(context.Background(), &p4v1.ReadRequest{DeviceId: testDevice, Role: "sdn"})
+	if err == nil {
+		_, err = roleRead.Recv()
+	}
+	if status.Code(err) != codes.NotFound {
+		t.Fatalf("read for role sdn: %v, want NOT_FOUND", err)
+	}
 	_, err = f.client.Write(context.Background(), &p4v1.WriteRequest{DeviceId: testDevice, ElectionId: &p4v1.Uint128{Low: 1},
 		Atomicity: p4v1.WriteRequest_ROLLBACK_ON_ERROR, Updates: []*p4v1.Update{route}})
 	if status.Code(err) != codes.Unimplemented {
