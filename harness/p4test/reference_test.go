@@ -1,0 +1,124 @@
+package p4test_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grid-ina/grid/harness/internal/repo"
+	"github.com/grid-ina/grid/harness/p4rt/client"
+	"github.com/grid-ina/grid/harness/p4test"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
+	"github.com/grid-ina/grid/harness/stf"
+)
+
+// p4cReferenceCases are conformance programs as real p4c-bm2-ss compiled
+// them, each with an STF test: the program's own where a veth can carry its
+// frames, otherwise the same packets with a payload appended (a veth
+// carries no frame shorter than 14 bytes) and register and counter checks
+// added.
+var p4cReferenceCases = []struct {
+	name, why string
+	stf       string // "" for the program's own NAME.stf
+}{
+	{name: "ipv6-switch-ml-bmv2", why: "multicast group of three replicas"},
+	{name: "v1model-special-ops-bmv2", why: "clone, resubmit and recirculate with p4c's field lists; multicast"},
+	{name: "table-entries-priority-bmv2", why: "ternary const entries whose @priority overrides their order", stf: `
+expect 1 01 0001 ** ** ** 0000000000000000 $
+packet 0 01 0001 00 00 b0 0000000000000000
+# matches the first entry too; the third has the better priority
+expect 3 02 1001 ** ** ** 0000000000000000 $
+packet 0 02 1001 00 00 b0 0000000000000000
+expect 3 03 **** ** ** ** 0000000000000000 $
+packet 0 03 1181 00 00 b0 0000000000000000
+`},
+	{name: "issue1097-2-bmv2", why: "a top-level register written in ingress and egress, read over P4Runtime", stf: `
+packet 0 00 17 00 0000000000000000000000
+expect 0 00 17 41 0000000000000000000000 $
+check_register r(0) == 0x41
+packet 0 01 FF 00 0000000000000000000000
+expect 0 01 FF 29 0000000000000000000000 $
+check_register r(1) == 0x29
+check_register r(2) == 0
+`},
+	{name: "issue1814-1-bmv2", why: "a register written over P4Runtime decides a table hit", stf: `
+add IngressImpl.debug_table meta.test:0x0 IngressImpl.forward()
+add IngressImpl.debug_table meta.test:0x1 IngressImpl.drop()
+packet 1 01010101 01010101 0101010101010101
+expect 1 01010101 01010101 0101010101010101 $
+register_write IngressImpl.testRegister 0 1
+check_register IngressImpl.testRegister(0) == 1
+# dropped now: port 1 has a veth, so a forwarded copy would be unexpected
+packet 1 02020202 02020202 0202020202020202
+`},
+	{name: "issue1566-bmv2", why: "an indirect counter of a control instantiated in nested controls", stf: `
+packet 0  0000 0000 0000  0000 0000 0000  cafe
+expect 0  0000 0000 0000  0000 0000 0000  afe9
+check_counter cIngress.E.c1.stats(38397) packets == 1
+check_counter cIngress.E.c1.stats(45033) packets == 1
+check_counter cIngress.E.c1.stats(0) packets == 0
+`},
+}
+
+// TestP4cReferenceOutputPassesOnTheGridSwitch loads real p4c's bmv2 JSON
+// and P4Info (../shared/p4c-conformance/reference) into grid switch over
+// P4Runtime and runs STF tests on it: the half of the real-bmv2 path that
+// p4c's output is, met with the driver, client and server that the other
+// half is. Each test passes on the engine with grid's own compilation of
+// the program too. (The corpus has no program with a direct counter.)
+func TestP4cReferenceOutputPassesOnTheGridSwitch(t *testing.T) {
+	targettest.NeedRoot(t)
+	conformance := repo.SharedOrSkip(t, "p4c-conformance")
+	ref := filepath.Join(conformance, "reference")
+	if _, err := os.Stat(ref); err != nil {
+		t.Skipf("skipped: p4c's reference output is absent: %v", err)
+	}
+	cfg := p4test.RemoteConfig{Switch: targettest.GridBinary(t)}
+	for _, c := range p4cReferenceCases {
+		t.Run(c.name, func(t *testing.T) {
+			js, err := os.ReadFile(filepath.Join(ref, c.name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := client.LoadP4Info(filepath.Join(ref, c.name+".p4info.txtpb"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := c.stf
+			if text == "" {
+				b, err := os.ReadFile(filepath.Join(conformance, "programs", c.name+".stf"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				text = string(b)
+			}
+			cmds, err := stf.Parse(c.name+".stf", text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			expects := strings.Count(text, "\nexpect ")
+			ownCompilation, err := p4test.CompileEmbedded(filepath.Join(conformance, "programs", c.name+".p4"), p4test.CompileOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			onEngine, err := stf.Run(ownCompilation.JSON, cmds, stf.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !onEngine.Passed() {
+				t.Fatalf("the test itself is wrong: on the engine with grid's compilation: %s", onEngine.Summary())
+			}
+			got, err := p4test.RunSTF(context.Background(), p4test.GridSwitch, cfg, p4test.Program{JSON: js, P4Info: info}, cmds, stf.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Passed() || got.Sent == 0 || len(got.Outputs) < expects {
+				var report strings.Builder
+				got.Report(&report)
+				t.Errorf("%s (%s): %s, %d expect lines\n%s", c.name, c.why, got.Summary(), expects, report.String())
+			}
+		})
+	}
+}
