@@ -617,14 +617,23 @@ func checkMeterConfig(name string, cfg MeterConfig) error {
 	return nil
 }
 
-// SetMeter configures one cell of an indexed meter.
-func (s *Switch) SetMeter(name string, index int, cfg MeterConfig) error {
+// meterCell resolves an indexed meter and checks the index.
+func (s *Switch) meterCell(name string, index int) (*meterArray, error) {
 	m, err := s.meter(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if index < 0 || index >= m.size {
-		return fmt.Errorf("meter %q: index %d outside 0..%d", m.name, index, m.size-1)
+		return nil, fmt.Errorf("meter %q: index %d outside 0..%d", m.name, index, m.size-1)
+	}
+	return m, nil
+}
+
+// SetMeter configures one cell of an indexed meter.
+func (s *Switch) SetMeter(name string, index int, cfg MeterConfig) error {
+	m, err := s.meterCell(name, index)
+	if err != nil {
+		return err
 	}
 	if err := checkMeterConfig(m.name, cfg); err != nil {
 		return err
@@ -635,36 +644,68 @@ func (s *Switch) SetMeter(name string, index int, cfg MeterConfig) error {
 	return nil
 }
 
+// ResetMeter makes one cell of an indexed meter unconfigured again: it
+// marks every packet green, as before its first SetMeter (P4Runtime's
+// MeterEntry without a config).
+func (s *Switch) ResetMeter(name string, index int) error {
+	m, err := s.meterCell(name, index)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cells[index] = meterState{}
+	return nil
+}
+
 // ReadMeter returns a meter cell's configuration (false if unconfigured).
 func (s *Switch) ReadMeter(name string, index int) (MeterConfig, bool, error) {
-	m, err := s.meter(name)
+	m, err := s.meterCell(name, index)
 	if err != nil {
 		return MeterConfig{}, false, err
-	}
-	if index < 0 || index >= m.size {
-		return MeterConfig{}, false, fmt.Errorf("meter %q: index %d outside 0..%d", m.name, index, m.size-1)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cells[index].cfg, m.cells[index].configured, nil
 }
 
+// directMeter resolves the direct meter of an entry.
+func (s *Switch) directMeter(tableName string, h EntryHandle) (*meterArray, *entry, error) {
+	t, e, err := s.directEntry(tableName, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.decl.meter < 0 {
+		return nil, nil, fmt.Errorf("table %q has no direct meter", t.decl.name)
+	}
+	return s.meters[t.decl.meter], e, nil
+}
+
 // SetDirectMeter configures the direct meter of an entry.
 func (s *Switch) SetDirectMeter(tableName string, h EntryHandle, cfg MeterConfig) error {
-	t, e, err := s.directEntry(tableName, h)
+	m, e, err := s.directMeter(tableName, h)
 	if err != nil {
 		return err
 	}
-	if t.decl.meter < 0 {
-		return fmt.Errorf("table %q has no direct meter", t.decl.name)
-	}
-	m := s.meters[t.decl.meter]
 	if err := checkMeterConfig(m.name, cfg); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e.meter = meterState{configured: true, cfg: cfg, tc: float64(cfg.CBurst), tp: float64(cfg.PBurst)}
+	return nil
+}
+
+// ResetDirectMeter makes the direct meter of an entry unconfigured again
+// (every packet green).
+func (s *Switch) ResetDirectMeter(tableName string, h EntryHandle) error {
+	m, e, err := s.directMeter(tableName, h)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e.meter = meterState{}
 	return nil
 }
 
@@ -684,14 +725,10 @@ func (s *Switch) vset(name string, value []byte) (*parseVset, *vsetDecl, []byte,
 // ReadDirectMeter returns the direct meter configuration of an entry
 // (false if it was never configured).
 func (s *Switch) ReadDirectMeter(tableName string, h EntryHandle) (MeterConfig, bool, error) {
-	t, e, err := s.directEntry(tableName, h)
+	m, e, err := s.directMeter(tableName, h)
 	if err != nil {
 		return MeterConfig{}, false, err
 	}
-	if t.decl.meter < 0 {
-		return MeterConfig{}, false, fmt.Errorf("table %q has no direct meter", t.decl.name)
-	}
-	m := s.meters[t.decl.meter]
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return e.meter.cfg, e.meter.configured, nil

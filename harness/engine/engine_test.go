@@ -254,4 +254,13 @@ func TestDirectCountersAndMetersFollowTheirEntry(t *testing.T) {
 	if cfg, ok, err := sw.ReadDirectMeter("ipv4_lpm", h); err != nil || !ok || cfg.PIR != 1 {
 		t.Errorf("ReadDirectMeter = %+v, %t, %v", cfg, ok, err)
 	}
+	if err := sw.ResetDirectMeter("ipv4_lpm", h); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := sw.ReadDirectMeter("ipv4_lpm", h); err != nil || ok {
+		t.Errorf("ReadDirectMeter after ResetDirectMeter: configured %t, %v", ok, err)
+	}
+	if out := run(t, sw, 0, ipv4Frame([4]byte{10, 1, 1, 1}, 64, 6)); out[0].data[15] != ColorGreen {
+		t.Errorf("after ResetDirectMeter the packet was marked %d, want green", out[0].data[15])
+	}
 }

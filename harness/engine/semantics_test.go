@@ -280,13 +280,26 @@ func TestRegistersCountersAndMeters(t *testing.T) {
 	if !bytes.Equal(colors, []byte{ColorGreen, ColorYellow, ColorRed}) {
 		t.Errorf("meter colours %v, want green, yellow, red for a burst of 3 at CIR 1/s, PIR 2/s", colors)
 	}
+	// A reset meter marks green again, however fast packets come.
+	if err := sw.ResetMeter("m", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := sw.ReadMeter("m", 2); ok || err != nil {
+		t.Errorf("ReadMeter after ResetMeter: configured %t, %v", ok, err)
+	}
+	if out := run(t, sw, 0, []byte{2, 0, 0, 0, 0, 0, 0xee}); len(out) != 1 || out[0].data[5] != ColorGreen {
+		t.Errorf("after ResetMeter the packet came out %+v, want one marked green", out)
+	}
+	if err := sw.ResetMeter("m", 4); err == nil || !strings.Contains(err.Error(), "index 4 outside 0..3") {
+		t.Errorf("ResetMeter out of range: %v", err)
+	}
 	v, err := sw.ReadRegister("ingress.reg", 2)
-	if err != nil || !bytes.Equal(v, []byte{0, 0, 0, 44}) {
-		t.Errorf("register = % x (%v), want 44 after three increments of 41", v, err)
+	if err != nil || !bytes.Equal(v, []byte{0, 0, 0, 45}) {
+		t.Errorf("register = % x (%v), want 45 after four increments of 41", v, err)
 	}
 	c, err := sw.ReadCounter("cnt", 2)
-	if err != nil || c.Packets != 3 || c.Bytes != 21 {
-		t.Errorf("counter %+v (%v), want 3 packets, 21 bytes", c, err)
+	if err != nil || c.Packets != 4 || c.Bytes != 28 {
+		t.Errorf("counter %+v (%v), want 4 packets, 28 bytes", c, err)
 	}
 	if _, err := sw.ReadRegister("reg", 4); err == nil || !strings.Contains(err.Error(), "index 4 outside 0..3") {
 		t.Errorf("out of range read: %v", err)
