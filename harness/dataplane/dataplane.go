@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -94,6 +95,8 @@ type Dataplane struct {
 	running        atomic.Bool
 	pipelineErrors atomic.Uint64
 	unknownEgress  atomic.Uint64
+	unknownMu      sync.Mutex
+	unknownByPort  map[uint32]uint64 // of unknownEgress; nil until the first
 	closeOnce      sync.Once
 	closeErr       error
 }
@@ -325,6 +328,12 @@ func (d *Dataplane) Transmit(o engine.Output) {
 	p := d.byPort[o.Port]
 	if p == nil {
 		d.unknownEgress.Add(1)
+		d.unknownMu.Lock()
+		if d.unknownByPort == nil {
+			d.unknownByPort = map[uint32]uint64{}
+		}
+		d.unknownByPort[o.Port]++
+		d.unknownMu.Unlock()
 		d.log.Debug("frame sent to a port without an interface dropped", "port", o.Port)
 		return
 	}
@@ -423,11 +432,17 @@ type Stats struct {
 	// UnknownEgress counts frames the pipeline sent to a port number that
 	// has no interface.
 	UnknownEgress uint64
+	// UnknownEgressByPort splits UnknownEgress by port number (nil when
+	// it is 0).
+	UnknownEgressByPort map[uint32]uint64
 }
 
 // Stats returns the current counters. It may be called at any time.
 func (d *Dataplane) Stats() Stats {
 	s := Stats{PipelineErrors: d.pipelineErrors.Load(), UnknownEgress: d.unknownEgress.Load()}
+	d.unknownMu.Lock()
+	s.UnknownEgressByPort = maps.Clone(d.unknownByPort)
+	d.unknownMu.Unlock()
 	for _, p := range d.ports {
 		s.Ports = append(s.Ports, PortStats{
 			PortSpec: p.spec,

@@ -180,8 +180,8 @@ func TestFramesOfEverySizeAndVLANTagsCrossAGoPipelineUnchanged(t *testing.T) {
 		t.Errorf("after a refused frame and one to port 9, h1 got %d frames, want only frame 8", len(got))
 	}
 	st := eventually(t, dp, "5 frames sent on port 1", func(st dataplane.Stats) bool { return st.Ports[1].TxFrames == 5 })
-	if st.PipelineErrors != 1 || st.UnknownEgress != 1 {
-		t.Errorf("pipeline errors %d, unknown egress %d; want 1 and 1", st.PipelineErrors, st.UnknownEgress)
+	if st.PipelineErrors != 1 || st.UnknownEgress != 1 || len(st.UnknownEgressByPort) != 1 || st.UnknownEgressByPort[9] != 1 {
+		t.Errorf("pipeline errors %d, unknown egress %d %v; want 1 and 1 to port 9", st.PipelineErrors, st.UnknownEgress, st.UnknownEgressByPort)
 	}
 	p0, p1 := st.Ports[0], st.Ports[1]
 	if p0.RxFrames != 7 || p0.TxFrames != 1 || p1.RxFrames != 1 || p1.TxFrames != 5 {

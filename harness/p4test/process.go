@@ -167,6 +167,13 @@ func (b *tailBuffer) Write(data []byte) (int, error) {
 	return len(data), nil
 }
 
+// bytes is a copy of the output kept.
+func (b *tailBuffer) bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.buf...)
+}
+
 // quote is the output so far, indented, for an error message; empty when
 // there was none.
 func (b *tailBuffer) quote() string {

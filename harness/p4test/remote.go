@@ -330,6 +330,17 @@ func (r *Remote) withExit(err error) error {
 	return fmt.Errorf("%w; %w", err, exit)
 }
 
+// DroppedWithoutVeth is how many packets a grid switch sent to each port
+// number that had no veth, as it logged when Close stopped it (P4Runtime has
+// no counter for them). It is nil before Close, when there were none, and
+// for bmv2, which does not tell.
+func (r *Remote) DroppedWithoutVeth() map[uint32]uint64 {
+	if r.cfg.Kind != GridSwitch || r.proc == nil || r.proc.alive() {
+		return nil
+	}
+	return dataplane.ParseUnknownEgress(r.proc.output.bytes())
+}
+
 // Close stops the switch and removes its namespace, ports and sockets. The
 // error reports a switch that had exited by itself or anything that could
 // not be removed.

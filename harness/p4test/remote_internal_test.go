@@ -162,3 +162,27 @@ func TestPortsNamedCoversPacketsExpectsMulticastAndMirroring(t *testing.T) {
 		}
 	}
 }
+
+func TestPortsForCoverNamedPortsPortArgumentsAndSpares(t *testing.T) {
+	prog, err := CompileEmbedded("../../p4/examples/basic_ipv4.p4", CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, want := range map[string]int{
+		"packet 3 00":  8, // at least ports 0 to 7
+		"expect 10 00": 12,
+		"add MyIngress.ipv4_lpm hdr.ipv4.dstAddr:0x0a000100/24 MyIngress.ipv4_forward(dstAddr:0x000000000102, port:20)": 21,
+		// by its short name; dstAddr is 48 bits wide, no port
+		"setdefault ipv4_lpm ipv4_forward(dstAddr:0x0000000000ff, port:9)\npacket 1 00":              10,
+		"add ipv4_lpm hdr.ipv4.dstAddr:0x0a000100/24 ipv4_forward(dstAddr:0x000000000102, port:600)": 8,
+		"expect 510 00": 512,
+	} {
+		cmds, err := stf.Parse("test", text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := portsFor(cmds, prog.JSON); got != want || err != nil {
+			t.Errorf("portsFor(%q) = %d, %v; want %d", text, got, err, want)
+		}
+	}
+}

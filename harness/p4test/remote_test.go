@@ -300,3 +300,46 @@ func TestP4cConformanceFilesPassOnTheGridSwitch(t *testing.T) {
 		})
 	}
 }
+
+// TestAPacketToAPortTheTestNeverNamesFailsOnTheGridSwitchAsOnTheEngine
+// sends packets to a port no packet or expect line names: port 20, which
+// only a table entry names (it gets a veth, so the packet is unexpected, as
+// on the engine), and port 100, which the program takes from the frame (no
+// veth: grid switch's count of such packets fails the test).
+func TestAPacketToAPortTheTestNeverNamesFailsOnTheGridSwitchAsOnTheEngine(t *testing.T) {
+	targettest.NeedRoot(t)
+	cfg := p4test.RemoteConfig{Switch: targettest.GridBinary(t)}
+	root := repo.RootOrFail(t)
+	for _, c := range []struct {
+		name, prog, stf string
+		port            int
+		msg             string // of the grid switch's failure; "" for an unexpected packet
+	}{
+		{name: "entry", prog: filepath.Join(root, "p4", "aggregator", "aggregator.p4"), port: 20, stf: `
+add GridIngress.ipv4_lpm hdr.ipv4.dstAddr:0x0a000064/32 GridIngress.forward(dmac:0x020000000000, port:0x014)
+packet 0 02AA000000000200000000010800 4500001C0000000040110000 0A000101 0A000064 1234567800080000
+`},
+		{name: "frame", prog: "testdata/port_from_frame.p4", port: 100, stf: `
+packet 0 000000000064 0000000000aa 88b5 0001020304050607
+`, msg: "1 packet(s) sent to port 100, which has no veth"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, kind := range []p4test.TargetKind{p4test.Engine, p4test.GridSwitch} {
+				got := runExample(t, kind, cfg, c.prog, c.stf)
+				if len(got.Failures) != 1 {
+					t.Fatalf("%s: %s, want one failure", kind, got.Summary())
+				}
+				f := got.Failures[0]
+				if kind == p4test.Engine || c.msg == "" {
+					if f.Kind != stf.Unexpected || f.Port != c.port {
+						t.Errorf("%s: %s, want an unexpected packet on port %d", kind, got.Summary(), c.port)
+					}
+					continue
+				}
+				if f.Port != c.port || !strings.Contains(f.Msg, c.msg) {
+					t.Errorf("%s: %s, want %q", kind, got.Summary(), c.msg)
+				}
+			}
+		})
+	}
+}

@@ -35,7 +35,8 @@ func init() {
 			"from --loss-seed, so runs repeat). --pcap writes INTERFACE_in.pcap and INTERFACE_out.pcap per\n" +
 			"port, as bmv2 does. Once listening, one line on standard output says where:\n\n" +
 			"   grid switch: listening on 127.0.0.1:9559, ports 0@sw0 1@sw1\n\n" +
-			"SIGINT or SIGTERM stops the switch; it logs each port's counters as it exits.\n\n" +
+			"SIGINT or SIGTERM stops the switch; it logs each port's counters as it exits, and warns of\n" +
+			"frames the program sent to a port number without an interface (dropped), per port number.\n\n" +
 			"Example (inside the switch's namespace, e.g. via 'ip netns exec' or 'grid exec'):\n" +
 			"   grid switch --device-id 1 -i 0@sw0 -i 1@sw1 --delay 1=2ms --loss 1=0.01 --no-p4 -- \\\n" +
 			"       --grpc-server-addr 127.0.0.1:9559 --cpu-port 64",
@@ -244,7 +245,10 @@ func portList(specs []dataplane.PortSpec) string {
 	return strings.Join(names, " ")
 }
 
-// logCounters logs each port's counters, and the frames no port took.
+// logCounters logs each port's counters, and the frames no port took: in
+// total and, at warning level, by port number (which the STF driver of
+// harness/p4test reads to fail a test whose packets went to a port that has
+// no veth).
 func logCounters(log *slog.Logger, st dataplane.Stats) {
 	for _, p := range st.Ports {
 		log.Info("port counters", "port", p.PortSpec.String(), "rx_frames", p.RxFrames, "rx_bytes", p.RxBytes,
@@ -254,4 +258,5 @@ func logCounters(log *slog.Logger, st dataplane.Stats) {
 	if st.PipelineErrors+st.UnknownEgress > 0 {
 		log.Info("pipeline counters", "errors", st.PipelineErrors, "to_ports_without_interface", st.UnknownEgress)
 	}
+	st.LogUnknownEgress(log)
 }

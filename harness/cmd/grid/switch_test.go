@@ -295,3 +295,39 @@ func TestSwitchCommandAsAnUnprivilegedUserSaysItNeedsRoot(t *testing.T) {
 		t.Errorf("output %q, want %q", out, want)
 	}
 }
+
+func TestSwitchCommandWarnsAsItExitsOfFramesSentToAPortWithoutAnInterface(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	bin := buildGrid(t)
+	res, err := p4c.Compile("../../dataplane/testdata/port0_to_port1.p4", p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	program := filepath.Join(t.TempDir(), "port0_to_port1.json")
+	if err := os.WriteFile(program, res.JSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Port 1, where the program sends everything, has no interface.
+	cmd, _, stderr := startSwitchCommand(t, n, bin, "-i", "0@sw0", program, "--", "--grpc-server-addr", "127.0.0.1:0")
+	h0 := n.Socket("h0")
+	frame := mustHexFrame(t, "0200000000aa 0200000000bb 88b5 00010203040506070809")
+	for range 3 {
+		if err := h0.Send(frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The switch counts what it received; wait for it before stopping it.
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("grid switch after SIGTERM: %v", err)
+	}
+	log := stderr.String()
+	if !strings.Contains(log, `level=WARN msg="frames sent to a port without an interface were dropped" port=1 frames=3`) {
+		t.Errorf("the exit log does not warn of 3 frames to port 1:\n%s", log)
+	}
+	if got := dataplane.ParseUnknownEgress([]byte(log)); len(got) != 1 || got[1] != 3 {
+		t.Errorf("read back from the log: %v, want 3 frames to port 1", got)
+	}
+}
