@@ -85,9 +85,23 @@ type RemoteConfig struct {
 	// include some for packets not sent yet.
 	Quiet time.Duration
 	// Grace is how long to wait for unexpected packets once the expected
-	// ones arrived (default 20 ms).
+	// ones arrived, and so the least time between a packet and the next
+	// command, such as a counter or register check (default
+	// GridSwitchGrace, or Bmv2Grace for Bmv2).
 	Grace time.Duration
 }
+
+// The default Grace of each kind of switch. grid switch reads its ports
+// without delay. bmv2 built without WITH_PCAP_FIX (bm_sim's
+// bmi_interface.c) gets frames from libpcap only when a block of the
+// packet ring retires, about 8 ms after the first frame on a veth, and
+// then queues them for its ingress thread: on a loaded VM 20 ms can pass
+// before a packet was processed, and a check right after it would read
+// state from before it.
+const (
+	GridSwitchGrace = 20 * time.Millisecond
+	Bmv2Grace       = 100 * time.Millisecond
+)
 
 func (c *RemoteConfig) defaults() {
 	if c.StartTimeout == 0 {
@@ -100,7 +114,10 @@ func (c *RemoteConfig) defaults() {
 		c.Quiet = 250 * time.Millisecond
 	}
 	if c.Grace == 0 {
-		c.Grace = 20 * time.Millisecond
+		c.Grace = GridSwitchGrace
+		if c.Kind == Bmv2 {
+			c.Grace = Bmv2Grace
+		}
 	}
 }
 

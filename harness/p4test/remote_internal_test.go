@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/protobuf/proto"
@@ -183,6 +184,20 @@ func TestPortsForCoverNamedPortsPortArgumentsAndSpares(t *testing.T) {
 		}
 		if got, err := portsFor(cmds, prog.JSON); got != want || err != nil {
 			t.Errorf("portsFor(%q) = %d, %v; want %d", text, got, err, want)
+		}
+	}
+}
+
+func TestTheBmv2TargetWaitsLongerForStrayPacketsThanGridSwitch(t *testing.T) {
+	for kind, want := range map[TargetKind]time.Duration{GridSwitch: 20 * time.Millisecond, Bmv2: 100 * time.Millisecond} {
+		cfg := RemoteConfig{Kind: kind}
+		cfg.defaults()
+		if cfg.Grace != want {
+			t.Errorf("%s: grace %v, want %v", kind, cfg.Grace, want)
+		}
+		cfg = RemoteConfig{Kind: kind, Grace: time.Second}
+		if cfg.defaults(); cfg.Grace != time.Second {
+			t.Errorf("%s: a grace of 1s became %v", kind, cfg.Grace)
 		}
 	}
 }

@@ -40,15 +40,18 @@ func init() {
 			"tables hit or missed, actions, drops).\n\n" +
 			"--target picks the switch. engine (the default) is the engine inside this process with a\n" +
 			"virtual clock (1 us per packet): no root, no ports. grid-switch and bmv2 run a switch process\n" +
-			"in a private network namespace (gridp4t-PID-N) with one veth port per port the test names, load\n" +
-			"the program and every entry, group and meter over P4Runtime, send and receive the packets\n" +
-			"through packet sockets; after each packet they wait until the expected packets came out (or\n" +
-			"nothing came for 250 ms, at most --packet-timeout), then 20 ms for extras. advance_clock\n" +
-			"sleeps. grid-switch is `grid switch`, grid's drop-in for simple_switch_grpc (this binary unless\n" +
-			"--switch says otherwise); bmv2 is simple_switch_grpc with the program compiled by p4c-bm2-ss,\n" +
-			"registers read and written through simple_switch_CLI. Both need root and the .p4 source\n" +
-			"(P4Runtime needs the program's P4Info; or PROG.json with --p4info); everything is removed\n" +
-			"afterwards, also on Ctrl-C.\n\n" +
+			"in a private network namespace (gridp4t-PID-N) with veth ports 0 to 7 at least, and up to one\n" +
+			"beyond the highest port the test names (or a 9-bit action argument gives), load the program\n" +
+			"and every entry, group and meter over P4Runtime, send and receive the packets through packet\n" +
+			"sockets; after each packet they wait until the expected packets came out (or nothing came for\n" +
+			"250 ms, at most --packet-timeout), then --grace for extras (20 ms on grid-switch, 100 ms on\n" +
+			"bmv2, which takes longer to pick up a frame). A packet grid switch sends to a port without a\n" +
+			"veth fails the test as an unexpected one does. advance_clock sleeps. grid-switch is `grid\n" +
+			"switch`, grid's drop-in for simple_switch_grpc (this binary unless --switch says otherwise);\n" +
+			"bmv2 is simple_switch_grpc with the program compiled by p4c-bm2-ss, registers read and written\n" +
+			"through simple_switch_CLI. Both need root and the .p4 source (P4Runtime needs the program's\n" +
+			"P4Info; or PROG.json with --p4info, e.g. p4c's); everything is removed afterwards, also on\n" +
+			"Ctrl-C.\n\n" +
 			"Examples:\n   grid p4test p4/examples/basic_ipv4.p4 p4/examples/basic_ipv4.stf --trace\n" +
 			"   grid p4test p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf\n" +
 			"   sudo grid p4test --target grid-switch p4/aggregator/aggregator.p4 p4/aggregator/tests/*.stf\n" +
@@ -61,6 +64,8 @@ func init() {
 			&cli.StringFlag{Name: "switch", Usage: "the switch `PROGRAM` of --target grid-switch (default: this grid binary) or bmv2 (default: simple_switch_grpc on PATH)"},
 			&cli.StringFlag{Name: "p4info", Usage: "the P4Info `FILE` (.txtpb, .binpb or .json) of a PROG.json, for --target grid-switch or bmv2"},
 			&cli.DurationFlag{Name: "packet-timeout", Value: 2 * time.Second, Usage: "with grid-switch and bmv2, the longest wait for the packets a packet causes (`DURATION`, e.g. 2s)"},
+			&cli.DurationFlag{Name: "grace", Usage: "with grid-switch and bmv2, the wait for unexpected packets once the expected ones came out, before the next command (`DURATION`; default " +
+				p4test.GridSwitchGrace.String() + " on grid-switch, " + p4test.Bmv2Grace.String() + " on bmv2)"},
 		},
 		Action: func(c *cli.Context) error {
 			files, err := positionalArgs(c)
@@ -85,7 +90,10 @@ func init() {
 			if c.String("p4info") != "" && isP4(files[0]) {
 				return cli.Exit(fmt.Sprintf("grid p4test: --p4info goes with a .json program; %s is compiled, P4Info included", files[0]), 1)
 			}
-			remote := p4test.RemoteConfig{Switch: c.String("switch"), PacketTimeout: c.Duration("packet-timeout")}
+			if c.Duration("grace") < 0 || c.Duration("packet-timeout") < 0 {
+				return cli.Exit("grid p4test: --grace and --packet-timeout are durations of at least 0", 1)
+			}
+			remote := p4test.RemoteConfig{Switch: c.String("switch"), PacketTimeout: c.Duration("packet-timeout"), Grace: c.Duration("grace")}
 			if kind == p4test.GridSwitch && remote.Switch == "" {
 				if remote.Switch, err = os.Executable(); err != nil {
 					return cli.Exit("grid p4test: find this grid binary for --target grid-switch: "+err.Error(), 1)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -191,6 +192,10 @@ func TestP4testTargetFlagIsChecked(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "prog.json: --target grid-switch loads the program over P4Runtime, which needs its P4Info: give the .p4 source, or --p4info with the .json") {
 		t.Errorf("a .json program on grid-switch: exit %d, output %q", code, out)
 	}
+	out, code = exitCode(t, "p4test", "--target", "grid-switch", "--grace", "-1ms", examples+"basic_ipv4.p4", examples+"basic_ipv4.stf")
+	if code != 1 || !strings.Contains(out, "grid p4test: --grace and --packet-timeout are durations of at least 0") {
+		t.Errorf("--grace -1ms: exit %d, output %q", code, out)
+	}
 	out, code = exitCode(t, "p4test", "--p4info", "prog.p4info.txtpb", examples+"basic_ipv4.p4", examples+"basic_ipv4.stf")
 	if code != 1 || !strings.Contains(out, "--p4info goes with a .json program") {
 		t.Errorf("--p4info with a .p4 program: exit %d, output %q", code, out)
@@ -205,6 +210,19 @@ func TestP4testRunsOnTheGridSwitch(t *testing.T) {
 	out, code := exitCode(t, "p4test", "--target", "grid-switch", "--switch", bin, examples+"basic_ipv4.p4", examples+"basic_ipv4.stf")
 	if code != 0 || out != "basic_ipv4.stf PASS (8 packets in, 4 out)\n" {
 		t.Errorf("exit %d, output %q", code, out)
+	}
+	// --grace is the wait after each packet: at least that long per packet.
+	oneRoute := filepath.Join(t.TempDir(), "one.stf")
+	err := os.WriteFile(oneRoute, []byte("add ipv4_lpm hdr.ipv4.dstAddr:0x0a000000/8 ipv4_forward(dstAddr:0x0000000001ff, port:1)\n"+
+		"packet 0 000000000001 0000000000aa 0800 4500001c 00010000 401165cb 0a000001 0a000105 0001020304050607\n"+
+		"expect 1 0000000001ff 000000000001 0800 4500001c 00010000 3f1166cb 0a000001 0a000105 0001020304050607 $\n"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, code = exitCode(t, "p4test", "--target", "grid-switch", "--switch", bin, "--grace", "1500ms", examples+"basic_ipv4.p4", oneRoute)
+	if took := time.Since(start); code != 0 || took < 1500*time.Millisecond {
+		t.Errorf("--grace 1500ms: exit %d after %v, output %q", code, took, out)
 	}
 	// The compiled program with its P4Info file.
 	dir := t.TempDir()
