@@ -89,7 +89,8 @@
 //     truncates clones). Reading a missing group or session is NOT_FOUND.
 //   - Counters and direct counters (MODIFY sets or resets cells), meters and
 //     direct meters (MeterConfig rates in units per second, bursts in
-//     units, as engine.MeterConfig), registers (MODIFY of cells). An unset
+//     units, as engine.MeterConfig; without a config MODIFY resets a meter
+//     to unconfigured, every packet green), registers (MODIFY of cells). An unset
 //     index means every cell; an index outside the array is OUT_OF_RANGE.
 //   - Read of all of the above with the specification's wildcards: table_id
 //     0 for every table, a table without match for all its entries, a match
@@ -108,8 +109,8 @@
 // RECONCILE_AND_COMMIT, one-shot action sets, weighted group members,
 // watch ports, default actions of indirect tables, idle timeouts, digests,
 // value sets and other entities, a clone session's class_of_service,
-// backup replicas, single-rate meters (eburst), meter counters, resetting a
-// meter to unconfigured, direct counters and meters of default entries.
+// backup replicas, single-rate meters (eburst), meter counters, direct
+// counters and meters of default entries.
 //
 // # Where it differs from simple_switch_grpc
 //

@@ -193,27 +193,36 @@ func meterConfigProto(c engine.MeterConfig) *p4v1.MeterConfig {
 }
 
 // meterUpdate validates the config of a meter write.
-func meterUpdate(path string, mc *p4v1.MeterConfig, mcd *p4v1.MeterCounterData) (engine.MeterConfig, *fieldError) {
+// meterUpdate validates the config of a meter write; a nil config (reset
+// is true) puts the meter back to unconfigured, marking every packet green,
+// as the specification and simple_switch_grpc do.
+func meterUpdate(path string, mc *p4v1.MeterConfig, mcd *p4v1.MeterCounterData) (cfg engine.MeterConfig, reset bool, fe *fieldError) {
 	if mcd != nil {
-		return engine.MeterConfig{}, errAt(codes.Unimplemented, path+".counter_data", "meter counters are not supported")
+		return engine.MeterConfig{}, false, errAt(codes.Unimplemented, path+".counter_data", "meter counters are not supported")
 	}
 	if mc == nil {
-		return engine.MeterConfig{}, errAt(codes.Unimplemented, path+".config", "resetting a meter to unconfigured is not supported; give a config")
+		return engine.MeterConfig{}, true, nil
 	}
-	cfg, fe := meterConfig(mc)
+	cfg, fe = meterConfig(mc)
 	if fe != nil {
-		return engine.MeterConfig{}, under(path+".config", fe)
+		return engine.MeterConfig{}, false, under(path+".config", fe)
 	}
-	return cfg, nil
+	return cfg, false, nil
 }
 
 func (pl *pipeline) writeMeter(me *p4v1.MeterEntry) *fieldError {
-	cfg, fe := meterUpdate("meter_entry", me.Config, me.CounterData)
+	cfg, reset, fe := meterUpdate("meter_entry", me.Config, me.CounterData)
 	if fe != nil {
 		return fe
 	}
 	return eachCell(pl.meters, me.MeterId, me.Index, false, "meter_entry", "meter_id", "meter", func(x *externDef, i int) *fieldError {
-		if err := pl.sw.SetMeter(x.name, i, cfg); err != nil {
+		var err error
+		if reset {
+			err = pl.sw.ResetMeter(x.name, i)
+		} else {
+			err = pl.sw.SetMeter(x.name, i, cfg)
+		}
+		if err != nil {
 			return errAt(codes.InvalidArgument, "meter_entry.config", "%v", err)
 		}
 		return nil
@@ -236,12 +245,18 @@ func (pl *pipeline) readMeters(me *p4v1.MeterEntry, emit func(*p4v1.Entity)) *fi
 }
 
 func (pl *pipeline) writeDirectMeter(dm *p4v1.DirectMeterEntry) *fieldError {
-	cfg, fe := meterUpdate("direct_meter_entry", dm.Config, dm.CounterData)
+	cfg, reset, fe := meterUpdate("direct_meter_entry", dm.Config, dm.CounterData)
 	if fe != nil {
 		return fe
 	}
 	return pl.eachDirect("direct_meter_entry", dm.TableEntry, hasDirectMeter, "meter", func(td *tableDef, se *storedEntry) *fieldError {
-		if err := pl.sw.SetDirectMeter(td.name, se.handle, cfg); err != nil {
+		var err error
+		if reset {
+			err = pl.sw.ResetDirectMeter(td.name, se.handle)
+		} else {
+			err = pl.sw.SetDirectMeter(td.name, se.handle, cfg)
+		}
+		if err != nil {
 			return errAt(codes.InvalidArgument, "direct_meter_entry.config", "%v", err)
 		}
 		return nil

@@ -189,6 +189,17 @@ func TestMeterOverItsRateMarksRedAndDrops(t *testing.T) {
 	meter.GetMeterEntry().Config = &p4v1.MeterConfig{Cir: 5, Pir: 2}
 	err := f.write(1, update(p4v1.Update_MODIFY, meter))
 	oneUpdateError(t, err, codes.InvalidArgument, "updates[0].entity.meter_entry.config.pir: peak rate 2 is below the committed rate 5")
+	// without a config, MODIFY resets the cell: unconfigured, every packet green
+	meter.GetMeterEntry().Config = nil
+	f.mustWrite(update(p4v1.Update_MODIFY, meter))
+	for i := range 3 {
+		if out := f.process(1, frame); len(out) != 1 {
+			t.Fatalf("packet %d after the reset was dropped: %s", i, describeOutputs(out))
+		}
+	}
+	if got := f.read(meter); len(got) != 1 || got[0].GetMeterEntry().GetConfig() != nil {
+		t.Fatalf("meter after reset: %v, want no config", got)
+	}
 }
 
 func TestRegistersReadWhatPacketsWroteAndWhatTheControllerWrote(t *testing.T) {
@@ -298,6 +309,16 @@ func TestDirectMeterOfAnEntryMarksRedAndIsReadBack(t *testing.T) {
 	if out := f.process(1, frame); len(out) != 1 {
 		t.Fatalf("after raising the burst to 5: %s", describeOutputs(out))
 	}
+	f.mustWrite(update(p4v1.Update_MODIFY, &p4v1.Entity{Entity: &p4v1.Entity_DirectMeterEntry{DirectMeterEntry: &p4v1.DirectMeterEntry{TableEntry: key}}}))
+	for i := range 10 {
+		if out := f.process(1, frame); len(out) != 1 {
+			t.Fatalf("packet %d after resetting the direct meter was dropped: %s", i, describeOutputs(out))
+		}
+	}
+	if got := f.read(direct); len(got) != 1 || got[0].GetDirectMeterEntry().GetConfig() != nil {
+		t.Fatalf("direct meter after reset: %v, want no config", got)
+	}
+	f.mustWrite(update(p4v1.Update_MODIFY, &p4v1.Entity{Entity: &p4v1.Entity_DirectMeterEntry{DirectMeterEntry: &p4v1.DirectMeterEntry{TableEntry: key, Config: bigger}}}))
 	withMeter := proto.Clone(key).(*p4v1.TableEntry)
 	withMeter.MeterConfig = &p4v1.MeterConfig{}
 	got = f.read(tableEntity(withMeter))
