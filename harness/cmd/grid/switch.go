@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,7 +30,9 @@ func init() {
 			"(default " + dataplane.DefaultGRPCAddr + ") given after '--', as bmv2's target options. A controller installs the\n" +
 			"pipeline with SetForwardingPipelineConfig (P4Info plus the bmv2 JSON); PROGRAM.json, if given,\n" +
 			"runs with empty tables until then, and with --no-p4 every frame is dropped until then. Frames\n" +
-			"the program sends to --cpu-port go to the controller as PacketIn; PacketOut enters there.\n\n" +
+			"the program sends to --cpu-port go to the controller as PacketIn; PacketOut enters there.\n" +
+			"--thrift-port is accepted, so bmv2's command line works unchanged, and ignored with a notice:\n" +
+			"there is no Thrift server (simple_switch_CLI cannot connect); registers are served over P4Runtime.\n\n" +
 			"Beyond bmv2, --delay and --loss impair what a port sends (the kernel's netem is not needed):\n" +
 			"each frame waits DURATION before it leaves, or is dropped with probability FRACTION (drawn\n" +
 			"from --loss-seed, so runs repeat). --pcap writes INTERFACE_in.pcap and INTERFACE_out.pcap per\n" +
@@ -42,6 +45,7 @@ func init() {
 			"       --grpc-server-addr 127.0.0.1:9559 --cpu-port 64",
 		Flags: []cli.Flag{
 			&cli.Uint64Flag{Name: "device-id", Usage: "P4Runtime device `ID` of the switch"},
+			&cli.IntFlag{Name: "thrift-port", Usage: "accepted for simple_switch_grpc's command line and ignored: there is no Thrift server (`PORT`), registers are read and written over P4Runtime"},
 			&cli.StringSliceFlag{Name: "interface", Aliases: []string{"i"}, Usage: "attach switch port `PORT@INTERFACE` (repeatable)"},
 			&cli.BoolFlag{Name: "no-p4", Usage: "start without a program: frames are dropped until a controller sets one"},
 			&cli.BoolFlag{Name: "log-console", Usage: "log every frame and the per-packet trace of the program (parser, tables, actions) on standard error"},
@@ -92,10 +96,17 @@ func runSwitch(c *cli.Context) error {
 			return cli.Exit(fmt.Sprintf("grid switch: %v", err), 1)
 		}
 	}
+	if port := c.Int("thrift-port"); c.IsSet("thrift-port") && (port <= 0 || port > 65535) {
+		return usage("--thrift-port %d: not a TCP port", port)
+	}
 	cfg.Logger = slog.Default()
 	if c.Bool("log-console") {
 		cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		cfg.Trace = c.App.ErrWriter
+	}
+	if c.IsSet("thrift-port") {
+		cfg.Logger.Info("--thrift-port ignored: grid switch has no Thrift server; registers are read and written over P4Runtime",
+			"thrift_port", c.Int("thrift-port"))
 	}
 
 	sw, err := dataplane.NewSwitch(cfg)
@@ -157,6 +168,13 @@ func targetOptions(args []string) (addr string, cpuPort uint32, err error) {
 	}
 	if *port > 511 {
 		return "", 0, fmt.Errorf("--cpu-port %d: v1model ports are 9 bits (at most 511)", *port)
+	}
+	cpuPortGiven := false
+	set.Visit(func(f *flag.Flag) { cpuPortGiven = cpuPortGiven || f.Name == "cpu-port" })
+	if cpuPortGiven && *port == 0 {
+		// As simple_switch_grpc, which exits for it: no CPU port is
+		// --cpu-port left out.
+		return "", 0, errors.New("--cpu-port 0: 0 is not a valid value (leave --cpu-port out for no CPU port)")
 	}
 	return addr, uint32(*port), nil
 }

@@ -51,6 +51,8 @@ func TestSwitchRejectsBadCommandLinesWithExitTwo(t *testing.T) {
 		{[]string{"--no-p4", "--", "--thrift-port", "9090"}, "after '--': flag provided but not defined: -thrift-port (grid switch has --grpc-server-addr HOST:PORT and --cpu-port N)"},
 		{[]string{"p.json", "--", "--cpu-port", "512"}, "after '--': --cpu-port 512: v1model ports are 9 bits"},
 		{[]string{"--no-p4", "-i", "64@a", "--", "--cpu-port", "64"}, "port 64 is the CPU port (--cpu-port) and cannot have an interface (-i 64@a)"},
+		{[]string{"--no-p4", "--", "--cpu-port", "0"}, "after '--': --cpu-port 0: 0 is not a valid value (leave --cpu-port out for no CPU port)"},
+		{[]string{"--no-p4", "--thrift-port", "0"}, "--thrift-port 0: not a TCP port"},
 	} {
 		out, code := exitCode(t, append([]string{"switch"}, tc.args...)...)
 		if code != 2 || !strings.Contains(out, "grid switch: "+tc.want) || !strings.Contains(out, "see grid switch --help") {
@@ -329,5 +331,21 @@ func TestSwitchCommandWarnsAsItExitsOfFramesSentToAPortWithoutAnInterface(t *tes
 	}
 	if got := dataplane.ParseUnknownEgress([]byte(log)); len(got) != 1 || got[1] != 3 {
 		t.Errorf("read back from the log: %v, want 3 frames to port 1", got)
+	}
+}
+
+func TestSwitchCommandTakesBmv2sThriftPortAndSaysOnceThatItHasNoThriftServer(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	bin := buildGrid(t)
+	cmd, _, stderr := startSwitchCommand(t, n, bin, "--device-id", "1", "--thrift-port", "9090", "-i", "0@sw0", "--no-p4",
+		"--", "--grpc-server-addr", "127.0.0.1:0")
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("grid switch after SIGTERM: %v\n%s", err, stderr)
+	}
+	notice := `msg="--thrift-port ignored: grid switch has no Thrift server; registers are read and written over P4Runtime" thrift_port=9090`
+	if got := strings.Count(stderr.String(), notice); got != 1 {
+		t.Errorf("the notice appears %d times, want once:\n%s", got, stderr)
 	}
 }
