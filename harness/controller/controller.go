@@ -118,6 +118,7 @@ func Start(ctx context.Context, st *fabric.State, opts Options) (*Controller, er
 		opts.LogDir = filepath.Join(fabric.StateDir, st.Run)
 	}
 	c := &Controller{run: st.Run, detach: opts.Detach, program: opts.Program}
+	began := time.Now()
 	for i := range st.Nodes {
 		n := &st.Nodes[i]
 		if n.Kind != topo.KindSwitch {
@@ -129,10 +130,9 @@ func Start(ctx context.Context, st *fabric.State, opts Options) (*Controller, er
 		}
 		c.switches = append(c.switches, s)
 	}
-	began := time.Now()
 	err := c.each(func(s *Switch) error { return s.connect(ctx, opts) })
 	if err != nil {
-		return nil, errors.Join(err, c.stop())
+		return nil, errors.Join(err, c.disconnect(), c.stop())
 	}
 	slog.Info("switches ready", "run", st.Run, "switches", len(c.switches), "took", time.Since(began).Round(time.Millisecond))
 	return c, nil
@@ -165,6 +165,15 @@ func (c *Controller) each(f func(*Switch) error) error {
 // Close closes the P4Runtime connections and stops the switch processes,
 // unless the controller was started with Detach.
 func (c *Controller) Close() error {
+	err := c.disconnect()
+	if c.detach {
+		return err
+	}
+	return errors.Join(err, c.stop())
+}
+
+// disconnect closes the P4Runtime connections.
+func (c *Controller) disconnect() error {
 	var errs []error
 	for _, s := range c.switches {
 		if s.client != nil {
@@ -173,9 +182,6 @@ func (c *Controller) Close() error {
 			}
 			s.client = nil
 		}
-	}
-	if !c.detach {
-		errs = append(errs, c.stop())
 	}
 	return errors.Join(errs...)
 }
