@@ -10,7 +10,9 @@ import (
 )
 
 // benchSwitch is an engine switch aggregating job 1 of a star with fanIn
-// workers, built for values values per packet.
+// workers, built for values values per packet. It takes one packet at a
+// time, as simple_switch's ingress thread and grid switch do: a unit's
+// read-modify-write spans many actions.
 func benchSwitch(b *testing.B, fanIn, values int) (*gradproto.Star, *engine.Switch) {
 	st, err := gradproto.NewStar(1, fanIn, 0, values)
 	if err != nil {
@@ -20,7 +22,7 @@ func benchSwitch(b *testing.B, fanIn, values int) (*gradproto.Star, *engine.Swit
 	if err != nil {
 		b.Fatal(err)
 	}
-	sw := engine.NewSwitch(compileForEngine(b, Build{Values: values}), engine.Config{})
+	sw := engine.NewSwitch(compileForEngine(b, Build{Values: values}), engine.Config{Serial: true})
 	if err := setup.Install(sw); err != nil {
 		b.Fatal(err)
 	}
@@ -69,30 +71,59 @@ func BenchmarkAggregatedValuesPerSecond(b *testing.B) {
 }
 
 // BenchmarkAggregatedValuesPerSecondParallel is the same load from one
-// goroutine per core, each with its own fragment ids, on one shared switch.
+// goroutine per core on one shared switch, as grid switch's data plane runs
+// one receiver per port: the goroutines take packets from one sequence, so
+// the packets of one fragment come from several goroutines at once. Every
+// complete fragment must reach the PS with all workers counted and the
+// exact sum.
 func BenchmarkAggregatedValuesPerSecondParallel(b *testing.B) {
 	const fanIn, values = 8, 32
 	st, sw := benchSwitch(b, fanIn, values)
-	var next atomic.Uint32
+	frags := b.N / fanIn // complete ones; the rest of the last stays in its unit
+	counts := make([]atomic.Int64, frags+1)
+	sums := make([]atomic.Int64, frags+1) // of value 0; every worker sends 1
+	emit := func(o engine.Output) {
+		grid := o.Data[gradproto.FrameOverhead:]
+		if o.Port != gradproto.StarPSPort || len(grid) <= gradproto.HeaderLen {
+			return // a collision's control packet
+		}
+		frag := binary.BigEndian.Uint32(grid[8:])
+		counts[frag].Add(int64(binary.BigEndian.Uint16(grid[6:])))
+		sums[frag].Add(int64(int32(binary.BigEndian.Uint32(grid[gradproto.HeaderLen:]))))
+	}
+	var next atomic.Uint64
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		base := next.Add(1) << 24
 		frames := make([][]byte, fanIn)
 		for m := range frames {
 			w := gradproto.NewWorker(&st.Plan, m, map[uint32][]int32{0: make([]int32, values)})
-			frames[m] = w.Originals()[0].Marshal()
+			p := w.Originals()[0]
+			for i := range p.Values {
+				p.Values[i] = 1
+			}
+			frames[m] = p.Marshal()
 		}
-		emit := func(engine.Output) {}
-		for i := 0; pb.Next(); i++ {
+		for pb.Next() {
+			i := next.Add(1) - 1
 			m := i % fanIn
-			binary.BigEndian.PutUint32(frames[m][gradproto.FrameOverhead+8:], base|uint32(i/fanIn))
-			if err := sw.Process(uint32(st.WorkerPort(m)), frames[m], emit); err != nil {
+			binary.BigEndian.PutUint32(frames[m][gradproto.FrameOverhead+8:], uint32(i/fanIn))
+			if err := sw.Process(uint32(st.WorkerPort(int(m))), frames[m], emit); err != nil {
 				b.Error(err)
 				return
 			}
 		}
 	})
+	b.StopTimer()
+	wrong := 0
+	for frag := range frags {
+		if counts[frag].Load() != fanIn || sums[frag].Load() != fanIn {
+			wrong++
+		}
+	}
+	if wrong > 0 {
+		b.Fatalf("%d of %d fragments reached the PS without all %d workers counted or with a wrong sum", wrong, frags, fanIn)
+	}
 	b.ReportMetric(float64(b.N)*values/b.Elapsed().Seconds(), "values/s")
 }
 
