@@ -236,11 +236,10 @@ func named[T interface{ GetPreamble() *p4configv1.Preamble }](t *testing.T, enti
 	return none
 }
 
-func TestSwitchCommandRunsItsProgramWithDelayAndLogsEveryFrame(t *testing.T) {
-	n := nstest.New(t)
-	n.Veth("sw0", "h0")
-	n.Veth("sw1", "h1")
-	bin := buildGrid(t)
+// port0ToPort1JSON compiles the data plane's port0_to_port1 test program
+// (every frame from port 0 leaves on port 1) and returns its bmv2 JSON file.
+func port0ToPort1JSON(t *testing.T) string {
+	t.Helper()
 	res, err := p4c.Compile("../../dataplane/testdata/port0_to_port1.p4", p4c.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -249,6 +248,15 @@ func TestSwitchCommandRunsItsProgramWithDelayAndLogsEveryFrame(t *testing.T) {
 	if err := os.WriteFile(program, res.JSON, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return program
+}
+
+func TestSwitchCommandRunsItsProgramWithDelayAndLogsEveryFrame(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
+	bin := buildGrid(t)
+	program := port0ToPort1JSON(t)
 	const delay = 100 * time.Millisecond
 	cmd, _, stderr := startSwitchCommand(t, n, bin, "-i", "0@sw0", "-i", "1@sw1", "--log-console", program,
 		"--delay", "1="+delay.String(), "--", "--grpc-server-addr", "127.0.0.1:0")
@@ -302,14 +310,7 @@ func TestSwitchCommandWarnsAsItExitsOfFramesSentToAPortWithoutAnInterface(t *tes
 	n := nstest.New(t)
 	n.Veth("sw0", "h0")
 	bin := buildGrid(t)
-	res, err := p4c.Compile("../../dataplane/testdata/port0_to_port1.p4", p4c.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	program := filepath.Join(t.TempDir(), "port0_to_port1.json")
-	if err := os.WriteFile(program, res.JSON, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	program := port0ToPort1JSON(t)
 	// Port 1, where the program sends everything, has no interface.
 	cmd, _, stderr := startSwitchCommand(t, n, bin, "-i", "0@sw0", program, "--", "--grpc-server-addr", "127.0.0.1:0")
 	h0 := n.Socket("h0")
