@@ -62,10 +62,10 @@ func init() {
 			&cli.StringSliceFlag{Name: "define", Aliases: []string{"D"}, Usage: "predefine macro `NAME[=VALUE]` when compiling (repeatable); a test's '# build: NAME[=VALUE] ...' line adds its own"},
 			&cli.StringFlag{Name: "target", Value: string(p4test.Engine), Usage: "the switch `KIND`: engine (in this process), grid-switch (grid switch on veth ports) or bmv2 (simple_switch_grpc on veth ports)"},
 			&cli.StringFlag{Name: "switch", Usage: "the switch `PROGRAM` of --target grid-switch (default: this grid binary) or bmv2 (default: simple_switch_grpc on PATH)"},
-			&cli.StringFlag{Name: "p4info", Usage: "the P4Info `FILE` (.txtpb, .binpb or .json) of a PROG.json, for --target grid-switch or bmv2"},
+			&cli.StringFlag{Name: "p4info", Usage: "the P4Info `FILE` (.txtpb, .txt, .bin, .binpb or .json) of a PROG.json, for --target grid-switch or bmv2"},
 			&cli.DurationFlag{Name: "packet-timeout", Value: 2 * time.Second, Usage: "with grid-switch and bmv2, the longest wait for the packets a packet causes (`DURATION`, e.g. 2s)"},
-			&cli.DurationFlag{Name: "grace", Usage: "with grid-switch and bmv2, the wait for unexpected packets once the expected ones came out, before the next command (`DURATION`; default " +
-				p4test.GridSwitchGrace.String() + " on grid-switch, " + p4test.Bmv2Grace.String() + " on bmv2)"},
+			&cli.DurationFlag{Name: "grace", Usage: "with grid-switch and bmv2, the wait for unexpected packets once the expected ones came out, before the next command (`DURATION`)",
+				DefaultText: p4test.GridSwitchGrace.String() + " on grid-switch, " + p4test.Bmv2Grace.String() + " on bmv2"},
 		},
 		Action: func(c *cli.Context) error {
 			files, err := positionalArgs(c)

@@ -45,7 +45,7 @@ func init() {
 			"       --grpc-server-addr 127.0.0.1:9559 --cpu-port 64",
 		Flags: []cli.Flag{
 			&cli.Uint64Flag{Name: "device-id", Usage: "P4Runtime device `ID` of the switch"},
-			&cli.IntFlag{Name: "thrift-port", Usage: "accepted for simple_switch_grpc's command line and ignored: there is no Thrift server (`PORT`), registers are read and written over P4Runtime"},
+			&cli.IntFlag{Name: "thrift-port", Usage: "simple_switch_grpc's Thrift server `PORT`: accepted, so bmv2's command line works, and ignored (no Thrift server; registers are served over P4Runtime)", DefaultText: "none"},
 			&cli.StringSliceFlag{Name: "interface", Aliases: []string{"i"}, Usage: "attach switch port `PORT@INTERFACE` (repeatable)"},
 			&cli.BoolFlag{Name: "no-p4", Usage: "start without a program: frames are dropped until a controller sets one"},
 			&cli.BoolFlag{Name: "log-console", Usage: "log every frame and the per-packet trace of the program (parser, tables, actions) on standard error"},
