@@ -204,8 +204,11 @@ func (n *Net) vethPeer(name string) string {
 	if _, ok := l.(*netlink.Veth); !ok {
 		return ""
 	}
-	// A veth's link index is its peer's, counted in the peer's namespace;
-	// it is the peer here only if that link points back.
+	// A veth's link index is its peer's, counted in the peer's namespace,
+	// which the link names (NetNsID) when it is another one.
+	if l.Attrs().NetNsID >= 0 {
+		return ""
+	}
 	peer, err := n.nl.LinkByIndex(l.Attrs().ParentIndex)
 	if err != nil {
 		return ""

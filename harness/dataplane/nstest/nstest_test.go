@@ -81,7 +81,16 @@ func TestAFrameFromTheOtherEndOfAVethArrivesOnceLinkUpHasReturned(t *testing.T) 
 func TestLinkUpOfAVethEndNamesItsPeer(t *testing.T) {
 	n := New(t)
 	n.Veth("a", "b")
-	for end, want := range map[string]string{"a": "b", "b": "a", "lo": ""} {
+	// x's peer lives in another namespace, whatever link has its index here.
+	n.Veth("x", "y")
+	y, err := n.nl.LinkByName("y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.nl.LinkSetNsFd(y, int(New(t).ns)); err != nil {
+		t.Fatal(err)
+	}
+	for end, want := range map[string]string{"a": "b", "b": "a", "lo": "", "x": ""} {
 		if got := n.vethPeer(end); got != want {
 			t.Errorf("peer of %s is %q, want %q", end, got, want)
 		}
