@@ -26,9 +26,21 @@ func cliOutput(ctx context.Context, tb *testbed, cli string, thriftPort int, com
 		return "", fmt.Errorf("start %s: %w", cli, err)
 	}
 	if err := cmd.Wait(); err != nil {
-		return "", fmt.Errorf("%s: %s: %w; its output:\n%s", cli, command, err, out.String())
+		return "", cliFailure(cli, command, thriftPort, err, out.String())
 	}
 	return out.String(), nil
+}
+
+// cliFailure is the error of a simple_switch_CLI that failed. One that
+// cannot connect most likely met a simple_switch_grpc without a Thrift
+// server, which bmv2 has only when built with --with-thrift.
+func cliFailure(cli, command string, thriftPort int, err error, output string) error {
+	if strings.Contains(output, "Could not connect") {
+		return fmt.Errorf("%s: %s: no Thrift server on port %d: simple_switch_grpc has one only when bmv2 was built "+
+			"with --with-thrift, and the bmv2 target reads and writes registers through it (P4Runtime register "+
+			"access is unimplemented in simple_switch_grpc): %w; its output:\n%s", cli, command, thriftPort, err, output)
+	}
+	return fmt.Errorf("%s: %s: %w; its output:\n%s", cli, command, err, output)
 }
 
 // cliRun runs one command that prints nothing on success (register_write,

@@ -1,6 +1,7 @@
 package p4test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,20 @@ func TestRegisterReadErrorOfTheCLIBecomesTheError(t *testing.T) {
 	_, err = parseRegisterRead("RuntimeCmd: r[0]= -3\n", "r", 0)
 	if err == nil || !strings.Contains(err.Error(), `"-3" is not a register value`) {
 		t.Errorf("negative value: %v", err)
+	}
+}
+
+func TestACLIThatCannotConnectSaysTheSwitchMayHaveNoThriftServer(t *testing.T) {
+	// What bmv2's runtime_CLI prints before it exits 1.
+	output := "Could not connect to thrift client on port 9090\nMake sure the switch is running and that you have the right port\n"
+	err := cliFailure("simple_switch_CLI", "register_read r 0", 9090, errors.New("exit status 1"), output)
+	for _, want := range []string{"simple_switch_CLI: register_read r 0: no Thrift server on port 9090", "--with-thrift", "exit status 1", output} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	err = cliFailure("simple_switch_CLI", "register_read r 0", 9090, errors.New("exit status 2"), "Traceback ...")
+	if strings.Contains(err.Error(), "Thrift") || !strings.Contains(err.Error(), "exit status 2; its output:\nTraceback") {
+		t.Errorf("another failure: %v", err)
 	}
 }
