@@ -56,7 +56,7 @@ const P4cCompiler = "p4c-bm2-ss"
 func CompileWithP4c(ctx context.Context, path string, opts CompileOptions) (Program, error) {
 	bin, err := exec.LookPath(P4cCompiler)
 	if err != nil {
-		return Program{}, fmt.Errorf("compile %s: %w", path, err)
+		return Program{}, fmt.Errorf("compile %s: %w (install p4c, e.g. p4lang's p4lang-p4c package, or use the Vagrant VM: p4/README.md, Real bmv2)", path, err)
 	}
 	dir, err := os.MkdirTemp("", "gridp4c-")
 	if err != nil {
