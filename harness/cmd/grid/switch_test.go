@@ -312,7 +312,8 @@ func TestSwitchCommandWarnsAsItExitsOfFramesSentToAPortWithoutAnInterface(t *tes
 	bin := buildGrid(t)
 	program := port0ToPort1JSON(t)
 	// Port 1, where the program sends everything, has no interface.
-	cmd, _, stderr := startSwitchCommand(t, n, bin, "-i", "0@sw0", program, "--", "--grpc-server-addr", "127.0.0.1:0")
+	pcaps := t.TempDir()
+	cmd, _, stderr := startSwitchCommand(t, n, bin, "-i", "0@sw0", "--pcap", pcaps, program, "--", "--grpc-server-addr", "127.0.0.1:0")
 	h0 := n.Socket("h0")
 	frame := mustHexFrame(t, "0200000000aa 0200000000bb 88b5 00010203040506070809")
 	for range 3 {
@@ -320,8 +321,19 @@ func TestSwitchCommandWarnsAsItExitsOfFramesSentToAPortWithoutAnInterface(t *tes
 			t.Fatal(err)
 		}
 	}
-	// The switch counts what it received; wait for it before stopping it.
-	time.Sleep(200 * time.Millisecond)
+	// The switch records a frame in sw0_in.pcap just before it runs the
+	// program on it, and finishes that frame even when stopped; so once
+	// the file holds all three (a 24-byte file header, 16 bytes per record
+	// header), it is safe to stop it.
+	want := int64(24 + 3*(16+len(frame)))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st, err := os.Stat(filepath.Join(pcaps, "sw0_in.pcap")); err == nil && st.Size() >= want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the switch did not record the 3 frames within 10 s")
+		}
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("grid switch after SIGTERM: %v", err)
