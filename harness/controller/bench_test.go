@@ -2,11 +2,26 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/grid-ina/grid/harness/aggregator"
 	"github.com/grid-ina/grid/harness/controller/controllertest"
+	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
+	"github.com/grid-ina/grid/harness/workload"
 )
 
 // BenchmarkStartAndInstallOnTheTestbed measures the control plane's part
@@ -32,4 +47,237 @@ func BenchmarkStartAndInstallOnTheTestbed(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// hopsWindow is how many fragments the fragment-hops benchmark keeps in
+// flight: enough to keep every switch of a k=8 fabric busy, few enough that
+// no queue overflows.
+const hopsWindow = 512
+
+// hopsMeasure is how long each design forwards in the fragment-hops
+// benchmark, after a warm-up of a tenth of that.
+const hopsMeasure = 3 * time.Second
+
+// switchDesign is one way of running a fabric's switches, as the
+// fragment-hops benchmark compares them.
+type switchDesign struct {
+	name string
+	opts func(Options) Options
+}
+
+// switchDesigns are the designs the benchmarks compare, today's first.
+var switchDesigns = []switchDesign{
+	{"process-per-switch", func(o Options) Options { return o }},
+}
+
+// BenchmarkFragmentHopsFatTreeK8 measures what the emulated network
+// forwards: fragment-hops per second (a fragment through one switch) in a
+// k=8 fat-tree (topologies/fattree-k8.yaml: 80 switches, 191 workers and a
+// PS) under Geryon's plan for hopsJobs jobs spread over the hosts, where
+// every fragment crosses every switch on its path to its PS (1, 3 or 5:
+// most cross the core). The 188 workers send from their namespaces
+// with kernel UDP sockets, keeping hopsWindow fragments in flight, for
+// hopsMeasure per design; the hops are the switches' own port_rx counters
+// (read over P4Runtime before and after), so a fragment dropped halfway
+// counts the hops it made. Every design runs on the same fabric in the same
+// run, and each later one reports its ratio to the first (today's).
+//
+//	go test -run '^$' -bench FragmentHops -benchtime 1x ./harness/controller
+func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
+	controllertest.NeedFabric(b)
+	root, err := repo.Root()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp, err := topo.Load(filepath.Join(root, "topologies", "fattree-k8.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := aggregator.FromSolverPlan(tp, controllertest.SolveJobs(b, tp, spreadJobs(tp, hopsJobs), solver.AlgoGeryon), aggregator.PlanOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := upRun(b, tp)
+	var senders []sender
+	var pss []*net.UDPConn
+	for _, job := range d.Jobs {
+		pss = append(pss, udpIn(b, st, job.PS, job.Plan.PSIP))
+		toPS := net.UDPAddrFromAddrPort(netip.AddrPortFrom(job.Plan.PSIP, gradproto.UDPPort))
+		grads := gradproto.RandomGradients(rand.New(rand.NewPCG(1, uint64(job.Plan.Job))), len(job.Plan.Members), 1, job.Plan.Values, false)
+		for i, w := range job.Workers {
+			senders = append(senders, sender{conn: udpIn(b, st, w, job.Plan.Members[i].IP), to: toPS,
+				payload: gradproto.NewWorker(&job.Plan, i, grads[i]).Originals()[0].Payload()})
+		}
+	}
+	ctx := context.Background()
+	rates := make([]float64, len(switchDesigns))
+	for b.Loop() {
+		for i, design := range switchDesigns {
+			ctl, err := Start(ctx, st, design.opts(startOptions(b)))
+			if err != nil {
+				b.Fatalf("%s: %v", design.name, err)
+			}
+			if err := ctl.Install(ctx, d); err != nil {
+				ctl.Close()
+				b.Fatalf("%s: %v", design.name, err)
+			}
+			flood(pss, senders, hopsMeasure/10) // warm-up
+			before, cpuBefore := totalRx(b, ctl), readCPU(b)
+			began := time.Now()
+			arrived := flood(pss, senders, hopsMeasure)
+			took := time.Since(began)
+			hops, cpu := totalRx(b, ctl)-before, readCPU(b).minus(cpuBefore)
+			if err := ctl.Close(); err != nil {
+				b.Fatalf("%s: %v", design.name, err)
+			}
+			if arrived == 0 {
+				b.Fatalf("%s: no fragment reached the PS", design.name)
+			}
+			rates[i] += float64(hops) / took.Seconds()
+			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s",
+				design.name, hops, arrived, float64(hops)/float64(arrived), took.Round(time.Millisecond), cpu)
+		}
+	}
+	for i, design := range switchDesigns {
+		b.ReportMetric(rates[i]/float64(b.N), "hops/s-"+design.name)
+		if i > 0 {
+			b.ReportMetric(rates[i]/rates[0], fmt.Sprintf("x-%s", switchDesigns[0].name))
+		}
+	}
+}
+
+// hopsJobs is how many jobs share the hosts in the fragment-hops benchmark:
+// a fragment's bitmap holds at most 64 workers of a job at its PS, and
+// Geryon aggregates nowhere else.
+const hopsJobs = 4
+
+// spreadJobs deals tp's hosts out to n jobs in turn, so every job has
+// workers in every pod; each job's last host is its PS.
+func spreadJobs(tp *topo.Topology, n int) []workload.Job {
+	jobs := make([]workload.Job, n)
+	i := 0
+	for _, node := range tp.Nodes {
+		if node.Kind != topo.KindHost {
+			continue
+		}
+		j := &jobs[i%n]
+		j.Workers = append(j.Workers, node.Name)
+		i++
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		j.Name = fmt.Sprintf("job%d", i+1)
+		j.PS, j.Workers = j.Workers[len(j.Workers)-1], j.Workers[:len(j.Workers)-1]
+	}
+	return jobs
+}
+
+// sender is one worker's socket and the fragment it sends to its PS.
+type sender struct {
+	conn    *net.UDPConn
+	to      *net.UDPAddr
+	payload []byte
+}
+
+// flood sends the workers' fragments round-robin to their PSs for the
+// given time, keeping at most hopsWindow in flight (fragments lost on the
+// way are forgiven after 20 ms without arrivals), and returns how many
+// arrived at the PSs.
+func flood(pss []*net.UDPConn, senders []sender, run time.Duration) uint64 {
+	var arrived atomic.Uint64
+	progress := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	var receivers sync.WaitGroup
+	for _, ps := range pss {
+		receivers.Go(func() {
+			buf := make([]byte, 2048)
+			for {
+				ps.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+				if _, err := ps.Read(buf); err == nil {
+					arrived.Add(1)
+					select {
+					case progress <- struct{}{}:
+					default:
+					}
+					continue
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		})
+	}
+	var sent, forgiven uint64
+	end := time.Now().Add(run)
+	stall := time.NewTimer(time.Hour)
+	for i := 0; time.Now().Before(end); {
+		if sent-forgiven-arrived.Load() >= hopsWindow {
+			stall.Reset(20 * time.Millisecond)
+			select {
+			case <-progress:
+			case <-stall.C:
+				forgiven = sent - arrived.Load()
+			}
+			continue
+		}
+		s := &senders[i]
+		s.conn.WriteToUDP(s.payload, s.to)
+		sent++
+		i = (i + 1) % len(senders)
+	}
+	time.Sleep(100 * time.Millisecond) // the last ones in flight
+	close(stop)
+	receivers.Wait()
+	return arrived.Load()
+}
+
+// totalRx is the number of frames every switch port has received, by the
+// program's port_rx counters.
+func totalRx(b *testing.B, ctl *Controller) uint64 {
+	b.Helper()
+	counters, err := ctl.ReadCounters(context.Background(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n uint64
+	for _, sw := range counters {
+		for _, p := range sw.Ports {
+			n += p.Rx.Packets
+		}
+	}
+	return n
+}
+
+// cpuTicks are the machine's CPU times by kind, from /proc/stat's cpu line.
+type cpuTicks struct{ user, system, softirq, idle uint64 }
+
+func readCPU(b *testing.B) cpuTicks {
+	b.Helper()
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq ...
+	if len(f) < 8 {
+		b.Fatalf("/proc/stat: unexpected first line %q", line)
+	}
+	n := func(i int) uint64 { v, _ := strconv.ParseUint(f[i], 10, 64); return v }
+	return cpuTicks{user: n(1) + n(2), system: n(3) + n(6), softirq: n(7), idle: n(4) + n(5)}
+}
+
+func (c cpuTicks) minus(o cpuTicks) cpuTicks {
+	return cpuTicks{c.user - o.user, c.system - o.system, c.softirq - o.softirq, c.idle - o.idle}
+}
+
+// String is the split in percent of all CPU time.
+func (c cpuTicks) String() string {
+	all := float64(c.user + c.system + c.softirq + c.idle)
+	if all == 0 {
+		return "unmeasured"
+	}
+	pct := func(v uint64) float64 { return 100 * float64(v) / all }
+	return fmt.Sprintf("user %.0f%%, system %.0f%%, softirq %.0f%%, idle %.0f%%", pct(c.user), pct(c.system), pct(c.softirq), pct(c.idle))
 }

@@ -77,7 +77,7 @@ func deploy(t testing.TB, tp *topo.Topology, algo string) *aggregator.Deployment
 
 // udpIn opens a UDP socket on the GRID port of host's address, inside the
 // host's namespace.
-func udpIn(t *testing.T, st *fabric.State, host string, ip netip.Addr) *net.UDPConn {
+func udpIn(t testing.TB, st *fabric.State, host string, ip netip.Addr) *net.UDPConn {
 	t.Helper()
 	var conn *net.UDPConn
 	err := st.Node(host).Do(func() (err error) {
