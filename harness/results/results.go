@@ -64,6 +64,26 @@ type AlgorithmRun struct {
 	// (Controller.ReadCounters): port_rx/port_tx per port and the jobs'
 	// aggregation events.
 	Switches []controller.Counters
+	// CPU is how the machine's CPU was shared while the jobs ran (nil when
+	// it could not be read).
+	CPU *CPU
+	// Disturbed says why the run's timings and rates are not the emulated
+	// network's alone; empty when nothing disturbed them.
+	Disturbed []string
+}
+
+// CPU is how the machine's CPU was shared while an algorithm's jobs ran,
+// in cores averaged over that time.
+type CPU struct {
+	// Cores is how many the machine has.
+	Cores int `json:"cores"`
+	// Run is what the run's own processes (switches, endpoints, the
+	// runner) used, Others what every other process on the machine used.
+	Run    float64 `json:"run_cores"`
+	Others float64 `json:"other_cores"`
+	// Stalled is the share of the time some runnable task waited for a CPU
+	// (the kernel's CPU pressure); absent where the kernel has no PSI.
+	Stalled *float64 `json:"stalled_fraction,omitempty"`
 }
 
 // Job is one training job's endpoint reports.

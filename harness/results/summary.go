@@ -45,6 +45,8 @@ type AlgorithmSummary struct {
 	MaxCompletionSeconds  float64        `json:"max_completion_seconds"`
 	Jobs                  []JobSummary   `json:"jobs"`
 	Traffic               TrafficSummary `json:"traffic"`
+	CPU                   *CPU           `json:"cpu,omitempty"`
+	Disturbed             []string       `json:"disturbed,omitempty"`
 }
 
 // JobSummary is one job in summary.json.
@@ -88,7 +90,8 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 	}
 	for i, a := range e.Algorithms {
 		as := AlgorithmSummary{Algorithm: a.Algorithm, Refused: a.Refused, Began: a.Began, Ended: a.Ended,
-			Verified: a.Refused == "" && len(a.Jobs) > 0, Jobs: make([]JobSummary, 0, len(a.Jobs))}
+			Verified: a.Refused == "" && len(a.Jobs) > 0, Jobs: make([]JobSummary, 0, len(a.Jobs)),
+			CPU: a.CPU, Disturbed: a.Disturbed}
 		if !a.Began.IsZero() && a.Ended.After(a.Began) {
 			as.Seconds = a.Ended.Sub(a.Began).Seconds()
 		}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/grid-ina/grid/harness/internal/cputime"
 	"github.com/grid-ina/grid/harness/results"
 )
 
@@ -21,11 +22,25 @@ func (e *Experiment) Results(name string, files map[string][]byte) *results.Expe
 			r.Links = o.Links
 		}
 		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Began: o.Began, Ended: o.Ended, Traffic: o.Traffic,
-			Switches: o.Switches}
+			Switches: o.Switches, CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
 		for _, j := range o.Jobs {
 			a.Jobs = append(a.Jobs, results.Job{Name: j.Name, ID: j.ID, PS: j.PS, Workers: j.Workers})
 		}
 		r.Algorithms = append(r.Algorithms, a)
 	}
 	return r
+}
+
+// cpuRecord is the CPU share as results records it; nil when it was not
+// measured.
+func cpuRecord(sh cputime.Share) *results.CPU {
+	if sh.Wall <= 0 {
+		return nil
+	}
+	c := &results.CPU{Cores: sh.Cores, Run: sh.TreeCores(), Others: sh.OthersCores()}
+	if sh.PressureKnown {
+		stalled := sh.StalledFraction()
+		c.Stalled = &stalled
+	}
+	return c
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/endpoint"
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/internal/cputime"
 	"github.com/grid-ina/grid/harness/monitor"
 	"github.com/grid-ina/grid/harness/p4c"
 	"github.com/grid-ina/grid/harness/solver"
@@ -120,6 +121,13 @@ type Outcome struct {
 	Snapshot monitor.Snapshot
 	// Began is when the endpoints were started, Ended when the last exited.
 	Began, Ended time.Time
+	// CPU is how the machine's CPU was shared while the jobs ran: this
+	// run's processes against everything else.
+	CPU cputime.Share
+	// Disturbed says why the outcome's timings and rates are not the
+	// emulated network's alone (another load on the machine, a run bound
+	// by CPU, resends after timeouts); empty when nothing disturbed them.
+	Disturbed []string
 }
 
 // JobOutcome is one job's endpoint reports.
@@ -289,12 +297,22 @@ func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller
 	}
 	defer mon.Close() // before the teardown: its sockets keep the namespaces
 	mon.Start(ctx)
+	before, cpuErr := cputime.Take(0)
 	jobs, err := runJobs(ctx, cfg, st.Run, d, dir)
 	if err != nil {
 		return nil, err
 	}
 	o.Jobs = jobs.outcomes
 	o.Began, o.Ended = jobs.began, jobs.ended
+	if after, err := cputime.Take(0); cpuErr == nil && err == nil {
+		o.CPU = after.Since(before)
+	} else {
+		slog.Warn("CPU accounting unavailable; the outcome cannot say whether other load disturbed it", "err", errors.Join(cpuErr, err))
+	}
+	o.Disturbed = disturbances(o)
+	for _, why := range o.Disturbed {
+		slog.Warn("measurements disturbed", "algorithm", o.Algorithm, "why", why)
+	}
 	if err := mon.Sample(); err != nil {
 		return nil, err
 	}

@@ -37,8 +37,9 @@ func init() {
 	register(&cli.Command{
 		Name:  "run",
 		Usage: "run an experiment: real gradients through P4 switches on an emulated topology, with results",
-		Description: "run loads a topology (the paper's 3-switch testbed by default) and its training jobs, solves\n" +
-			"and compares the routing algorithms, and runs the chosen plan for real: it builds the topology\n" +
+		Description: "run loads a topology (the paper's 3-switch testbed by default) and its training jobs, estimates\n" +
+			"what the experiment will take of this machine (refusing, unless --force, one it cannot hold),\n" +
+			"solves the chosen algorithm's plan and runs it for real: it builds the topology\n" +
 			"as network namespaces, starts an embedded P4 switch (grid switch) per switch, loads the GRID\n" +
 			"aggregator (--program) into each over P4Runtime and installs the plan; then each job's PS and\n" +
 			"workers (grid ps, grid worker) send --fragments gradient fragments per worker through the\n" +
@@ -46,7 +47,9 @@ func init() {
 			"every algorithm's plan runs in turn on the same fabric (plans the data plane cannot follow,\n" +
 			"such as workers split over two nodes, are reported and skipped). A table shows per plan and\n" +
 			"job whether the sums were exact, the slowest worker's time and goodput, resends, control\n" +
-			"packets and the bytes that reached the PS; link traffic is sampled all along.\n\n" +
+			"packets and the bytes that reached the PS; link traffic is sampled all along. A plan whose\n" +
+			"figures were disturbed (other load on the machine, a CPU-bound run, many resends) is marked\n" +
+			"DISTURBED with the reason, here and in summary.json.\n\n" +
 			"The results folder results/RUN-TIME/ (see results/README.md) gets summary.json, traffic.csv,\n" +
 			"jobs.csv, the switches' counters (switches.csv, aggregation.csv), plots (PNG), the plan, the\n" +
 			"comparison, a drawing of the topology, and logs/ with the switches' logs and the endpoints'\n" +
@@ -72,6 +75,7 @@ func init() {
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "`DIR` that receives the run's folder"},
 			&cli.StringFlag{Name: "link-rate", Usage: "shape every link to `RATE` (e.g. 20Mbps) instead of the topology's rates, so the PS's link is the bottleneck as in the paper's testbed"},
 			&cli.BoolFlag{Name: "keep", Usage: "leave the topology and its switches up (remove them later with 'grid down RUN')"},
+			&cli.BoolFlag{Name: "force", Usage: "run even when the estimate says this machine cannot hold the experiment"},
 		},
 		Action: runExperiment,
 	})
@@ -106,20 +110,28 @@ func runExperiment(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
-	slog.Info("solving routing plans", "topology", c.String("topo"), "jobs", len(jobs))
-	var plans, run []*solver.Plan
-	var kept *solver.Plan
-	for _, a := range solver.Algorithms() {
+	algos := []string{algo}
+	if algo == algoAll {
+		algos = solver.Algorithms()
+	}
+	if err := estimateRun(c, t, jobs, len(algos)); err != nil {
+		return err
+	}
+	// Only the algorithms that run are solved: an exact solve of a large
+	// fabric can take minutes and is wasted on a table.
+	slog.Info("solving routing plans", "topology", c.String("topo"), "jobs", len(jobs), "algorithms", algos)
+	var plans []*solver.Plan
+	for _, a := range algos {
 		p, err := solver.Solve(c.Context, in, a, solver.Options{Seed: 1, LP: lp.Auto})
 		if err != nil {
 			return fmt.Errorf("solve %s: %w", a, err)
 		}
 		plans = append(plans, p)
-		if a == algo || (algo == algoAll && a == solver.DefaultAlgorithm) {
+	}
+	run, kept := plans, plans[0]
+	for _, p := range plans {
+		if p.Algorithm == solver.DefaultAlgorithm {
 			kept = p
-		}
-		if a == algo || algo == algoAll {
-			run = append(run, p)
 		}
 	}
 	var comparison bytes.Buffer
@@ -158,6 +170,7 @@ func runExperiment(c *cli.Context) error {
 			}
 		},
 	}
+	began := time.Now()
 	exp, err := runner.Run(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -174,6 +187,8 @@ func runExperiment(c *cli.Context) error {
 	if err := writeOutcomes(w, exp); err != nil {
 		return err
 	}
+	writeDisturbances(w, exp)
+	fmt.Fprintf(w, "wall time %v (build, switches, %d plan(s), teardown)\n", time.Since(began).Round(time.Millisecond), len(run))
 	var planJSON bytes.Buffer
 	if err := kept.WriteJSON(&planJSON); err != nil {
 		return fmt.Errorf("results: plan: %w", err)
@@ -237,6 +252,39 @@ func writeOutcomes(out io.Writer, exp *runner.Experiment) error {
 		}
 	}
 	return w.Flush()
+}
+
+// writeDisturbances says, per plan, why its figures are not the emulated
+// network's alone, so nobody reads a disturbed run as a clean one.
+func writeDisturbances(out io.Writer, exp *runner.Experiment) {
+	for _, o := range exp.Outcomes {
+		for _, why := range o.Disturbed {
+			fmt.Fprintf(out, "DISTURBED %s: %s\n", o.Algorithm, why)
+		}
+	}
+}
+
+// estimateRun prints what the experiment will take of this machine and
+// refuses, before anything is built, one the machine cannot hold (unless
+// --force).
+func estimateRun(c *cli.Context, t *topo.Topology, jobs []workload.Job, plans int) error {
+	m, err := runner.ReadMachine()
+	if err != nil {
+		return err
+	}
+	e := runner.EstimateRun(t, jobs, c.Int("fragments"), plans, m)
+	fmt.Fprintf(c.App.Writer, "estimate: %s\n", e)
+	warnings, err := e.Check()
+	for _, warn := range warnings {
+		slog.Warn(warn)
+	}
+	if err != nil {
+		if !c.Bool("force") {
+			return fmt.Errorf("%s: %w", c.String("topo"), err)
+		}
+		slog.Warn("running anyway (--force)", "err", err)
+	}
+	return nil
 }
 
 // bytesInto is what the links into host carried during the outcome's run
