@@ -35,6 +35,12 @@ type SwitchConfig struct {
 	// GRPCAddr is the P4Runtime server's host:port (--grpc-server-addr);
 	// "" means DefaultGRPCAddr. Port 0 picks a free port (see Addr).
 	GRPCAddr string
+	// Listener, when set, is where the P4Runtime server serves instead of
+	// listening on GRPCAddr: it may belong to another network namespace
+	// than the ports (grid switch --port-netns keeps the server where
+	// controllers can reach it, as Mininet's switches share the root
+	// namespace). The switch closes it.
+	Listener net.Listener
 	// Program, when set, is a bmv2 JSON the switch runs from the start,
 	// with empty tables, until a controller commits a forwarding pipeline,
 	// as simple_switch_grpc does with a program on its command line. nil
@@ -71,7 +77,14 @@ type Switch struct {
 // NewSwitch loads the program, opens the ports in the calling thread's
 // network namespace and listens for P4Runtime clients; Serve then runs the
 // switch. On error nothing stays open.
-func NewSwitch(cfg SwitchConfig) (*Switch, error) {
+func NewSwitch(cfg SwitchConfig) (sw *Switch, err error) {
+	if cfg.Listener != nil {
+		defer func() {
+			if err != nil {
+				cfg.Listener.Close()
+			}
+		}()
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -95,7 +108,10 @@ func NewSwitch(cfg SwitchConfig) (*Switch, error) {
 	if addr == "" {
 		addr = DefaultGRPCAddr
 	}
-	if s.lis, err = net.Listen("tcp", addr); err != nil {
+	if s.lis = cfg.Listener; s.lis == nil {
+		s.lis, err = net.Listen("tcp", addr)
+	}
+	if err != nil {
 		dp.Close()
 		return nil, fmt.Errorf("P4Runtime server: %w", err)
 	}

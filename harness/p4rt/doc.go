@@ -42,7 +42,9 @@
 //     or refused PacketOuts are answered with a StreamError carrying the
 //     packet.
 //   - SetForwardingPipelineConfig with VERIFY, VERIFY_AND_SAVE, COMMIT and
-//     VERIFY_AND_COMMIT. The P4Info is checked against the JSON: every table,
+//     VERIFY_AND_COMMIT. The p4_device_config is the bmv2 JSON or, as PI
+//     accepts it, a serialized p4.tmp.P4DeviceConfig whose device_data is
+//     the JSON (what p4lang/tutorials' P4Runtime library sends). The P4Info is checked against the JSON: every table,
 //     action a table uses, counter, meter, register and direct resource it
 //     names must exist in the JSON under the same name, with match fields in
 //     key order with the same widths and match kinds, the same parameter

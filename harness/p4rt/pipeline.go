@@ -100,7 +100,8 @@ var engineMatchKind = map[engine.MatchKind]p4configv1.MatchField_MatchType{
 	engine.MatchOptional: p4configv1.MatchField_OPTIONAL,
 }
 
-// newPipeline compiles the bmv2 JSON and checks the P4Info against it:
+// newPipeline compiles the bmv2 JSON (bare, or wrapped in a
+// p4.tmp.P4DeviceConfig as PI accepts it) and checks the P4Info against it:
 // every entity the P4Info names must exist in the JSON under the same name
 // with the same shape. Errors name the P4Info field.
 func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipeline, error) {
@@ -110,8 +111,12 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 	if len(bmv2JSON) == 0 {
 		return nil, fmt.Errorf("config.p4_device_config: missing (the bmv2 JSON)")
 	}
-	prog, err := engine.Load(bmv2JSON)
+	program, wrapped := bmv2Program(bmv2JSON)
+	prog, err := engine.Load(program)
 	if err != nil {
+		if wrapped {
+			return nil, fmt.Errorf("config.p4_device_config: p4.tmp.P4DeviceConfig.device_data: bmv2 JSON: %w", err)
+		}
 		return nil, fmt.Errorf("config.p4_device_config: bmv2 JSON: %w", err)
 	}
 	pl := &pipeline{

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/vishvananda/netns"
 
 	"github.com/grid-ina/grid/harness/dataplane"
 )
@@ -31,8 +34,13 @@ func init() {
 			"pipeline with SetForwardingPipelineConfig (P4Info plus the bmv2 JSON); PROGRAM.json, if given,\n" +
 			"runs with empty tables until then, and with --no-p4 every frame is dropped until then. Frames\n" +
 			"the program sends to --cpu-port go to the controller as PacketIn; PacketOut enters there.\n" +
-			"--thrift-port is accepted, so bmv2's command line works unchanged, and ignored with a notice:\n" +
-			"there is no Thrift server (simple_switch_CLI cannot connect); registers are served over P4Runtime.\n\n" +
+			"The pipeline's p4_device_config may be the bmv2 JSON or, as PI accepts, a p4.tmp.P4DeviceConfig\n" +
+			"wrapping it (p4lang/tutorials' P4Runtime library sends that).\n\n" +
+			"bmv2's command line works unchanged, as courses' launchers write it: --log-console and --log-file\n" +
+			"log every frame and, at -L trace or debug, the per-packet trace; --thrift-port, --nanolog, --log-flush,\n" +
+			"--dump-packet-data, --debugger and --notifications-addr are accepted and noted once, as are the\n" +
+			"target options --priority-queues, --enable-swap, --load-modules and --dp-grpc-server-addr. There\n" +
+			"is no Thrift server (simple_switch_CLI cannot connect; 'grid cli' speaks its commands over P4Runtime).\n\n" +
 			"Beyond bmv2, --delay and --loss impair what a port sends (the kernel's netem is not needed):\n" +
 			"each frame waits DURATION before it leaves, or is dropped with probability FRACTION (drawn\n" +
 			"from --loss-seed, so runs repeat). --pcap writes INTERFACE_in.pcap and INTERFACE_out.pcap per\n" +
@@ -49,10 +57,19 @@ func init() {
 			&cli.StringSliceFlag{Name: "interface", Aliases: []string{"i"}, Usage: "attach switch port `PORT@INTERFACE` (repeatable)"},
 			&cli.BoolFlag{Name: "no-p4", Usage: "start without a program: frames are dropped until a controller sets one"},
 			&cli.BoolFlag{Name: "log-console", Usage: "log every frame and the per-packet trace of the program (parser, tables, actions) on standard error"},
+			&cli.StringFlag{Name: "log-file", Usage: "write what --log-console shows to `FILE` (appending), as bmv2 does"},
+			&cli.StringFlag{Name: "log-level", Aliases: []string{"L"}, Value: "trace", Usage: "`LEVEL` of --log-console and --log-file: trace and debug include the per-packet trace; info, warn, error, off"},
+			&cli.BoolFlag{Name: "log-flush", Usage: "bmv2's flush after every log message: accepted (grid switch always writes each line at once)"},
+			&cli.StringFlag{Name: "nanolog", Usage: "bmv2's nanomsg event log `ADDR`: accepted and noted (no nanomsg here; events are in the --log-console and --log-file trace)"},
+			&cli.IntFlag{Name: "dump-packet-data", Usage: "bmv2's packet bytes in log messages (`N` bytes): accepted and noted (see the frames with --pcap)"},
+			&cli.BoolFlag{Name: "debugger", Usage: "bmv2's debugger: accepted and noted (there is none; use --log-console)"},
+			&cli.StringFlag{Name: "debugger-addr", Usage: "bmv2's debugger `ADDR`: accepted and noted"},
+			&cli.StringFlag{Name: "notifications-addr", Usage: "bmv2's nanomsg notifications `ADDR`: accepted and noted (P4Runtime clients get PacketIn on their stream)"},
 			&cli.StringFlag{Name: "pcap", Usage: "write each port's received and sent frames to pcap files in `DIR`"},
 			&cli.StringSliceFlag{Name: "delay", Usage: "hold every frame port sends for a while: `PORT=DURATION`, e.g. 1=5ms (repeatable)"},
 			&cli.StringSliceFlag{Name: "loss", Usage: "drop frames port sends with a probability: `PORT=FRACTION`, e.g. 1=0.01 (repeatable)"},
 			&cli.Uint64Flag{Name: "loss-seed", Value: 1, Usage: "seed `N` of the generators --loss draws from"},
+			&cli.StringFlag{Name: "port-netns", Usage: "open the ports (-i) in the network namespace at `PATH` (e.g. /run/netns/NAME) while the P4Runtime server listens where grid switch runs, as Mininet's switches share the root namespace with their controllers"},
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit(fmt.Sprintf("grid switch: %v (see grid switch --help)", err), 2)
@@ -78,9 +95,11 @@ func runSwitch(c *cli.Context) error {
 	if cfg.Ports, err = switchPorts(c.StringSlice("interface"), c.StringSlice("delay"), c.StringSlice("loss")); err != nil {
 		return usage("%v", err)
 	}
-	if cfg.GRPCAddr, cfg.CPUPort, err = targetOptions(target); err != nil {
+	opts, err := targetOptions(target)
+	if err != nil {
 		return usage("after '--': %v", err)
 	}
+	cfg.GRPCAddr, cfg.CPUPort = opts.grpcAddr, opts.cpuPort
 	for _, p := range cfg.Ports {
 		if cfg.CPUPort != 0 && p.Port == cfg.CPUPort {
 			return usage("port %d is the CPU port (--cpu-port) and cannot have an interface (-i %s)", p.Port, p)
@@ -99,17 +118,17 @@ func runSwitch(c *cli.Context) error {
 	if port := c.Int("thrift-port"); c.IsSet("thrift-port") && (port <= 0 || port > 65535) {
 		return usage("--thrift-port %d: not a TCP port", port)
 	}
-	cfg.Logger = slog.Default()
-	if c.Bool("log-console") {
-		cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		cfg.Trace = c.App.ErrWriter
+	logs, err := switchLogging(c)
+	if err != nil {
+		return usage("%v", err)
 	}
-	if c.IsSet("thrift-port") {
-		cfg.Logger.Info("--thrift-port ignored: grid switch has no Thrift server; registers are read and written over P4Runtime",
-			"thrift_port", c.Int("thrift-port"))
+	defer logs.close()
+	cfg.Logger, cfg.Trace = logs.logger, logs.trace
+	for _, n := range append(bmv2Notes(c), opts.notes...) {
+		cfg.Logger.Info(n.msg, n.attrs...)
 	}
 
-	sw, err := dataplane.NewSwitch(cfg)
+	sw, err := newSwitchIn(c.String("port-netns"), cfg)
 	if err != nil {
 		if program != "" {
 			err = fmt.Errorf("%s: %w", program, err)
@@ -125,6 +144,145 @@ func runSwitch(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("grid switch: %v", err), 1)
 	}
 	return nil
+}
+
+// newSwitchIn makes the switch with its ports in the network namespace at
+// nsPath ("" for the current one) and its P4Runtime server listening in the
+// current one.
+func newSwitchIn(nsPath string, cfg dataplane.SwitchConfig) (*dataplane.Switch, error) {
+	if nsPath == "" {
+		return dataplane.NewSwitch(cfg)
+	}
+	addr := cfg.GRPCAddr
+	if addr == "" {
+		addr = dataplane.DefaultGRPCAddr
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("P4Runtime server: %w", err)
+	}
+	cfg.Listener = lis
+	var sw *dataplane.Switch
+	err = inNetns(nsPath, func() error {
+		var err error
+		sw, err = dataplane.NewSwitch(cfg)
+		return err
+	})
+	if err != nil && sw == nil {
+		lis.Close() // NewSwitch closes it itself, but inNetns may fail first
+	}
+	return sw, err
+}
+
+// inNetns runs f on a locked OS thread inside the network namespace at
+// nsPath. Sockets f opens stay in that namespace. A thread that cannot
+// return to its namespace is left locked, so Go retires it.
+func inNetns(nsPath string, f func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		origin, err := netns.Get()
+		if err != nil {
+			done <- fmt.Errorf("--port-netns: %w", err)
+			return
+		}
+		defer origin.Close()
+		target, err := netns.GetFromPath(nsPath)
+		if err != nil {
+			done <- fmt.Errorf("--port-netns %s: %w", nsPath, err)
+			return
+		}
+		defer target.Close()
+		if err := netns.Set(target); err != nil {
+			done <- fmt.Errorf("--port-netns %s: enter: %w", nsPath, err)
+			return
+		}
+		err = f()
+		if netns.Set(origin) == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- err
+	}()
+	return <-done
+}
+
+// note is a log line said once at start about an option grid switch
+// accepts for bmv2's sake without doing what bmv2 does with it.
+type note struct {
+	msg   string
+	attrs []any
+}
+
+// bmv2Notes are the notes for the bmv2 options given that mean nothing here.
+func bmv2Notes(c *cli.Context) []note {
+	var notes []note
+	if c.IsSet("thrift-port") {
+		notes = append(notes, note{"--thrift-port ignored: grid switch has no Thrift server; registers are read and written over P4Runtime",
+			[]any{"thrift_port", c.Int("thrift-port")}})
+	}
+	for _, n := range []struct{ flag, why string }{
+		{"nanolog", "no nanomsg event log; the events are in the --log-console and --log-file trace"},
+		{"dump-packet-data", "packet bytes are not in the log; --pcap records every frame"},
+		{"debugger", "there is no debugger; --log-console traces every packet"},
+		{"debugger-addr", "there is no debugger"},
+		{"notifications-addr", "no nanomsg notifications; P4Runtime clients get PacketIn on their stream"},
+		{"log-flush", "every log line is written at once anyway"},
+	} {
+		if c.IsSet(n.flag) {
+			notes = append(notes, note{"--" + n.flag + " ignored: " + n.why, []any{n.flag, c.Value(n.flag)}})
+		}
+	}
+	return notes
+}
+
+// switchLogs are where grid switch logs: standard error at info level
+// unless --log-console or --log-file ask for bmv2's log, at -L's level.
+type switchLogs struct {
+	logger *slog.Logger
+	trace  io.Writer // the engine's per-packet trace; nil when off
+	file   *os.File
+}
+
+func (l *switchLogs) close() {
+	if l.file != nil {
+		l.file.Close()
+	}
+}
+
+// bmv2LogLevels maps bmv2's -L levels to slog's; trace and debug also turn
+// on the per-packet trace.
+var bmv2LogLevels = map[string]slog.Level{
+	"trace": slog.LevelDebug, "debug": slog.LevelDebug, "info": slog.LevelInfo,
+	"warn": slog.LevelWarn, "error": slog.LevelError, "off": slog.LevelError + 4,
+}
+
+func switchLogging(c *cli.Context) (*switchLogs, error) {
+	level, ok := bmv2LogLevels[c.String("log-level")]
+	if !ok {
+		return nil, fmt.Errorf("--log-level %s: want trace, debug, info, warn, error or off", c.String("log-level"))
+	}
+	logs := &switchLogs{logger: slog.Default()}
+	var outs []io.Writer
+	if c.Bool("log-console") {
+		outs = append(outs, c.App.ErrWriter)
+	}
+	if path := c.String("log-file"); path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("--log-file: %w", err)
+		}
+		logs.file = f
+		outs = append(outs, f)
+	}
+	if len(outs) == 0 {
+		return logs, nil
+	}
+	w := io.MultiWriter(outs...)
+	logs.logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	if level <= slog.LevelDebug {
+		logs.trace = w
+	}
+	return logs, nil
 }
 
 // switchArgs splits the arguments into the program (if any) and the target
@@ -153,30 +311,64 @@ func switchArgs(c *cli.Context) (program string, target []string, err error) {
 	return "", nil, fmt.Errorf("one program at most, not %s", strings.Join(positional, " "))
 }
 
-// targetOptions parses simple_switch_grpc's target options, those after
-// "--", that grid's switch has.
-func targetOptions(args []string) (addr string, cpuPort uint32, err error) {
+// targets are simple_switch_grpc's target options, those after "--".
+type targets struct {
+	grpcAddr       string
+	cpuPort        uint32
+	priorityQueues uint
+	notes          []note
+}
+
+// targetOptions parses simple_switch_grpc's target options. Those that mean
+// nothing here are accepted and noted.
+func targetOptions(args []string) (targets, error) {
+	var t targets
 	set := flag.NewFlagSet("target options", flag.ContinueOnError)
 	set.SetOutput(io.Discard)
-	set.StringVar(&addr, "grpc-server-addr", dataplane.DefaultGRPCAddr, "")
+	set.StringVar(&t.grpcAddr, "grpc-server-addr", dataplane.DefaultGRPCAddr, "")
 	port := set.Uint("cpu-port", 0, "")
+	set.UintVar(&t.priorityQueues, "priority-queues", 1, "")
+	dropPort := set.Uint("drop-port", 511, "")
+	set.Bool("enable-swap", false, "")
+	set.String("load-modules", "", "")
+	set.String("dp-grpc-server-addr", "", "")
 	if err := set.Parse(args); err != nil {
-		return "", 0, fmt.Errorf("%w (grid switch has --grpc-server-addr HOST:PORT and --cpu-port N)", err)
+		return t, fmt.Errorf("%w (grid switch has --grpc-server-addr HOST:PORT, --cpu-port N, --priority-queues N, --drop-port N, --enable-swap, --load-modules and --dp-grpc-server-addr)", err)
 	}
 	if set.NArg() > 0 {
-		return "", 0, fmt.Errorf("unexpected %q", set.Arg(0))
+		return t, fmt.Errorf("unexpected %q", set.Arg(0))
 	}
 	if *port > 511 {
-		return "", 0, fmt.Errorf("--cpu-port %d: v1model ports are 9 bits (at most 511)", *port)
+		return t, fmt.Errorf("--cpu-port %d: v1model ports are 9 bits (at most 511)", *port)
 	}
-	cpuPortGiven := false
-	set.Visit(func(f *flag.Flag) { cpuPortGiven = cpuPortGiven || f.Name == "cpu-port" })
-	if cpuPortGiven && *port == 0 {
+	if t.priorityQueues < 1 || t.priorityQueues > 8 {
+		return t, fmt.Errorf("--priority-queues %d: want 1 to 8, as simple_switch", t.priorityQueues)
+	}
+	given := map[string]string{}
+	set.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
+	if _, ok := given["cpu-port"]; ok && *port == 0 {
 		// As simple_switch_grpc, which exits for it: no CPU port is
 		// --cpu-port left out.
-		return "", 0, errors.New("--cpu-port 0: 0 is not a valid value (leave --cpu-port out for no CPU port)")
+		return t, errors.New("--cpu-port 0: 0 is not a valid value (leave --cpu-port out for no CPU port)")
 	}
-	return addr, uint32(*port), nil
+	t.cpuPort = uint32(*port)
+	if *dropPort != 511 {
+		return t, fmt.Errorf("--drop-port %d: grid switch drops on port 511, v1model's drop port, only", *dropPort)
+	}
+	if t.priorityQueues > 1 {
+		t.notes = append(t.notes, note{"--priority-queues: each port has one FIFO queue; the queues' priorities are not kept apart",
+			[]any{"priority-queues", t.priorityQueues}})
+	}
+	for _, n := range []struct{ flag, why string }{
+		{"enable-swap", "programs are swapped with SetForwardingPipelineConfig"},
+		{"load-modules", "there are no extern modules to load"},
+		{"dp-grpc-server-addr", "there is no data-plane gRPC service; ports are network interfaces"},
+	} {
+		if v, ok := given[n.flag]; ok {
+			t.notes = append(t.notes, note{"--" + n.flag + " ignored: " + n.why, []any{n.flag, v}})
+		}
+	}
+	return t, nil
 }
 
 // switchPorts builds the port specifications from -i PORT@INTERFACE,

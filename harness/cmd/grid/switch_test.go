@@ -48,11 +48,14 @@ func TestSwitchRejectsBadCommandLinesWithExitTwo(t *testing.T) {
 		{[]string{"--no-p4", "-i", "0@a", "--delay", "0=1ms", "--delay", "0=2ms"}, "--delay 0=2ms: port 0 is given twice"},
 		{[]string{"--no-p4", "-i", "0@a", "--loss", "0=1.5"}, `--loss 0=1.5: "1.5" is not a fraction between 0 and 1`},
 		{[]string{"--no-p4", "-i", "0@a", "--loss", "0"}, "--loss 0: want PORT=VALUE"},
-		{[]string{"--no-p4", "--", "--thrift-port", "9090"}, "after '--': flag provided but not defined: -thrift-port (grid switch has --grpc-server-addr HOST:PORT and --cpu-port N)"},
+		{[]string{"--no-p4", "--", "--thrift-port", "9090"}, "after '--': flag provided but not defined: -thrift-port (grid switch has --grpc-server-addr HOST:PORT, --cpu-port N"},
 		{[]string{"p.json", "--", "--cpu-port", "512"}, "after '--': --cpu-port 512: v1model ports are 9 bits"},
 		{[]string{"--no-p4", "-i", "64@a", "--", "--cpu-port", "64"}, "port 64 is the CPU port (--cpu-port) and cannot have an interface (-i 64@a)"},
 		{[]string{"--no-p4", "--", "--cpu-port", "0"}, "after '--': --cpu-port 0: 0 is not a valid value (leave --cpu-port out for no CPU port)"},
 		{[]string{"--no-p4", "--thrift-port", "0"}, "--thrift-port 0: not a TCP port"},
+		{[]string{"--no-p4", "-L", "loud"}, "--log-level loud: want trace, debug, info, warn, error or off"},
+		{[]string{"--no-p4", "--", "--priority-queues", "9"}, "after '--': --priority-queues 9: want 1 to 8, as simple_switch"},
+		{[]string{"--no-p4", "--", "--drop-port", "0"}, "after '--': --drop-port 0: grid switch drops on port 511"},
 	} {
 		out, code := exitCode(t, append([]string{"switch"}, tc.args...)...)
 		if code != 2 || !strings.Contains(out, "grid switch: "+tc.want) || !strings.Contains(out, "see grid switch --help") {
@@ -83,8 +86,8 @@ func TestSwitchProgramThatDoesNotExistIsNamed(t *testing.T) {
 	}
 }
 
-// startSwitchCommand runs the grid binary's switch command inside n and
-// returns the P4Runtime address from its ready line and its standard error.
+// startSwitchCommand runs the grid binary's switch command inside n (in
+// the test's own namespace when n is nil) and returns the P4Runtime address from its ready line and its standard error.
 func startSwitchCommand(t *testing.T, n *nstest.Net, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"switch"}, args...)...)
@@ -94,7 +97,11 @@ func startSwitchCommand(t *testing.T, n *nstest.Net, bin string, args ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Start(cmd); err != nil {
+	start := cmd.Start
+	if n != nil {
+		start = func() error { return n.Start(cmd) }
+	}
+	if err := start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -360,5 +367,98 @@ func TestSwitchCommandTakesBmv2sThriftPortAndSaysOnceThatItHasNoThriftServer(t *
 	notice := `msg="--thrift-port ignored: grid switch has no Thrift server; registers are read and written over P4Runtime" thrift_port=9090`
 	if got := strings.Count(stderr.String(), notice); got != 1 {
 		t.Errorf("the notice appears %d times, want once:\n%s", got, stderr)
+	}
+}
+
+// The command line p4lang/tutorials' Mininet launcher gives
+// simple_switch_grpc, with every bmv2 logging option courses use.
+func TestSwitchCommandTakesTheTutorialsCommandLineAndNotesWhatItIgnoresOnce(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
+	bin := buildGrid(t)
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "s1.log")
+	cmd, _, stderr := startSwitchCommand(t, n, bin, "-i", "0@sw0", "-i", "1@sw1", "--pcap", dir,
+		"--nanolog", "ipc:///tmp/bm-0-log.ipc", "--device-id", "0", port0ToPort1JSON(t), "--debugger", "--log-console",
+		"--log-file", logFile, "--log-flush", "-L", "debug", "--dump-packet-data", "64", "--thrift-port", "9090",
+		"--", "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255", "--priority-queues", "8", "--enable-swap")
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
+	frame := mustHexFrame(t, "0200000000aa 0200000000bb 88b5 00010203040506070809")
+	if err := h0.Send(frame); err != nil {
+		t.Fatal(err)
+	}
+	if got := nstest.Receive(t, h1, 1, 5*time.Second); len(got) != 1 {
+		t.Fatalf("h1 received %d frames, want 1; switch log:\n%s", len(got), stderr)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("grid switch after SIGTERM: %v\n%s", err, stderr)
+	}
+	for _, notice := range []string{"--nanolog ignored", "--debugger ignored", "--log-flush ignored", "--dump-packet-data ignored",
+		"--thrift-port ignored", "--enable-swap ignored"} {
+		if got := strings.Count(stderr.String(), notice); got != 1 {
+			t.Errorf("%q appears %d times on the console, want once:\n%s", notice, got, stderr)
+		}
+	}
+	written, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--nanolog ignored", `msg="frame received" port=0 interface=sw0`, "Parser"} {
+		if !strings.Contains(string(written), want) {
+			t.Errorf("--log-file lacks %q:\n%s", want, written)
+		}
+	}
+	for _, pcap := range []string{"sw0_in.pcap", "sw1_out.pcap"} {
+		if _, err := os.Stat(filepath.Join(dir, pcap)); err != nil {
+			t.Errorf("--pcap: %v", err)
+		}
+	}
+}
+
+func TestSwitchCommandLogLevelInfoLeavesOutThePacketTrace(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
+	bin := buildGrid(t)
+	cmd, _, stderr := startSwitchCommand(t, n, bin, "-i", "0@sw0", "-i", "1@sw1", "--log-console", "--log-level", "info",
+		port0ToPort1JSON(t), "--", "--grpc-server-addr", "127.0.0.1:0")
+	if err := n.Socket("h0").Send(mustHexFrame(t, "0200000000aa 0200000000bb 88b5 00")); err != nil {
+		t.Fatal(err)
+	}
+	nstest.Receive(t, n.Socket("h1"), 1, 5*time.Second)
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if log := stderr.String(); strings.Contains(log, "Parser") || strings.Contains(log, "frame received") {
+		t.Errorf("-L info logged packets:\n%s", log)
+	}
+}
+
+// With --port-netns the ports are in the switch's namespace and the
+// P4Runtime server where the command runs: a controller in the root
+// namespace reaches it on 127.0.0.1, as the tutorials' controllers do.
+func TestSwitchCommandWithPortNetnsServesP4RuntimeWhereItRuns(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	bin := buildGrid(t)
+	cmd, addr, stderr := startSwitchCommand(t, nil, bin, "--port-netns", filepath.Join(nstest.NetnsDir, n.Name()),
+		"-i", "0@sw0", "--no-p4", "--", "--grpc-server-addr", "127.0.0.1:0")
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := p4v1.NewP4RuntimeClient(conn).Capabilities(ctx, &p4v1.CapabilitiesRequest{}); err != nil {
+		t.Fatalf("Capabilities from the root namespace: %v\n%s", err, stderr)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("grid switch: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr.String(), `port=0@sw0`) {
+		t.Errorf("no counters for port 0@sw0 (opened in the namespace):\n%s", stderr)
 	}
 }
