@@ -40,7 +40,7 @@ func init() {
 			"log every frame and, at -L trace or debug, the per-packet trace; --thrift-port, --nanolog, --log-flush,\n" +
 			"--dump-packet-data, --debugger and --notifications-addr are accepted and noted once, as are the\n" +
 			"target options --priority-queues, --enable-swap, --load-modules and --dp-grpc-server-addr. There\n" +
-			"is no Thrift server (simple_switch_CLI cannot connect; 'grid cli' speaks its commands over P4Runtime).\n\n" +
+			"is no Thrift server (simple_switch_CLI cannot connect).\n\n" +
 			"Beyond bmv2, --delay and --loss impair what a port sends (the kernel's netem is not needed):\n" +
 			"each frame waits DURATION before it leaves, or is dropped with probability FRACTION (drawn\n" +
 			"from --loss-seed, so runs repeat). --pcap writes INTERFACE_in.pcap and INTERFACE_out.pcap per\n" +
