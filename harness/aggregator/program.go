@@ -1,8 +1,9 @@
-// Package aggregator is the control plane and regression suite of the GRID
-// aggregator P4 program (p4/aggregator): it compiles the program, turns a
-// switch's part of a routing plan (gradproto.SwitchConfig) into table
-// entries, multicast groups and meter rates on an engine switch or as STF
-// commands, generates and runs the STF regression tests, and checks the
+// Package aggregator is the control plane of the GRID aggregator P4
+// program (p4/aggregator): it compiles the program, turns routing plans
+// into per-switch configuration (FromSolverPlan) and a switch's part of a
+// plan (gradproto.SwitchConfig) into table entries, multicast groups and
+// meter rates on an engine switch or as STF commands. Its tests generate
+// the STF regression tests, run the suite (p4test.RunSuite) and check the
 // compiled program against the Go reference model (harness/gradproto).
 package aggregator
 

@@ -13,8 +13,6 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"github.com/grid-ina/grid/harness/monitor"
 )
 
 // MaxPlottedLinks bounds the traffic bar chart: the busiest links only, so
@@ -98,7 +96,7 @@ func rotateXLabels(p *plot.Plot) {
 // trafficPlot is a grouped bar chart of the bytes each way on the busiest
 // links, busiest first; nil when no link carried anything.
 func trafficPlot(e *Experiment, algorithm string, t linkTraffic) (*plot.Plot, int, error) {
-	var busy []monitor.LinkSample
+	var busy []LinkSample
 	for _, s := range t.last {
 		if s.Link >= 0 && s.AB.Bytes+s.BA.Bytes > 0 {
 			busy = append(busy, s)
@@ -154,7 +152,7 @@ func trafficPlot(e *Experiment, algorithm string, t linkTraffic) (*plot.Plot, in
 // ingressPlot draws, for each job's PS host, the rate of bytes arriving
 // over its links between consecutive samples; nil with fewer than two samples.
 func ingressPlot(e *Experiment, a AlgorithmRun, t linkTraffic) (*plot.Plot, error) {
-	byTime := map[time.Time][]monitor.LinkSample{}
+	byTime := map[time.Time][]LinkSample{}
 	var times []time.Time
 	for _, s := range t.samples {
 		if _, ok := byTime[s.Time]; !ok {

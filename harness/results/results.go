@@ -11,10 +11,6 @@ import (
 	"os"
 	"regexp"
 	"time"
-
-	"github.com/grid-ina/grid/harness/controller"
-	"github.com/grid-ina/grid/harness/endpoint"
-	"github.com/grid-ina/grid/harness/monitor"
 )
 
 // Experiment is what the runner fills: one fabric run on which one or more
@@ -33,9 +29,11 @@ type Experiment struct {
 	// Began and Ended bound the whole experiment; times in the CSV files
 	// count from Began.
 	Began, Ended time.Time
-	// Links are the fabric's links as the monitor lists them
-	// (Monitor.Links); LinkSample.Link indexes them.
-	Links []monitor.LinkInfo
+	// Links are the fabric's links; LinkSample.Link indexes them.
+	Links []Link
+	// Events name the switches' aggregation events, the columns of
+	// SwitchCounters.Jobs (gradproto.Event names).
+	Events []string
 	// Algorithms are the plans run, in order.
 	Algorithms []AlgorithmRun
 	// Files are further files written as given, e.g. "plan.json"; a name
@@ -57,13 +55,12 @@ type AlgorithmRun struct {
 	// Began is when the endpoints were started, Ended when the last exited.
 	Began, Ended time.Time
 	Jobs         []Job
-	// Traffic is the monitor's LinkSamples over this run, oldest first;
-	// totals are written counting from its first sample.
-	Traffic []monitor.LinkSample
-	// Switches are every switch's P4 counters after the jobs ended
-	// (Controller.ReadCounters): port_rx/port_tx per port and the jobs'
-	// aggregation events.
-	Switches []controller.Counters
+	// Traffic is every link's cumulative counts sampled over this run,
+	// oldest first; totals are written counting from its first sample.
+	Traffic []LinkSample
+	// Switches are every switch's P4 counters after the jobs ended:
+	// port_rx/port_tx per port and the jobs' aggregation events.
+	Switches []SwitchCounters
 	// CPU is how the machine's CPU was shared while the jobs ran (nil when
 	// it could not be read).
 	CPU *CPU
@@ -90,8 +87,8 @@ type CPU struct {
 type Job struct {
 	Name    string
 	ID      uint16
-	PS      *endpoint.Report
-	Workers []*endpoint.Report // in member order
+	PS      *Endpoint
+	Workers []*Endpoint // in member order
 }
 
 // Completion is a job's completion: from its first worker's start to its

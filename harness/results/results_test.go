@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"image/color"
 	"image/png"
 	"os"
@@ -12,12 +13,6 @@ import (
 	"time"
 
 	"gonum.org/v1/plot/plotutil"
-
-	"github.com/grid-ina/grid/harness/controller"
-	"github.com/grid-ina/grid/harness/endpoint"
-	"github.com/grid-ina/grid/harness/gradproto"
-	"github.com/grid-ina/grid/harness/monitor"
-	"github.com/grid-ina/grid/harness/p4rt/client"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -26,12 +21,13 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
-func worker(job uint16, index int, host string, startMS, doneMS int, verified bool) *endpoint.Report {
-	r := &endpoint.Report{Role: endpoint.RoleWorker, Job: job, Index: &index, Host: host, IP: "10.0.0." + host[1:],
+func worker(job uint16, index int, host string, startMS, doneMS int, verified bool) *Endpoint {
+	r := &Endpoint{Role: "worker", Job: job, Index: &index, Host: host, IP: "10.0.0." + host[1:],
 		Fragments: 64, Completed: 64, Sent: 70, Resent: 6, Retries: 1, Controls: 2, Verified: verified,
 		Start: at(startMS), Done: at(doneMS), End: at(doneMS + 1)}
 	if !verified {
-		r.Completed, r.Done, r.Error = 60, time.Time{}, "deadline exceeded"
+		r.Completed, r.Done = 60, time.Time{}
+		r.Failure = fmt.Sprintf("job %d worker %d (%s): deadline exceeded (60 of 64 fragments complete)", job, index, r.IP)
 	}
 	last := r.Done
 	if last.IsZero() {
@@ -42,53 +38,58 @@ func worker(job uint16, index int, host string, startMS, doneMS int, verified bo
 	return r
 }
 
-func ps(job uint16, startMS, endMS int) *endpoint.Report {
-	return &endpoint.Report{Role: endpoint.RolePS, Job: job, Host: "h9", IP: "10.0.0.9", Fragments: 64, Completed: 64,
+func ps(job uint16, startMS, endMS int) *Endpoint {
+	return &Endpoint{Role: "ps", Job: job, Host: "h9", IP: "10.0.0.9", Fragments: 64, Completed: 64,
 		Verified: true, Start: at(startMS), Done: at(endMS - 5), End: at(endMS), Seconds: float64(endMS-5-startMS) / 1000}
 }
 
 // traffic: workers h1 and h2 send to the PS h9 through s1; counters start
 // high, as when the monitor ran before this algorithm did.
-func traffic(startMS int, perSecond uint64) []monitor.LinkSample {
-	var out []monitor.LinkSample
+func traffic(startMS int, perSecond uint64) []LinkSample {
+	var out []LinkSample
 	for sec := 0; sec <= 2; sec++ {
 		n := uint64(sec)
 		tm := at(startMS + 1000*sec)
 		out = append(out,
-			monitor.LinkSample{Time: tm, Link: 0, AB: monitor.Totals{Bytes: 500, Packets: 5}, BA: monitor.Totals{Bytes: 1000 + n*perSecond, Packets: 10 + n*10}},
-			monitor.LinkSample{Time: tm, Link: 1, AB: monitor.Totals{}, BA: monitor.Totals{Bytes: n * perSecond / 2, Packets: n * 5}},
-			monitor.LinkSample{Time: tm, Link: 2, AB: monitor.Totals{Bytes: n * perSecond, Packets: n * 10}, BA: monitor.Totals{Bytes: n * 100, Packets: n}},
+			LinkSample{Time: tm, Link: 0, AB: Count{Bytes: 500, Packets: 5}, BA: Count{Bytes: 1000 + n*perSecond, Packets: 10 + n*10}},
+			LinkSample{Time: tm, Link: 1, AB: Count{}, BA: Count{Bytes: n * perSecond / 2, Packets: n * 5}},
+			LinkSample{Time: tm, Link: 2, AB: Count{Bytes: n * perSecond, Packets: n * 10}, BA: Count{Bytes: n * 100, Packets: n}},
 		)
 	}
 	return out
 }
 
+// events are the aggregator's event names (gradproto.Event), as the
+// runner passes them.
+var events = []string{"received", "absorbed", "emitted", "collision", "duplicate", "overflow", "capacity", "passed", "reclaimed"}
+
 func experiment() *Experiment {
 	return &Experiment{
 		Name: "line-20261130T120000Z", Run: "line", Topology: "line", Hosts: 3, Switches: 1,
 		Fragments: 64, Values: 32, Began: t0, Ended: at(9000),
-		Links: []monitor.LinkInfo{
-			{Index: 0, A: "s1:p1", B: "h1:eth0", NodeA: "s1", NodeB: "h1", IfA: "gs1p1", IfB: "eth0"},
-			{Index: 1, A: "s1:p2", B: "h2:eth0", NodeA: "s1", NodeB: "h2", IfA: "gs1p2", IfB: "eth0"},
-			{Index: 2, A: "s1:p3", B: "h9:eth0", NodeA: "s1", NodeB: "h9", IfA: "gs1p3", IfB: "eth0"},
+		Links: []Link{
+			{A: "s1:p1", B: "h1:eth0", NodeA: "s1", NodeB: "h1"},
+			{A: "s1:p2", B: "h2:eth0", NodeA: "s1", NodeB: "h2"},
+			{A: "s1:p3", B: "h9:eth0", NodeA: "s1", NodeB: "h9"},
 		},
+		Events: events,
 		Algorithms: []AlgorithmRun{
 			{Algorithm: "grid-paths", Began: at(1000), Ended: at(3500),
 				Jobs: []Job{{Name: "job1", ID: 1, PS: ps(1, 1000, 3500),
-					Workers: []*endpoint.Report{worker(1, 0, "h1", 1100, 3100, true), worker(1, 1, "h2", 1200, 3300, true)}}},
+					Workers: []*Endpoint{worker(1, 0, "h1", 1100, 3100, true), worker(1, 1, "h2", 1200, 3300, true)}}},
 				Traffic: traffic(1000, 40000),
-				Switches: []controller.Counters{{Switch: "s1",
-					Ports: []controller.PortCounter{
-						{Port: 1, Rx: client.CounterData{Packets: 20, Bytes: 80000}},
-						{Port: 2, Rx: client.CounterData{Packets: 10, Bytes: 40000}},
-						{Port: 3, Tx: client.CounterData{Packets: 20, Bytes: 80000}},
+				Switches: []SwitchCounters{{Switch: "s1",
+					Ports: []PortCount{
+						{Port: 1, Rx: Count{Packets: 20, Bytes: 80000}},
+						{Port: 2, Rx: Count{Packets: 10, Bytes: 40000}},
+						{Port: 3, Tx: Count{Packets: 20, Bytes: 80000}},
 					},
-					Jobs: map[uint16]controller.JobStats{1: {gradproto.EvReceived: 128, gradproto.EvAbsorbed: 64, gradproto.EvEmitted: 64}},
+					Jobs: map[uint16][]uint64{1: {128, 64, 64}},
 				}}},
 			{Algorithm: "atp", Refused: "ATP splits job1's workers across racks"},
 			{Algorithm: "switchml", Began: at(5000), Ended: at(9000),
 				Jobs: []Job{{Name: "job1", ID: 1, PS: ps(1, 5000, 9000),
-					Workers: []*endpoint.Report{worker(1, 0, "h1", 5100, 8000, true), worker(1, 1, "h2", 5100, 8800, false)}}},
+					Workers: []*Endpoint{worker(1, 0, "h1", 5100, 8000, true), worker(1, 1, "h2", 5100, 8800, false)}}},
 				Traffic: traffic(5000, 80000)},
 		},
 		Files: map[string][]byte{"plan.json": []byte("{}\n"), "comparison.txt": []byte("grid-paths wins\n")},

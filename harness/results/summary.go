@@ -2,10 +2,6 @@ package results
 
 import (
 	"time"
-
-	"github.com/grid-ina/grid/harness/controller"
-	"github.com/grid-ina/grid/harness/gradproto"
-	"github.com/grid-ina/grid/harness/monitor"
 )
 
 // SummarySchema is the version of summary.json's layout; it changes when a
@@ -63,7 +59,7 @@ type JobSummary struct {
 	Controls                int      `json:"controls"`
 	Failures                []string `json:"failures,omitempty"`
 	// SwitchEvents sums the job's aggregation events over all switches,
-	// by event name (gradproto.Event).
+	// by event name (Experiment.Events).
 	SwitchEvents map[string]uint64 `json:"switch_events,omitempty"`
 }
 
@@ -107,7 +103,7 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 				js.Resent += w.Resent
 				js.Controls += w.Controls
 			}
-			js.SwitchEvents = switchEvents(a.Switches, j.ID)
+			js.SwitchEvents = switchEvents(e.Events, a.Switches, j.ID)
 			as.Verified = as.Verified && c.Verified
 			as.MeanCompletionSeconds += c.Seconds / float64(len(a.Jobs))
 			as.MaxCompletionSeconds = max(as.MaxCompletionSeconds, c.Seconds)
@@ -123,7 +119,7 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 	return s
 }
 
-func switchEvents(switches []controller.Counters, job uint16) map[string]uint64 {
+func switchEvents(events []string, switches []SwitchCounters, job uint16) map[string]uint64 {
 	var sum map[string]uint64
 	for _, sw := range switches {
 		stats, ok := sw.Jobs[job]
@@ -133,8 +129,12 @@ func switchEvents(switches []controller.Counters, job uint16) map[string]uint64 
 		if sum == nil {
 			sum = map[string]uint64{}
 		}
-		for ev, n := range stats {
-			sum[gradproto.Event(ev).String()] += n
+		for ev, name := range events {
+			var n uint64 // an event the switch did not report counts 0
+			if ev < len(stats) {
+				n = stats[ev]
+			}
+			sum[name] += n
 		}
 	}
 	return sum
@@ -177,7 +177,7 @@ func summarizeTraffic(e *Experiment, a AlgorithmRun, t linkTraffic) TrafficSumma
 
 // ingress sums the bytes sent towards host over its links in samples (one
 // per link, Link -1 for none).
-func ingress(links []monitor.LinkInfo, samples []monitor.LinkSample, host string) uint64 {
+func ingress(links []Link, samples []LinkSample, host string) uint64 {
 	var sum uint64
 	for _, s := range samples {
 		if s.Link < 0 {

@@ -12,11 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-
-	"github.com/grid-ina/grid/harness/controller"
-	"github.com/grid-ina/grid/harness/endpoint"
-	"github.com/grid-ina/grid/harness/gradproto"
-	"github.com/grid-ina/grid/harness/monitor"
 )
 
 // Write writes e's results folder as root/e.Name and returns its path. It
@@ -175,16 +170,16 @@ func (f *folder) fill(e *Experiment) error {
 // each link's first sample, and the time of the first sample.
 type linkTraffic struct {
 	start   time.Time
-	samples []monitor.LinkSample
-	last    []monitor.LinkSample // per link, its latest sample; Link -1 when none
+	samples []LinkSample
+	last    []LinkSample // per link, its latest sample; Link -1 when none
 }
 
-func relativeTraffic(samples []monitor.LinkSample, links int) linkTraffic {
-	t := linkTraffic{samples: make([]monitor.LinkSample, len(samples)), last: make([]monitor.LinkSample, links)}
+func relativeTraffic(samples []LinkSample, links int) linkTraffic {
+	t := linkTraffic{samples: make([]LinkSample, len(samples)), last: make([]LinkSample, links)}
 	for i := range t.last {
 		t.last[i].Link = -1
 	}
-	first := make([]*monitor.LinkSample, links)
+	first := make([]*LinkSample, links)
 	for i, s := range samples {
 		if i == 0 || s.Time.Before(t.start) {
 			t.start = s.Time
@@ -193,8 +188,8 @@ func relativeTraffic(samples []monitor.LinkSample, links int) linkTraffic {
 			first[s.Link] = &samples[i]
 		}
 		b := first[s.Link]
-		s.AB = monitor.Totals{Bytes: s.AB.Bytes - b.AB.Bytes, Packets: s.AB.Packets - b.AB.Packets}
-		s.BA = monitor.Totals{Bytes: s.BA.Bytes - b.BA.Bytes, Packets: s.BA.Packets - b.BA.Packets}
+		s.AB = Count{Bytes: s.AB.Bytes - b.AB.Bytes, Packets: s.AB.Packets - b.AB.Packets}
+		s.BA = Count{Bytes: s.BA.Bytes - b.BA.Bytes, Packets: s.BA.Packets - b.BA.Packets}
 		t.samples[i] = s
 		t.last[s.Link] = s
 	}
@@ -240,7 +235,7 @@ func jobsCSV(e *Experiment) []byte {
 			}
 			rows = append(rows, []string{a.Algorithm, j.Name, "job", j.PS.Host, "", since(c.Start), since(c.End),
 				strconv.FormatFloat(c.Seconds, 'f', 6, 64), "", "", "", "", "", "", "", strconv.FormatBool(c.Verified), failure})
-			for _, r := range append([]*endpoint.Report{j.PS}, j.Workers...) {
+			for _, r := range append([]*Endpoint{j.PS}, j.Workers...) {
 				index := ""
 				if r.Index != nil {
 					index = strconv.Itoa(*r.Index)
@@ -274,16 +269,17 @@ func switchesCSV(e *Experiment) []byte {
 // aggregationCSV: per algorithm, switch and job, the aggregation events
 // (gradproto.Event, one column each).
 func aggregationCSV(e *Experiment) []byte {
-	header := []string{"algorithm", "switch", "job"}
-	for ev := range gradproto.NumEvents {
-		header = append(header, ev.String())
-	}
+	header := append([]string{"algorithm", "switch", "job"}, e.Events...)
 	rows := [][]string{header}
 	for _, a := range e.Algorithms {
 		for _, sw := range a.Switches {
 			for _, job := range sortedJobs(sw.Jobs) {
 				row := []string{a.Algorithm, sw.Switch, strconv.Itoa(int(job))}
-				for _, n := range sw.Jobs[job] {
+				for ev := range e.Events {
+					var n uint64
+					if ev < len(sw.Jobs[job]) {
+						n = sw.Jobs[job][ev]
+					}
 					row = append(row, strconv.FormatUint(n, 10))
 				}
 				rows = append(rows, row)
@@ -293,7 +289,7 @@ func aggregationCSV(e *Experiment) []byte {
 	return csvBytes(rows)
 }
 
-func sortedJobs(m map[uint16]controller.JobStats) []uint16 {
+func sortedJobs(m map[uint16][]uint64) []uint16 {
 	jobs := make([]uint16, 0, len(m))
 	for j := range m {
 		jobs = append(jobs, j)
@@ -302,17 +298,20 @@ func sortedJobs(m map[uint16]controller.JobStats) []uint16 {
 	return jobs
 }
 
-func failureOf(r *endpoint.Report) string {
-	if err := r.Failure(); err != nil {
-		return err.Error()
+func failureOf(r *Endpoint) string {
+	switch {
+	case r.Verified:
+		return ""
+	case r.Failure == "":
+		return fmt.Sprintf("%s %s: not verified", r.Role, r.Host)
 	}
-	return ""
+	return r.Failure
 }
 
 // jobFailures says what failed in a job, PS first.
 func jobFailures(j *Job) []string {
 	var out []string
-	for _, r := range append([]*endpoint.Report{j.PS}, j.Workers...) {
+	for _, r := range append([]*Endpoint{j.PS}, j.Workers...) {
 		if f := failureOf(r); f != "" {
 			out = append(out, f)
 		}

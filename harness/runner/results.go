@@ -1,13 +1,18 @@
 package runner
 
 import (
+	"github.com/grid-ina/grid/harness/controller"
+	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/internal/cputime"
+	"github.com/grid-ina/grid/harness/monitor"
 	"github.com/grid-ina/grid/harness/results"
 )
 
 // Results is the experiment as harness/results writes it: the folder name
 // under the results root and further files (plan, comparison, drawings)
-// as results.Experiment takes them.
+// as results.Experiment takes them. What was measured becomes plain
+// records here, so results depends on none of the measuring packages.
 func (e *Experiment) Results(name string, files map[string][]byte) *results.Experiment {
 	r := &results.Experiment{
 		Name: name, Run: e.Run, Topology: e.Topology.Name,
@@ -15,16 +20,23 @@ func (e *Experiment) Results(name string, files map[string][]byte) *results.Expe
 		Fragments: e.Fragments, Values: e.Values,
 		Began: e.Began, Ended: e.Ended, Files: files,
 	}
+	for ev := range gradproto.NumEvents {
+		r.Events = append(r.Events, ev.String())
+	}
 	for _, o := range e.Outcomes {
 		// Every plan ran on the same fabric, so the monitors list the same
 		// links; a refused plan has none.
-		if r.Links == nil {
-			r.Links = o.Links
+		if r.Links == nil && o.Links != nil {
+			r.Links = LinkRecords(o.Links)
 		}
-		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Began: o.Began, Ended: o.Ended, Traffic: o.Traffic,
-			Switches: o.Switches, CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
+		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Began: o.Began, Ended: o.Ended,
+			Traffic: SampleRecords(o.Traffic), Switches: switchRecords(o.Switches), CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
 		for _, j := range o.Jobs {
-			a.Jobs = append(a.Jobs, results.Job{Name: j.Name, ID: j.ID, PS: j.PS, Workers: j.Workers})
+			job := results.Job{Name: j.Name, ID: j.ID, PS: endpointRecord(j.PS)}
+			for _, w := range j.Workers {
+				job.Workers = append(job.Workers, endpointRecord(w))
+			}
+			a.Jobs = append(a.Jobs, job)
 		}
 		r.Algorithms = append(r.Algorithms, a)
 	}
@@ -43,4 +55,55 @@ func cpuRecord(sh cputime.Share) *results.CPU {
 		c.Stalled = &stalled
 	}
 	return c
+}
+
+// LinkRecords are the monitor's links as results records.
+func LinkRecords(links []monitor.LinkInfo) []results.Link {
+	out := make([]results.Link, len(links))
+	for i, l := range links {
+		out[i] = results.Link{A: l.A, B: l.B, NodeA: l.NodeA, NodeB: l.NodeB, RateBits: l.RateBits}
+	}
+	return out
+}
+
+// SampleRecords are the monitor's link samples as results records.
+func SampleRecords(samples []monitor.LinkSample) []results.LinkSample {
+	if samples == nil {
+		return nil
+	}
+	out := make([]results.LinkSample, len(samples))
+	for i, s := range samples {
+		out[i] = results.LinkSample{Time: s.Time, Link: s.Link,
+			AB: results.Count{Bytes: s.AB.Bytes, Packets: s.AB.Packets}, BA: results.Count{Bytes: s.BA.Bytes, Packets: s.BA.Packets}}
+	}
+	return out
+}
+
+func endpointRecord(r *endpoint.Report) *results.Endpoint {
+	if r == nil {
+		return nil
+	}
+	e := &results.Endpoint{Role: r.Role, Job: r.Job, Index: r.Index, Host: r.Host, IP: r.IP,
+		Fragments: r.Fragments, Completed: r.Completed, Sent: r.Sent, Retries: r.Retries, Resent: r.Resent, Controls: r.Controls,
+		Verified: r.Verified, Start: r.Start, Done: r.Done, End: r.End, Seconds: r.Seconds, GoodputBitsPerSec: r.GoodputBitsPerSec}
+	if err := r.Failure(); err != nil {
+		e.Failure = err.Error()
+	}
+	return e
+}
+
+func switchRecords(cs []controller.Counters) []results.SwitchCounters {
+	var out []results.SwitchCounters
+	for _, c := range cs {
+		sc := results.SwitchCounters{Switch: c.Switch, Jobs: map[uint16][]uint64{}}
+		for _, p := range c.Ports {
+			sc.Ports = append(sc.Ports, results.PortCount{Port: p.Port,
+				Rx: results.Count{Bytes: p.Rx.Bytes, Packets: p.Rx.Packets}, Tx: results.Count{Bytes: p.Tx.Bytes, Packets: p.Tx.Packets}})
+		}
+		for job, stats := range c.Jobs {
+			sc.Jobs[job] = append([]uint64(nil), stats[:]...)
+		}
+		out = append(out, sc)
+	}
+	return out
 }

@@ -32,6 +32,12 @@ func TestExperimentBecomesAResultsFolderWithRefusedPlansKept(t *testing.T) {
 	if r.Hosts != 9 || r.Switches != 3 || len(r.Links) != 1 || len(r.Algorithms) != 2 || r.Algorithms[0].Refused == "" || len(r.Algorithms[1].Switches) != 1 {
 		t.Fatalf("got %+v", r)
 	}
+	if got := r.Algorithms[1].Traffic[1].AB; got.Bytes != 190 || got.Packets != 1 {
+		t.Errorf("second sample's record counts %+v, want 190 bytes in 1 packet", got)
+	}
+	if got := r.Algorithms[1].Switches[0].Jobs[1]; len(r.Events) != len(got) || got[0] != 4 || got[2] != 1 {
+		t.Errorf("switch counters as records: events %v counts %v, want 4 received, 1 emitted", r.Events, got)
+	}
 	dir, err := results.Write(t.TempDir(), r)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package results
+package runner
 
 import (
 	"encoding/csv"
@@ -10,11 +10,13 @@ import (
 
 	"github.com/grid-ina/grid/harness/monitor"
 	"github.com/grid-ina/grid/harness/monitor/monitortest"
+	"github.com/grid-ina/grid/harness/results"
 )
 
 // TestTrafficOfARealRunIsWrittenExactly samples a real fabric run while a
-// host sends known frames, and checks the written traffic.csv carries
-// exactly those bytes on that link and nothing elsewhere.
+// host sends known frames, and checks that the monitor's samples, as
+// records, become a traffic.csv carrying exactly those bytes on that link
+// and nothing elsewhere.
 func TestTrafficOfARealRunIsWrittenExactly(t *testing.T) {
 	st := monitortest.Up(t, monitortest.Pair)
 	m, err := monitor.New(st, monitor.Options{})
@@ -29,9 +31,9 @@ func TestTrafficOfARealRunIsWrittenExactly(t *testing.T) {
 	if err := m.Sample(); err != nil {
 		t.Fatal(err)
 	}
-	e := &Experiment{Name: st.Run, Run: st.Run, Topology: "pair", Began: began, Ended: time.Now(), Links: m.Links(),
-		Algorithms: []AlgorithmRun{{Algorithm: "none", Began: began, Ended: time.Now(), Traffic: m.LinkSamples()}}}
-	dir, err := Write(t.TempDir(), e)
+	e := &results.Experiment{Name: st.Run, Run: st.Run, Topology: "pair", Began: began, Ended: time.Now(), Links: LinkRecords(m.Links()),
+		Algorithms: []results.AlgorithmRun{{Algorithm: "none", Began: began, Ended: time.Now(), Traffic: SampleRecords(m.LinkSamples())}}}
+	dir, err := results.Write(t.TempDir(), e)
 	if err != nil {
 		t.Fatal(err)
 	}
