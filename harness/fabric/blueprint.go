@@ -3,6 +3,7 @@ package fabric
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"sort"
 
@@ -30,6 +31,7 @@ type blueprint struct {
 	nodes  []*nodePlan
 	links  []*linkPlan
 	ifaces int // interfaces so far, numbering their ifindexes
+	opts   Options
 }
 
 type nodePlan struct {
@@ -52,6 +54,8 @@ type ifacePlan struct {
 	mtu   int
 	host  *topo.HostInterface // nil on a switch
 	link  *linkPlan
+	// linux: a host interface addressed by Options.HostAddresses, with ARP.
+	linux bool
 }
 
 type linkPlan struct {
@@ -64,8 +68,8 @@ type linkPlan struct {
 // topo.NamePattern, a subset of what a file under NetnsDir may be called, and
 // links join known nodes on unshared ports. The errors left are
 // inconsistencies between t and plan.
-func newBlueprint(run, tag string, t *topo.Topology, plan *topo.AddressPlan) (*blueprint, error) {
-	bp := &blueprint{run: run, tag: tag, topo: t}
+func newBlueprint(run, tag string, t *topo.Topology, plan *topo.AddressPlan, opts Options) (*blueprint, error) {
+	bp := &blueprint{run: run, tag: tag, topo: t, opts: opts}
 	byName := make(map[string]*nodePlan, len(t.Nodes))
 	for _, n := range t.Nodes {
 		np := &nodePlan{node: n, ns: NamespaceName(run, n.Name), handle: -1, sock: -1}
@@ -93,6 +97,12 @@ func newBlueprint(run, tag string, t *topo.Topology, plan *topo.AddressPlan) (*b
 func (bp *blueprint) iface(byName map[string]*nodePlan, plan *topo.AddressPlan, l *topo.Link, ep topo.Endpoint) (*ifacePlan, error) {
 	np := byName[ep.Node]
 	name, err := ifaceName(bp.tag, np.node.Kind, np.node.ID, ep.Port)
+	if bp.opts.MininetNames && np.node.Kind == topo.KindSwitch {
+		name = fmt.Sprintf("%s-eth%d", np.node.Name, ep.Port)
+		if len(name) > maxIfname {
+			err = fmt.Errorf("interface name %q of switch %s port %d exceeds Linux's %d characters", name, np.node.Name, ep.Port, maxIfname)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +118,10 @@ func (bp *blueprint) iface(byName map[string]*nodePlan, plan *topo.AddressPlan, 
 		hi, ok := plan.Interface(ep.Node, ep.Port)
 		if !ok {
 			return nil, fmt.Errorf("addressing plan has no entry for host %s interface %d", ep.Node, ep.Port)
+		}
+		if a, ok := bp.opts.HostAddresses[ep]; ok {
+			hi.IP, hi.MAC, hi.Gateway, hi.GatewayMAC = a.IP, a.MAC, netip.Addr{}, nil
+			ip.linux = true
 		}
 		ip.mac = hi.MAC
 		ip.host = &hi

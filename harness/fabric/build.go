@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"sync"
@@ -26,6 +27,23 @@ type Options struct {
 	Name string
 	// Workers is how many goroutines build in parallel; 0 means 2 per CPU.
 	Workers int
+	// HostAddresses, when set, addresses host interfaces (by endpoint) as a
+	// course's topology file does (p4lang/tutorials' topology.json) instead
+	// of the plan: that address with its prefix route, that MAC and ARP on,
+	// as Linux configures an interface by default; no gateway, static
+	// neighbour or route (the course's host commands add those).
+	HostAddresses map[topo.Endpoint]HostAddress
+	// MininetNames names switch ports as Mininet does, NODE-ethPORT
+	// (s1-eth1), instead of by the run's tag; bmv2's pcap files take
+	// these names. Each switch's ports are in its own namespace, so names
+	// of two runs cannot clash.
+	MininetNames bool
+}
+
+// HostAddress is a host interface's address and MAC (Options.HostAddresses).
+type HostAddress struct {
+	IP  netip.Prefix
+	MAC net.HardwareAddr
 }
 
 // ErrNotRoot is returned when the fabric lacks the privileges to build.
@@ -86,7 +104,7 @@ func Up(ctx context.Context, t *topo.Topology, opts Options) (*State, error) {
 		if err != nil {
 			return err
 		}
-		if bp, err = newBlueprint(run, tag, t, plan); err != nil {
+		if bp, err = newBlueprint(run, tag, t, plan, opts); err != nil {
 			return err
 		}
 		for _, np := range bp.nodes {
@@ -342,12 +360,21 @@ const (
 	vethChange = unix.IFF_UP | unix.IFF_NOARP | unix.IFF_MULTICAST
 )
 
+// flags are the interface's flags: vethFlags, or for a host addressed with
+// Options.HostAddresses, ARP and multicast on as Linux has them by default.
+func (ip *ifacePlan) flags() uint32 {
+	if ip.linux {
+		return unix.IFF_UP | unix.IFF_MULTICAST
+	}
+	return vethFlags
+}
+
 func createVeth(sh *nl.SocketHandle, lp *linkPlan) error {
 	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_CREATE|unix.NLM_F_EXCL|unix.NLM_F_ACK)
 	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: sh}
 	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
 	msg.Index = int32(lp.a.index)
-	msg.Flags = vethFlags
+	msg.Flags = lp.a.flags()
 	msg.Change = vethChange
 	req.AddData(msg)
 	for _, attr := range endAttrs(lp.a) {
@@ -358,7 +385,7 @@ func createVeth(sh *nl.SocketHandle, lp *linkPlan) error {
 	peer := info.AddRtAttr(nl.IFLA_INFO_DATA, nil).AddRtAttr(nl.VETH_INFO_PEER, nil)
 	pmsg := nl.NewIfInfomsgChild(peer, unix.AF_UNSPEC)
 	pmsg.Index = int32(lp.b.index)
-	pmsg.Flags = vethFlags &^ unix.IFF_UP
+	pmsg.Flags = lp.b.flags() &^ unix.IFF_UP
 	pmsg.Change = vethChange
 	for _, attr := range endAttrs(lp.b) {
 		peer.AddChild(attr)
@@ -428,6 +455,9 @@ func configureHostInterface(np *nodePlan, ip *ifacePlan) error {
 	addr := &netlink.Addr{
 		IPNet: &net.IPNet{IP: hi.IP.Addr().AsSlice(), Mask: net.CIDRMask(hi.IP.Bits(), hi.IP.Addr().BitLen())},
 		Flags: unix.IFA_F_NOPREFIXROUTE,
+	}
+	if ip.linux {
+		addr.Flags = 0 // the prefix route, as Linux adds it
 	}
 	if err := np.nl.AddrAdd(link, addr); err != nil {
 		return fmt.Errorf("add address %s: %w", hi.IP, err)

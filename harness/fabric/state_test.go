@@ -29,7 +29,7 @@ func fatTreeBlueprint(t *testing.T, k int) *blueprint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bp, err := newBlueprint("ft", "g123", tp, plan)
+	bp, err := newBlueprint("ft", "g123", tp, plan, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
