@@ -80,13 +80,20 @@ type Result struct {
 	Program *bmv2json.Program
 	// P4Info describes the control-plane entities.
 	P4Info *p4configv1.P4Info
+	// Warnings are the diagnostics that did not fail the compilation, one
+	// `file:line:col: warning: ...` each (with its source line and caret).
+	Warnings []string
 }
 
 // Compile compiles the P4 file at path. Errors are source diagnostics
 // (`file:line:col: error: ...` or `file:line:col: unsupported: ...`).
 func Compile(path string, opts Options) (*Result, error) {
-	prog, err := frontend.Load(path, frontend.Options{IncludeDirs: opts.IncludeDirs, Defines: opts.Defines, Features: features})
+	src, err := os.ReadFile(path)
 	if err != nil {
+		return nil, fmt.Errorf("read P4 source: %w", err)
+	}
+	prog, diags := frontend.Compile(path, src, frontend.Options{IncludeDirs: opts.IncludeDirs, Defines: opts.Defines, Features: features})
+	if err := diags.Err(); err != nil {
 		return nil, err
 	}
 	low, err := midend.Lower(prog, path)
@@ -105,7 +112,19 @@ func Compile(path string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: P4Info: %w", path, err)
 	}
-	return &Result{Name: strings.TrimSuffix(filepath.Base(path), ".p4"), JSON: js, Program: bp, P4Info: info}, nil
+	res := &Result{Name: strings.TrimSuffix(filepath.Base(path), ".p4"), JSON: js, Program: bp, P4Info: info}
+	for _, d := range diags.Diags {
+		res.Warnings = append(res.Warnings, d.Format())
+	}
+	for _, w := range low.Warnings {
+		l := &diag.List{Sources: diag.Sources{}}
+		if src, rerr := os.ReadFile(w.Pos.File); rerr == nil {
+			l.Sources[w.Pos.File] = src
+		}
+		l.Warnf(w.Pos, "%s", w.Msg)
+		res.Warnings = append(res.Warnings, l.Error())
+	}
+	return res, nil
 }
 
 // WriteFiles writes NAME.json, NAME.p4info.txtpb and NAME.p4info.binpb

@@ -53,6 +53,9 @@ func init() {
 				fmt.Fprintln(c.App.ErrWriter, strings.TrimRight(err.Error(), "\n"))
 				return cli.Exit("", 1)
 			}
+			for _, w := range res.Warnings {
+				fmt.Fprintln(c.App.ErrWriter, w)
+			}
 			paths, err := writeP4cOutputs(res, args)
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("grid p4c: %v", err), 1)

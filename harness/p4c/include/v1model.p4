@@ -26,13 +26,23 @@ match_kind {
 
 const bit<32> __v1model_version = V1MODEL_VERSION;
 
+#if V1MODEL_VERSION >= 20200408
+typedef bit<9>  PortId_t;
+#endif
+
 /* Per-packet metadata of simple_switch. @alias names the field as the
  * target knows it (the bmv2 JSON field_aliases). */
 @metadata @name("standard_metadata")
 struct standard_metadata_t {
+#if V1MODEL_VERSION >= 20200408
+    PortId_t ingress_port;
+    PortId_t egress_spec;  /* set by ingress: the output port */
+    PortId_t egress_port;  /* the actual output port, in egress */
+#else
     bit<9>  ingress_port;
     bit<9>  egress_spec;   /* set by ingress: the output port */
     bit<9>  egress_port;   /* the actual output port, in egress */
+#endif
     bit<32> instance_type; /* normal, clone, resubmit, recirculate, replica */
     bit<32> packet_length;
     @alias("queueing_metadata.enq_timestamp")

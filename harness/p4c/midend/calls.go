@@ -240,7 +240,9 @@ func (a *actx) inlineBody(body *ast.BlockStmt, sc *scope, r *retCtx, done func(*
 	if err := inner.block(body); err != nil {
 		return err
 	}
-	inner.finishReturns(r)
+	if err := inner.finishReturns(r); err != nil {
+		return err
+	}
 	if err := done(a); err != nil {
 		return err
 	}

@@ -136,6 +136,12 @@ func (a *actx) value(e ast.Expr) (val, error) {
 			return nil, err
 		}
 		w := x.HiVal - x.LoVal + 1
+		if v.Type == "lookahead" && len(v.Ints) == 2 {
+			// Bits of a lookahead are a narrower lookahead (bmv2 reads a
+			// lookahead only as a whole operand, never inside an expression).
+			off := v.Ints[0] + v.Ints[1] - 1 - x.HiVal
+			return &scalarV{ref: &bmv2json.Value{Type: "lookahead", Kind: bmv2json.KindInts, Ints: []int{off, w}}, t: info.Type}, nil
+		}
 		r := v
 		if x.LoVal > 0 {
 			r = exprOp(">>", r, hexInt(int64(x.LoVal), 0))
@@ -734,6 +740,9 @@ func (a *actx) cast(x *ast.Cast) (val, error) {
 			}
 		}
 		return v, nil
+	}
+	if _, toInt := to.(*ast.IntLitType); toInt {
+		return s, nil // a run-time value cast to int keeps its width
 	}
 	tt, ok1 := scalarType(to)
 	ft, ok2 := scalarType(from)

@@ -49,6 +49,14 @@ type Program struct {
 	SerEnums []*SerEnum
 	// ControllerHeaders are the @controller_header headers, for P4Info.
 	ControllerHeaders []*ControllerHeader
+	// Warnings are what the lowering accepted but p4c warns about.
+	Warnings []Warning
+}
+
+// Warning is a diagnostic that does not fail the compilation.
+type Warning struct {
+	Pos ast.Pos
+	Msg string
 }
 
 // HeaderType is the layout of a header or of a metadata instance.

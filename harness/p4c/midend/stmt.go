@@ -40,7 +40,8 @@ type loopCtx struct {
 // or action, patched to the end of its body.
 type retCtx struct {
 	jumps  []int
-	result *scalarV // function return value, nil for void
+	stmts  []*ast.ReturnStmt // the return statement of each jump
+	result *scalarV          // function return value, nil for void
 	// resultVal is set when the function returns a non-scalar value.
 	resultVal val
 }
@@ -123,6 +124,7 @@ func (a *actx) stmt(s ast.Stmt) error {
 			}
 		}
 		a.ret.jumps = append(a.ret.jumps, len(*a.prims))
+		a.ret.stmts = append(a.ret.stmts, x)
 		a.emit(prim("_jump", hexInt(0, 32)))
 		return nil
 	case *ast.SwitchStmt:
@@ -653,9 +655,21 @@ func (a *actx) patch(at, i, target int) {
 }
 
 // finishReturns points the collected return jumps at the current end.
-func (a *actx) finishReturns(r *retCtx) {
+// Parser states have no jumps: there a return that is the function's last
+// statement loses its (needless) jump, and an earlier one is unsupported.
+func (a *actx) finishReturns(r *retCtx) error {
+	if a.inParser {
+		if n := len(r.jumps); n > 0 && r.jumps[n-1] == len(*a.prims)-1 {
+			*a.prims = (*a.prims)[:len(*a.prims)-1]
+			r.jumps, r.stmts = r.jumps[:n-1], r.stmts[:n-1]
+		}
+		if len(r.jumps) > 0 {
+			return unsupported(r.stmts[0], "return before the end of a function called in a parser")
+		}
+	}
 	end := len(*a.prims)
 	for _, j := range r.jumps {
 		a.patch(j, 0, end)
 	}
+	return nil
 }

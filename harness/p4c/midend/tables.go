@@ -332,7 +332,9 @@ func (c *cctx) tableAction(a *actx, ref *ast.ActionRef) (*Action, int, error) {
 	if err := ax.block(ad.Body); err != nil {
 		return nil, 0, err
 	}
-	ax.finishReturns(r)
+	if err := ax.finishReturns(r); err != nil {
+		return nil, 0, err
+	}
 	if err := c.exitPath(ax, exits); err != nil {
 		return nil, 0, err
 	}
@@ -462,8 +464,12 @@ func (c *cctx) tableProps(td *ast.TableDecl, t *Table) error {
 				continue
 			}
 			return unsupported(p, "idle timeout (support_timeout = true)")
+		case "largest_priority_wins", "priority_delta":
+			// Entry priorities (checked in tableEntries).
 		default:
-			return unsupported(p, "table property %s", p.Name)
+			// p4c keeps unknown properties and the bmv2 back end ignores
+			// them.
+			c.l.warnf(p, "table %s: property %s is ignored", td.Name, p.Name)
 		}
 	}
 	if td.HasEntries {
@@ -476,20 +482,18 @@ func (c *cctx) tableProps(td *ast.TableDecl, t *Table) error {
 
 func (c *cctx) tableEntries(td *ast.TableDecl, t *Table) error {
 	t.EntriesConst = td.EntriesConst
+	if err := checkEntryPriorities(td, t); err != nil {
+		return err
+	}
 	for i, e := range td.Entries {
 		if len(e.Keys) != len(t.Keys) {
 			return srcError(e, "entry has %d keys, table %s has %d", len(e.Keys), td.Name, len(t.Keys))
 		}
 		// bmv2 lets the numerically smallest priority win; entries are
 		// tried in source order unless @priority(N) says otherwise.
+		// `priority = N` orders the entries of a P4Runtime server; in the
+		// bmv2 JSON p4c numbers entries by position all the same.
 		en := Entry{Pos: e.Pos, Priority: i + 1}
-		if e.Priority != nil {
-			if td.EntriesConst {
-				// p4c rejects this too (frontends/p4/entryPriorities).
-				return srcError(e.Priority, "table %s: a table with const entries cannot have entry priorities (`priority = N`); use @priority(N) or non-const entries", td.Name)
-			}
-			return unsupported(e.Priority, "entry priorities written as `priority = N` in non-const entries (use @priority(N))")
-		}
 		if an := e.Annos.Get("priority"); an != nil {
 			v, ok := AnnotationInt(an)
 			if !ok {
@@ -528,6 +532,70 @@ func (c *cctx) tableEntries(td *ast.TableDecl, t *Table) error {
 		en.Action = use.Action
 		en.Args = args
 		t.Entries = append(t.Entries, en)
+	}
+	return nil
+}
+
+// checkEntryPriorities makes p4c's checks of `priority = N` in entries
+// (frontends/p4/entryPriorities): none in const entries; only where a key
+// needs priorities; the first entry gives one; and the priorities the
+// others get (each the previous -/+ priority_delta, as
+// largest_priority_wins says) stay non-negative.
+func checkEntryPriorities(td *ast.TableDecl, t *Table) error {
+	var given *ast.Entry
+	for _, e := range td.Entries {
+		if e.Priority != nil {
+			given = e
+			break
+		}
+	}
+	if given == nil {
+		return nil
+	}
+	if td.EntriesConst {
+		return srcError(given.Priority, "table %s: a table with const entries cannot have entry priorities (`priority = N`); use @priority(N) or non-const entries", td.Name)
+	}
+	needs := false
+	for _, k := range t.Keys {
+		if k.MatchType != "exact" && k.MatchType != "lpm" {
+			needs = true
+		}
+	}
+	if !needs {
+		return srcError(td.KeyPos, "table %s: its key match types do not require priorities, but some entries give one", td.Name)
+	}
+	largestWins, delta := true, big.NewInt(1)
+	for _, p := range td.Custom {
+		cst := p.Value.Info().Const
+		switch {
+		case p.Name == "largest_priority_wins" && cst != nil && cst.Kind == ast.ValBool:
+			largestWins = cst.Bool
+		case p.Name == "priority_delta" && cst != nil && cst.Int != nil:
+			if cst.Int.Sign() <= 0 {
+				return srcError(p.Value, "table %s: priority_delta must be a positive value", td.Name)
+			}
+			delta = cst.Int
+		}
+	}
+	cur := new(big.Int)
+	for i, e := range td.Entries {
+		if e.Priority != nil {
+			v, ok := bigOf(e.Priority)
+			if !ok {
+				return srcError(e.Priority, "entry priority must be a constant")
+			}
+			cur.Set(v)
+		} else if i == 0 {
+			return srcError(e, "table %s: the first entry must have a priority when others have one", td.Name)
+		}
+		if largestWins {
+			cur.Sub(cur, delta)
+		} else {
+			cur.Add(cur, delta)
+		}
+		if cur.Sign() < 0 {
+			return srcError(td, "table %s: overflow in priority computation (an entry's priority would be negative)", td.Name)
+		}
 	}
 	return nil
 }

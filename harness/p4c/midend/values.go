@@ -189,6 +189,11 @@ func unsupported(n ast.Node, format string, args ...any) error {
 
 // srcError is a plain error at a position (a program the checker accepted
 // but that bmv2 cannot run).
+// warnf records a warning at n.
+func (l *lowerer) warnf(n ast.Node, format string, args ...any) {
+	l.out.Warnings = append(l.out.Warnings, Warning{Pos: n.Position(), Msg: fmt.Sprintf(format, args...)})
+}
+
 func srcError(n ast.Node, format string, args ...any) error {
 	return &Error{Pos: n.Position(), Msg: fmt.Sprintf(format, args...)}
 }

@@ -311,7 +311,8 @@ type TableDecl struct {
 	Annos   Annotations
 	Name    string
 	Keys    []*KeyElement // nil when the table has no key property
-	Actions []*ActionRef
+	KeyPos  Pos           // of the key property
+	Actions []*ActionRef  // nil when the table has no actions property
 	// DefaultAction is nil when the program does not set one (the backend
 	// then uses NoAction as p4c does).
 	DefaultAction      *ActionRef

@@ -35,6 +35,19 @@ func (c *checker) call(x *ast.Call, hint ast.Type, sc *scope) ast.Type {
 			c.argsOnly(x, sc)
 			return nil
 		}
+		if a, ok := ds[0].(*ast.ActionDecl); ok && !takes(a.Params, len(x.Args)) {
+			// An action named like a top-level extern function (p4c picks
+			// among same-named callables by the number of arguments).
+			var fs []ast.Decl
+			for _, d := range c.lookupIn(sc, f.Name, true) {
+				if ef, ok := d.(*ast.ExternFunctionDecl); ok && takes(ef.Params, len(x.Args)) {
+					fs = append(fs, d)
+				}
+			}
+			if len(fs) > 0 {
+				ds = fs
+			}
+		}
 		f.Decl = ds[0]
 		switch d := ds[0].(type) {
 		case *ast.ActionDecl:
@@ -78,7 +91,7 @@ func (c *checker) actionCall(x *ast.Call, f *ast.Ident, d *ast.ActionDecl, sc *s
 	x.Kind, x.Action = ast.CallAction, d
 	c.use(d)
 	f.Type = &ast.ActionType{Action: d}
-	ps, ok := c.matchArgs(x, d.Name, d.Params, x.Args, nil, sc)
+	ps, ok := c.matchArgs(x, d.Name, d.Params, &x.Args, nil, sc)
 	if !ok {
 		return nil
 	}
@@ -93,7 +106,7 @@ func (c *checker) functionCall(x *ast.Call, f *ast.Ident, d *ast.FunctionDecl, s
 		c.unsupportedf(x, "call of generic function %s", d.Name)
 		return nil
 	}
-	ps, ok := c.matchArgs(x, d.Name, d.Params, x.Args, nil, sc)
+	ps, ok := c.matchArgs(x, d.Name, d.Params, &x.Args, nil, sc)
 	if !ok {
 		return nil
 	}
@@ -101,19 +114,23 @@ func (c *checker) functionCall(x *ast.Call, f *ast.Ident, d *ast.FunctionDecl, s
 	return d.Return.Resolved()
 }
 
+// takes reports whether params can be given n arguments.
+func takes(params []*ast.Param, n int) bool {
+	required := 0
+	for _, p := range params {
+		if p.Default == nil {
+			required++
+		}
+	}
+	return n >= required && n <= len(params)
+}
+
 // pickOverload chooses among same-named callables by argument count.
 func pickOverload[T any](cands []T, params func(T) []*ast.Param, nargs int) (T, bool) {
 	var zero T
 	var found []T
 	for _, cand := range cands {
-		ps := params(cand)
-		required := 0
-		for _, p := range ps {
-			if p.Default == nil {
-				required++
-			}
-		}
-		if nargs >= required && nargs <= len(ps) {
+		if takes(params(cand), nargs) {
 			found = append(found, cand)
 		}
 	}
@@ -153,7 +170,7 @@ func (c *checker) externFunctionCall(x *ast.Call, f *ast.Ident, ds []ast.Decl, s
 	if !c.explicitTypeArgs(x, d.Name, d.TypeParams, b, sc) {
 		return nil
 	}
-	ps, ok := c.matchArgs(x, d.Name, d.Params, x.Args, b, sc)
+	ps, ok := c.matchArgs(x, d.Name, d.Params, &x.Args, b, sc)
 	if !ok || !c.allBound(x, d.Name, d.TypeParams, b) {
 		return nil
 	}
@@ -246,7 +263,7 @@ func (c *checker) externMethodCall(x *ast.Call, f *ast.Member, obj *ast.ObjectTy
 	if !c.explicitTypeArgs(x, ext.Name+"."+m.Name, m.TypeParams, b, sc) {
 		return nil
 	}
-	ps, ok := c.matchArgs(x, ext.Name+"."+m.Name, m.Params, x.Args, b, sc)
+	ps, ok := c.matchArgs(x, ext.Name+"."+m.Name, m.Params, &x.Args, b, sc)
 	if !ok || !c.allBound(x, ext.Name+"."+m.Name, m.TypeParams, b) {
 		return nil
 	}
@@ -385,7 +402,7 @@ func (c *checker) builtinCall(x *ast.Call, f *ast.Member, recv ast.Type, sc *sco
 			x.Kind, params = ast.CallControlApply, d.Params
 		}
 		x.Builtin = ""
-		ps, ok := c.matchArgs(x, exprText(f.X)+".apply", params, x.Args, nil, sc)
+		ps, ok := c.matchArgs(x, exprText(f.X)+".apply", params, &x.Args, nil, sc)
 		if !ok {
 			return nil
 		}
@@ -450,7 +467,7 @@ func (c *checker) constructorCall(x *ast.Call, f *ast.Ident, d ast.Decl, sc *sco
 		c.argsOnly(x, sc)
 		return nil
 	}
-	res := c.construct(x, obj, x.Args, sc)
+	res := c.construct(x, obj, &x.Args, sc)
 	if res == nil {
 		return nil
 	}
@@ -465,7 +482,7 @@ type constructed struct {
 
 // construct checks the arguments of an instantiation of obj (an extern,
 // parser, control or package), inferring missing type arguments.
-func (c *checker) construct(at ast.Node, obj *ast.ObjectType, args []*ast.Arg, sc *scope) *constructed {
+func (c *checker) construct(at ast.Node, obj *ast.ObjectType, args *[]*ast.Arg, sc *scope) *constructed {
 	name := obj.Decl.DeclName()
 	tps := typeParamsOf(obj.Decl)
 	b := map[*ast.TypeParam]ast.Type{}
@@ -490,10 +507,10 @@ func (c *checker) construct(at ast.Node, obj *ast.ObjectType, args []*ast.Arg, s
 			c.errorf(at, "extern %s has no constructor and cannot be instantiated", name)
 			return nil
 		}
-		ctor, ok := pickOverload(ctors, func(m *ast.MethodDecl) []*ast.Param { return m.Params }, len(args))
+		ctor, ok := pickOverload(ctors, func(m *ast.MethodDecl) []*ast.Param { return m.Params }, len(*args))
 		if !ok {
-			c.errorf(at, "%s: the constructor expects %s arguments, got %d", name, arities(pss), len(args))
-			for _, a := range args {
+			c.errorf(at, "%s: the constructor expects %s arguments, got %d", name, arities(pss), len(*args))
+			for _, a := range *args {
 				c.expr(a.Value, nil, sc)
 			}
 			return nil
@@ -573,7 +590,8 @@ func containsTypeVar(t ast.Type) bool {
 // matchArgs binds args (of the call or instantiation at) to params (positionally or by name), checks each
 // argument against its parameter's type and direction and infers type
 // variables into b. It returns the parameter of each argument.
-func (c *checker) matchArgs(at ast.Node, callee string, params []*ast.Param, args []*ast.Arg, b map[*ast.TypeParam]ast.Type, sc *scope) ([]*ast.Param, bool) {
+func (c *checker) matchArgs(at ast.Node, callee string, params []*ast.Param, argp *[]*ast.Arg, b map[*ast.TypeParam]ast.Type, sc *scope) ([]*ast.Param, bool) {
+	args := *argp
 	if b == nil {
 		b = map[*ast.TypeParam]ast.Type{}
 	}
@@ -634,7 +652,37 @@ func (c *checker) matchArgs(at ast.Node, callee string, params []*ast.Param, arg
 			}
 		}
 	}
+	if good && named {
+		*argp, out = inParamOrder(params, args, out)
+	}
 	return out, good
+}
+
+// inParamOrder rewrites named arguments into the order of the parameters,
+// so that every later stage may bind them by position: a parameter left
+// out before one that is given takes its default value.
+func inParamOrder(params []*ast.Param, args []*ast.Arg, bound []*ast.Param) ([]*ast.Arg, []*ast.Param) {
+	byParam := map[*ast.Param]*ast.Arg{}
+	for i, a := range args {
+		byParam[bound[i]] = a
+	}
+	last := -1
+	for i, p := range params {
+		if byParam[p] != nil {
+			last = i
+		}
+	}
+	outArgs := make([]*ast.Arg, 0, last+1)
+	outParams := make([]*ast.Param, 0, last+1)
+	for _, p := range params[:last+1] {
+		a := byParam[p]
+		if a == nil {
+			a = &ast.Arg{Pos: p.Pos, Name: p.Name, Value: p.Default}
+		}
+		outArgs = append(outArgs, a)
+		outParams = append(outParams, p)
+	}
+	return outArgs, outParams
 }
 
 func (c *checker) argument(callee string, p *ast.Param, a *ast.Arg, b map[*ast.TypeParam]ast.Type, sc *scope) bool {

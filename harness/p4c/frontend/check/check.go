@@ -707,7 +707,7 @@ func (c *checker) instanceDecl(d *ast.InstanceDecl, sc *scope) {
 		}
 		return
 	}
-	res := c.construct(d, obj, d.Args, sc)
+	res := c.construct(d, obj, &d.Args, sc)
 	if res != nil {
 		if nt, isNamed := d.Type.(*ast.NamedType); isNamed {
 			nt.T = res.typ

@@ -370,7 +370,7 @@ func (c *checker) index(x *ast.Index, sc *scope) ast.Type {
 		}
 		return nil
 	}
-	if !isIntegral(it) {
+	if !isIntegral(it) && serEnumBits(it) == nil {
 		c.errorf(x.Index, "a header stack index must be an integer, not %s", it)
 		return nil
 	}
@@ -793,6 +793,15 @@ func (c *checker) cast(x *ast.Cast, sc *scope) ast.Type {
 	}
 	fromBits, toBits := ast.Bits(from, false), ast.Bits(to, false)
 	switch {
+	case fromBits != nil && isIntLit(to):
+		if cv != nil {
+			x.Const = intValue(cv.Int)
+			return to
+		}
+		// A run-time value cast to int keeps its width: its arithmetic is
+		// that of the fixed-width type it came from (p4c folds such casts
+		// once the parser is unrolled; bmv2 has no unbounded integers).
+		return from
 	case fromBits != nil && toBits != nil:
 		if fromBits.Width != toBits.Width && fromBits.Signed != toBits.Signed {
 			c.errorf(x, "cannot cast %s to %s in one step: change the width and the signedness in separate casts", from, to)

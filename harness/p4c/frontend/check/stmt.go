@@ -366,8 +366,10 @@ func (c *checker) state(s *ast.StateDecl, states *scope) {
 	}
 	tr := s.Transition
 	if tr == nil {
-		c.errorf(s, "state %s has no transition statement", s.Name)
-		return
+		// p4c: a state without a transition statement rejects the packet.
+		c.warnf(s, "state %s has no transition statement: it takes transition reject", s.Name)
+		tr = &ast.Transition{Pos: s.Pos, Next: &ast.Ident{Pos: s.Pos, Name: "reject"}}
+		s.Transition = tr
 	}
 	if tr.Next != nil {
 		c.stateRef(tr.Next, states)
@@ -427,6 +429,12 @@ func (c *checker) selectExpr(sel *ast.SelectExpr, sc, states *scope) {
 // keyset checks the keys of a select case or table entry against the
 // types they match.
 func (c *checker) keyset(at ast.Node, keys []ast.Expr, types []ast.Type, what string, sc *scope) bool {
+	if len(keys) == 1 && len(types) == 1 {
+		// A one-element list keyset {e} is the keyset e (p4c).
+		if l, ok := keys[0].(*ast.ListExpr); ok && len(l.Elems) == 1 {
+			keys[0] = l.Elems[0]
+		}
+	}
 	if len(keys) == 1 && len(types) != 1 {
 		switch keys[0].(type) {
 		case *ast.Default, *ast.DontCare:
@@ -526,7 +534,7 @@ func (c *checker) tableDecl(t *ast.TableDecl, sc *scope) {
 			lpm = k
 		}
 	}
-	if len(t.Actions) == 0 {
+	if t.Actions == nil {
 		c.errorf(t, "table %s has no actions property", t.Name)
 	}
 	seen := map[*ast.ActionDecl]bool{}

@@ -210,6 +210,14 @@ func (l *lexer) run() {
 				l.emit(Token{Kind: Punct, Text: s, Pos: p})
 				continue
 			}
+			if c > ' ' && c < 0x7f {
+				// A stray character is a token of its own: free-form
+				// annotation bodies may hold any (`@note(that's it)`), and
+				// the parser rejects it anywhere else.
+				l.advance(1)
+				l.emit(Token{Kind: Punct, Text: string(c), Pos: p})
+				continue
+			}
 			l.errorf(p, "unexpected character %q", c)
 			l.advance(1)
 		}
@@ -223,7 +231,7 @@ func (l *lexer) str() {
 	l.advance(1)
 	var b strings.Builder
 	for {
-		if l.i >= len(l.src) || l.src[l.i] == '\n' {
+		if l.i >= len(l.src) {
 			l.errorf(p, "unterminated string literal")
 			break
 		}

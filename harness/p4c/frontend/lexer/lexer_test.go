@@ -2,6 +2,7 @@ package lexer
 
 import (
 	"math/big"
+	"slices"
 	"testing"
 )
 
@@ -101,10 +102,29 @@ func TestLexLongestPunctuation(t *testing.T) {
 }
 
 func TestLexReportsUnterminatedCommentAndString(t *testing.T) {
-	for _, src := range []string{"/* open", "\"open\n", "a $ b"} {
+	for _, src := range []string{"/* open", "\"open\n", "a \x01 b"} {
 		if _, errs := Lex("f", []byte(src)); len(errs) == 0 {
 			t.Errorf("%q: no lexical error reported", src)
 		}
+	}
+}
+
+// String literals may span lines (p4c's do), and a stray printable
+// character is a token of its own, as free-form annotation bodies need.
+func TestLexMultiLineStringsAndStrayCharacters(t *testing.T) {
+	toks, errs := Lex("f", []byte("\"two\nlines\" that's"))
+	if len(errs) != 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	var got []string
+	for _, tk := range toks[:len(toks)-1] {
+		got = append(got, tk.Text)
+	}
+	if want := []string{"two\nlines", "that", "'", "s"}; !slices.Equal(got, want) {
+		t.Errorf("tokens %q, want %q", got, want)
+	}
+	if toks[2].Pos.Line != 2 {
+		t.Errorf("the token after a two-line string is on line %d, want 2", toks[2].Pos.Line)
 	}
 }
 

@@ -874,6 +874,7 @@ func (p *parser) tableDecl(annos ast.Annotations) *ast.TableDecl {
 		pname, _ := p.ident()
 		switch pname {
 		case "key":
+			t.KeyPos = pt.Pos
 			p.expect("=")
 			p.expect("{")
 			t.Keys = []*ast.KeyElement{}
@@ -890,6 +891,7 @@ func (p *parser) tableDecl(annos ast.Annotations) *ast.TableDecl {
 		case "actions":
 			p.expect("=")
 			p.expect("{")
+			t.Actions = []*ast.ActionRef{} // present, if empty
 			for !p.is("}") {
 				aa := p.annotations()
 				ref := p.actionRef()

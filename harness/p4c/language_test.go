@@ -1,0 +1,87 @@
+package p4c
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grid-ina/grid/harness/engine"
+)
+
+// skeleton is a v1model program with holes: PRE (before the includes),
+// TOP (declarations), STATES
+// (parser states after start), INGRESS (ingress declarations) and APPLY
+// (the ingress apply block).
+const skeleton = `PRE
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct headers_t { h_t h; h_t[4] hs; }
+struct meta_t { bit<8> x; bit<16> y; }
+TOP
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+STATES
+}
+control Ig(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+INGRESS
+    apply {
+APPLY
+    }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control Vc(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Cc(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Dp(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), Vc(), Ig(), Eg(), Cc(), Dp()) main;
+`
+
+type holes struct{ pre, top, states, ingress, apply string }
+
+// compileSnippet compiles the skeleton with its holes filled.
+func compileSnippet(t *testing.T, h holes) (*Result, error) {
+	t.Helper()
+	src := strings.NewReplacer("PRE", h.pre, "TOP", h.top, "STATES", h.states, "INGRESS", h.ingress, "APPLY", h.apply).Replace(skeleton)
+	path := filepath.Join(t.TempDir(), "prog.p4")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return Compile(path, Options{})
+}
+
+// Programs p4c accepts that the compiler once rejected: each compiles, and
+// its JSON loads into the engine.
+func TestProgramsP4cAcceptsCompile(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		holes
+		warning string // a warning p4c also gives, when not empty
+	}{
+		{name: "empty actions list gets NoAction", holes: holes{ingress: `table t { key = { hdr.h.a: exact; } actions = { } }`, apply: `t.apply();`}},
+		{name: "state without transition rejects", holes: holes{states: `state dead { pkt.extract(hdr.h); }`}, warning: "state dead has no transition statement"},
+		{name: "multi-line string literal", holes: holes{top: "@description(\"two\nlines\") const bit<8> K = 1;", apply: `meta.x = K;`}},
+		{name: "quote in a free-form annotation", holes: holes{top: "@note(that's it) const bit<8> K = 1;", apply: `meta.x = K;`}},
+		{name: "cast to int", holes: holes{apply: `meta.x = (bit<8>)((int)hdr.h.a + 1); meta.y = (bit<16>)(int)3;`}},
+		{name: "one-element list keyset", holes: holes{ingress: `action a() { } table t { key = { hdr.h.a: exact; } actions = { a; } const entries = { {1} : a(); } }`, apply: `t.apply();`}},
+		{name: "serializable enum as stack index", holes: holes{top: `enum bit<8> Idx { ZERO = 0, ONE = 1 }`, apply: `Idx i = (Idx)hdr.h.b; hdr.hs[i].a = 1;`}},
+		{name: "PortId_t from v1model.p4", holes: holes{pre: "#define V1MODEL_VERSION 20200408", apply: `PortId_t p = 1; sm.egress_spec = p;`}},
+		{name: "action named like an extern function", holes: holes{ingress: `action hash() { hash(meta.x, HashAlgorithm.crc16, 8w0, { hdr.h.a }, 8w7); }`, apply: `hash();`}},
+		{name: "entry priorities and their properties", holes: holes{ingress: `action a() { } table t { key = { hdr.h.a: ternary; } actions = { a; } largest_priority_wins = false; priority_delta = 10; entries = { priority = 10: 1 &&& 0xf : a(); 2 : a(); } }`, apply: `t.apply();`}},
+		{name: "unknown table property is ignored", holes: holes{ingress: `table t { actions = { NoAction; } junk = 1; }`, apply: `t.apply();`}, warning: "property junk is ignored"},
+		{name: "static_assert", holes: holes{top: `const bool ok = static_assert(V1MODEL_VERSION >= 20160101, "old v1model");`, apply: `static_assert(true);`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := compileSnippet(t, c.holes)
+			if err != nil {
+				t.Fatalf("rejected: %v", err)
+			}
+			if _, err := engine.Load(res.JSON); err != nil {
+				t.Errorf("the engine refuses the JSON: %v", err)
+			}
+			if c.warning != "" && !strings.Contains(strings.Join(res.Warnings, "\n"), c.warning) {
+				t.Errorf("warnings %q lack %q", res.Warnings, c.warning)
+			}
+		})
+	}
+}
