@@ -38,6 +38,10 @@ type Options struct {
 	// these names. Each switch's ports are in its own namespace, so names
 	// of two runs cannot clash.
 	MininetNames bool
+	// Owned makes the calling process the run's owner (State.Owner): the
+	// run lives only as long as it does, like an experiment's fabric, and
+	// 'grid ls' shows it dead once the owner is gone without removing it.
+	Owned bool
 }
 
 // HostAddress is a host interface's address and MAC (Options.HostAddresses).
@@ -136,6 +140,11 @@ func Up(ctx context.Context, t *topo.Topology, opts Options) (*State, error) {
 	err = b.build(ctx, st)
 	if err == nil {
 		st.Status = StatusUp
+		if opts.Owned {
+			owner := *st.Builder
+			owner.Role = "owner"
+			st.Owner = &owner
+		}
 		st.Builder = nil
 		err = st.save()
 	}

@@ -44,6 +44,7 @@ type State struct {
 	Status       Status    `json:"status"`              // building or up
 	Created      time.Time `json:"created"`             // when `grid up` started
 	Builder      *Process  `json:"builder,omitempty"`   // the `grid up` process while building
+	Owner        *Process  `json:"owner,omitempty"`     // the process the run lives with (Options.Owned), e.g. `grid run`
 	Nodes        []Node    `json:"nodes"`               // in topology order
 	Links        []Link    `json:"links"`               // in topology order
 	Emulation    Emulation `json:"emulation"`           // what the kernel could not do

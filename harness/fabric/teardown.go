@@ -244,7 +244,8 @@ func matchAny(patterns []string, name string) bool {
 }
 
 // Describe says where a run is in its life, for listings: "up", "building
-// (pid N)", or "crashed while building" when its `grid up` is gone.
+// (pid N)", "crashed while building" when its `grid up` is gone, or "dead"
+// when the process it lived with (State.Owner) is gone.
 func (s *State) Describe() string {
 	if s.Status == StatusBuilding {
 		if s.Builder != nil && s.Builder.Alive() {
@@ -252,5 +253,14 @@ func (s *State) Describe() string {
 		}
 		return "crashed while building (remove with 'grid clean')"
 	}
+	if s.Dead() {
+		return fmt.Sprintf("dead: process %d, which it lived with, is gone (remove with 'grid clean %s')", s.Owner.PID, s.Run)
+	}
 	return string(s.Status)
+}
+
+// Dead reports whether the run was built for a process (Options.Owned)
+// that has gone without removing it, e.g. a `grid run` killed by SIGKILL.
+func (s *State) Dead() bool {
+	return s.Status == StatusUp && s.Owner != nil && !s.Owner.Alive()
 }

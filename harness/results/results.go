@@ -29,6 +29,10 @@ type Experiment struct {
 	// Began and Ended bound the whole experiment; times in the CSV files
 	// count from Began.
 	Began, Ended time.Time
+	// Status is how the experiment ended: StatusComplete ("" means it),
+	// StatusFailed or StatusInterrupted; Reason says why it stopped short.
+	Status Status
+	Reason string
 	// Links are the fabric's links; LinkSample.Link indexes them.
 	Links []Link
 	// Events name the switches' aggregation events, the columns of
@@ -45,6 +49,15 @@ type Experiment struct {
 	Dirs map[string]string
 }
 
+// Status is how an experiment ended.
+type Status string
+
+const (
+	StatusComplete    Status = "complete"
+	StatusFailed      Status = "failed"      // an error stopped it (a switch or endpoint that failed)
+	StatusInterrupted Status = "interrupted" // Ctrl-C or SIGTERM stopped it
+)
+
 // AlgorithmRun is one algorithm's plan run on the fabric.
 type AlgorithmRun struct {
 	// Algorithm names the solver algorithm ("grid-paths", "atp", ...).
@@ -52,6 +65,9 @@ type AlgorithmRun struct {
 	// Refused says why the plan could not be deployed; nothing ran then,
 	// and Jobs and Traffic are empty.
 	Refused string
+	// Failed says why the plan's run stopped short; Jobs holds the jobs
+	// that finished, Traffic what was sampled until then.
+	Failed string
 	// Began is when the endpoints were started, Ended when the last exited.
 	Began, Ended time.Time
 	Jobs         []Job
@@ -129,6 +145,11 @@ var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 func (e *Experiment) check() error {
 	if !plainName.MatchString(e.Name) {
 		return fmt.Errorf("results: name %q: want letters, digits and . _ + - (not first), no path", e.Name)
+	}
+	switch e.Status {
+	case "", StatusComplete, StatusFailed, StatusInterrupted:
+	default:
+		return fmt.Errorf("results %s: status %q: want %s, %s or %s", e.Name, e.Status, StatusComplete, StatusFailed, StatusInterrupted)
 	}
 	if e.Began.IsZero() {
 		return fmt.Errorf("results %s: began: not set (the CSV times count from it)", e.Name)

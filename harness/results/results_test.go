@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"image/color"
@@ -350,5 +351,34 @@ func TestAnAlgorithmWhoseJobFailedIsDrawnInTheFailureColour(t *testing.T) {
 	}
 	if n := pixelsOf(t, filepath.Join(dir, "completion.png"), failure); n != 0 {
 		t.Errorf("completion.png of verified jobs has %d pixels of the failure colour", n)
+	}
+}
+
+func TestAFailedExperimentIsMarkedWithItsReason(t *testing.T) {
+	e := experiment()
+	e.Status, e.Reason = StatusFailed, "grid-paths plan: worker w1 exited"
+	e.Algorithms[0].Failed = e.Reason
+	dir, err := Write(t.TempDir(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failure, err := os.ReadFile(filepath.Join(dir, "failure.txt"))
+	if err != nil || string(failure) != "failed: grid-paths plan: worker w1 exited\n" {
+		t.Errorf("failure.txt: %q, %v", failure, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != StatusFailed || s.Reason != e.Reason || s.Verified || s.Algorithms[0].Failed != e.Reason || s.Algorithms[0].Verified {
+		t.Errorf("summary: status %q reason %q verified %v, first algorithm %+v", s.Status, s.Reason, s.Verified, s.Algorithms[0])
+	}
+	e.Name, e.Status = e.Name+"-2", "crashed"
+	if _, err := Write(t.TempDir(), e); err == nil || !strings.Contains(err.Error(), `status "crashed"`) {
+		t.Errorf("an unknown status: %v", err)
 	}
 }

@@ -24,6 +24,8 @@ type Summary struct {
 	Began                  time.Time          `json:"began"`
 	Ended                  time.Time          `json:"ended"`
 	Seconds                float64            `json:"seconds"`
+	Status                 Status             `json:"status"`
+	Reason                 string             `json:"reason,omitempty"`
 	Verified               bool               `json:"verified"`
 	Algorithms             []AlgorithmSummary `json:"algorithms"`
 	Files                  []string           `json:"files"`
@@ -33,6 +35,7 @@ type Summary struct {
 type AlgorithmSummary struct {
 	Algorithm             string         `json:"algorithm"`
 	Refused               string         `json:"refused,omitempty"`
+	Failed                string         `json:"failed,omitempty"`
 	Began                 time.Time      `json:"began,omitzero"`
 	Ended                 time.Time      `json:"ended,omitzero"`
 	Seconds               float64        `json:"seconds"`
@@ -82,11 +85,15 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 		FragmentsPerWorker: e.Fragments, ValuesPerFragment: e.Values,
 		GradientBytesPerWorker: int64(e.Fragments) * int64(e.Values) * 4,
 		Began:                  e.Began, Ended: e.Ended, Seconds: e.Ended.Sub(e.Began).Seconds(),
-		Verified: true, Algorithms: make([]AlgorithmSummary, 0, len(e.Algorithms)), Files: files,
+		Status: e.Status, Reason: e.Reason,
+		Verified: e.Status == "" || e.Status == StatusComplete, Algorithms: make([]AlgorithmSummary, 0, len(e.Algorithms)), Files: files,
+	}
+	if s.Status == "" {
+		s.Status = StatusComplete
 	}
 	for i, a := range e.Algorithms {
-		as := AlgorithmSummary{Algorithm: a.Algorithm, Refused: a.Refused, Began: a.Began, Ended: a.Ended,
-			Verified: a.Refused == "" && len(a.Jobs) > 0, Jobs: make([]JobSummary, 0, len(a.Jobs)),
+		as := AlgorithmSummary{Algorithm: a.Algorithm, Refused: a.Refused, Failed: a.Failed, Began: a.Began, Ended: a.Ended,
+			Verified: a.Refused == "" && a.Failed == "" && len(a.Jobs) > 0, Jobs: make([]JobSummary, 0, len(a.Jobs)),
 			CPU: a.CPU, Disturbed: a.Disturbed}
 		if !a.Began.IsZero() && a.Ended.After(a.Began) {
 			as.Seconds = a.Ended.Sub(a.Began).Seconds()

@@ -146,6 +146,13 @@ func (f *folder) fill(e *Experiment) error {
 			return err
 		}
 	}
+	if e.Status != "" && e.Status != StatusComplete {
+		// Beside summary.json's one-line reason, the whole of it: an
+		// endpoint's or switch's failure quotes its log.
+		if err := f.write("failure.txt", []byte(fmt.Sprintf("%s: %s\n", e.Status, e.Reason))); err != nil {
+			return err
+		}
+	}
 	dirs := make([]string, 0, len(e.Dirs))
 	for name := range e.Dirs {
 		dirs = append(dirs, name)

@@ -49,25 +49,40 @@ type endpointProc struct {
 // runJobs writes each job's spec into dir, starts its PS and then its
 // workers in their hosts' namespaces, waits until all have exited (at most
 // the deadline plus exitGrace; then they are stopped) and reads their
-// reports.
-func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deployment, dir string) (*jobsRun, error) {
+// reports. The run is returned also with an error: every endpoint is
+// stopped first, and the jobs whose PS and workers all left a report are
+// kept as finished.
+func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deployment, dir string) (jr *jobsRun, err error) {
+	jr = &jobsRun{}
 	if err := distinctHosts(d); err != nil {
-		return nil, err
+		return jr, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("endpoint files: %w", err)
+		return jr, fmt.Errorf("endpoint files: %w", err)
 	}
-	jr := &jobsRun{outcomes: make([]JobOutcome, len(d.Jobs))}
+	outcomes := make([]JobOutcome, len(d.Jobs))
 	var procs []*endpointProc
 	defer func() {
-		// Ends whatever still runs when runJobs returns early.
+		if err == nil {
+			return
+		}
+		// Ends whatever still runs and keeps the jobs that finished.
 		for _, p := range procs {
 			p.Stop(exitGrace)
+		}
+		if jr.ended.IsZero() {
+			jr.ended = time.Now()
+		}
+		readReports(procs, outcomes)
+		for _, o := range outcomes {
+			if o.finished() {
+				jr.outcomes = append(jr.outcomes, o)
+			}
 		}
 	}()
 	specs := make([]string, len(d.Jobs))
 	for i, jd := range d.Jobs {
-		jr.outcomes[i] = JobOutcome{Name: jd.Name, ID: jd.Plan.Job, Workers: make([]*endpoint.Report, len(jd.Workers))}
+		outcomes[i] = JobOutcome{Name: jd.Name, ID: jd.Plan.Job, Workers: make([]*endpoint.Report, len(jd.Workers))}
 		spec := endpoint.Spec{
 			Job:       endpoint.JobFromPlan(jd.Plan, jd.PS, jd.Workers),
 			Fragments: cfg.Fragments, Seed: cfg.Seed, Window: cfg.Window,
@@ -77,17 +92,17 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 			Start: endpoint.StartSignal,
 		}
 		if err := spec.Validate(); err != nil {
-			return nil, fmt.Errorf("job %s: endpoint spec: %w", jd.Name, err)
+			return jr, fmt.Errorf("job %s: endpoint spec: %w", jd.Name, err)
 		}
 		specs[i] = filepath.Join(dir, fmt.Sprintf("job%d.json", jd.Plan.Job))
 		if err := writeJSON(specs[i], &spec); err != nil {
-			return nil, fmt.Errorf("job %s: %w", jd.Name, err)
+			return jr, fmt.Errorf("job %s: %w", jd.Name, err)
 		}
 		report := filepath.Join(dir, fmt.Sprintf("job%d-ps.report.json", jd.Plan.Job))
 		argv := []string{cfg.Binary, "ps", "--spec", specs[i], "--report", report}
 		p, err := controller.StartProcess(run, jd.PS, "ps", argv, filepath.Join(dir, fmt.Sprintf("job%d-ps.log", jd.Plan.Job)), false)
 		if err != nil {
-			return nil, fmt.Errorf("job %s: %w", jd.Name, err)
+			return jr, fmt.Errorf("job %s: %w", jd.Name, err)
 		}
 		procs = append(procs, &endpointProc{Process: p, report: report, job: i, index: -1})
 	}
@@ -95,7 +110,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 	// the port open.
 	for _, p := range procs {
 		if err := p.WaitLine(ctx, psReadyLine, startTimeout); err != nil {
-			return nil, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, err)
+			return jr, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, err)
 		}
 	}
 	for i, jd := range d.Jobs {
@@ -105,7 +120,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 			argv := []string{cfg.Binary, "worker", "--spec", specs[i], "--index", strconv.Itoa(w), "--report", report}
 			p, err := controller.StartProcess(run, host, "worker", argv, filepath.Join(dir, name+".log"), false)
 			if err != nil {
-				return nil, fmt.Errorf("job %s: %w", jd.Name, err)
+				return jr, fmt.Errorf("job %s: %w", jd.Name, err)
 			}
 			procs = append(procs, &endpointProc{Process: p, report: report, job: i, index: w})
 		}
@@ -113,7 +128,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 	for _, p := range procs {
 		if p.index >= 0 {
 			if err := p.WaitLine(ctx, workerReadyLine, startTimeout); err != nil {
-				return nil, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, err)
+				return jr, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, err)
 			}
 		}
 	}
@@ -121,7 +136,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 	for _, p := range procs {
 		if p.index >= 0 {
 			if err := p.Signal(syscall.SIGUSR1); err != nil {
-				return nil, fmt.Errorf("job %s: start: %w", d.Jobs[p.job].Name, err)
+				return jr, fmt.Errorf("job %s: start: %w", d.Jobs[p.job].Name, err)
 			}
 		}
 	}
@@ -144,7 +159,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 			case <-p.Exited():
 			case <-wait.Done():
 				if err := ctx.Err(); err != nil {
-					return nil, fmt.Errorf("waiting for the endpoints: %w", err)
+					return jr, fmt.Errorf("waiting for the endpoints: %w", err)
 				}
 				slog.Warn("endpoint still runs past its deadline; stopping it", "node", p.Node, "role", p.Role)
 				p.Stop(exitGrace)
@@ -157,22 +172,46 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 		if err := p.Stop(exitGrace); err != nil { // forgets the process in the run's state
 			errs = append(errs, err)
 		}
+	}
+	errs = append(errs, readReports(procs, outcomes)...)
+	procs = nil
+	if err := errors.Join(errs...); err != nil {
+		return jr, err
+	}
+	jr.outcomes = outcomes
+	return jr, nil
+}
+
+// readReports fills the outcomes with the reports the endpoints left and
+// returns an error for each that left none.
+func readReports(procs []*endpointProc, outcomes []JobOutcome) []error {
+	var errs []error
+	for _, p := range procs {
 		r, err := readReport(p.report)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, p.ExitError("left no report: "+err.Error())))
+			errs = append(errs, fmt.Errorf("job %s: %w", outcomes[p.job].Name, p.ExitError("left no report: "+err.Error())))
 			continue
 		}
 		if p.index < 0 {
-			jr.outcomes[p.job].PS = r
+			outcomes[p.job].PS = r
 		} else {
-			jr.outcomes[p.job].Workers[p.index] = r
+			outcomes[p.job].Workers[p.index] = r
 		}
 	}
-	procs = nil
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	return errs
+}
+
+// finished reports whether the job's PS and every worker left a report.
+func (j *JobOutcome) finished() bool {
+	if j.PS == nil {
+		return false
 	}
-	return jr, nil
+	for _, w := range j.Workers {
+		if w == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // distinctHosts refuses deployments where a host has two endpoints: each

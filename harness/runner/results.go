@@ -29,7 +29,7 @@ func (e *Experiment) Results(name string, files map[string][]byte) *results.Expe
 		if r.Links == nil && o.Links != nil {
 			r.Links = LinkRecords(o.Links)
 		}
-		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Began: o.Began, Ended: o.Ended,
+		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Failed: o.Failed, Began: o.Began, Ended: o.Ended,
 			Traffic: SampleRecords(o.Traffic), Switches: switchRecords(o.Switches), CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
 		for _, j := range o.Jobs {
 			job := results.Job{Name: j.Name, ID: j.ID, PS: endpointRecord(j.PS)}

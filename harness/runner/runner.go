@@ -8,7 +8,9 @@
 // link (harness/monitor), and collects the endpoints' reports and the
 // switches' counters. Plans run one after another on the same fabric, the
 // switches reloaded in between. Everything is torn down at the end, also on
-// error or when ctx is cancelled (Ctrl-C), unless Config.Keep.
+// error or when ctx is cancelled (Ctrl-C), unless Config.Keep; a run that
+// stops short still returns what it learned (the plans that ran, the
+// failed plan's finished jobs and traffic), so its evidence can be kept.
 package runner
 
 import (
@@ -128,6 +130,10 @@ type Outcome struct {
 	// emulated network's alone (another load on the machine, a run bound
 	// by CPU, resends after timeouts); empty when nothing disturbed them.
 	Disturbed []string
+	// Failed is why the plan's run stopped short (an endpoint or switch
+	// that failed, an interruption); Jobs then holds only the jobs whose
+	// PS and workers all left a report, and Traffic what was sampled.
+	Failed string
 }
 
 // JobOutcome is one job's endpoint reports.
@@ -171,7 +177,10 @@ func (e *Experiment) Failure() error {
 	return errors.Join(errs...)
 }
 
-func (cfg *Config) defaults() error {
+// Validate refuses a configuration that could not run, naming the field,
+// before anything is built. Zero values mean the defaults; negative ones
+// are errors.
+func (cfg *Config) Validate() error {
 	if cfg.Topology == nil {
 		return errors.New("runner: no topology")
 	}
@@ -180,6 +189,37 @@ func (cfg *Config) defaults() error {
 	}
 	if cfg.Program == nil {
 		return errors.New("runner: no compiled aggregator (Config.Program)")
+	}
+	if cfg.Values != 0 && cfg.Values != 32 && cfg.Values != 64 {
+		return fmt.Errorf("runner: Values %d: the aggregator carries 32 or 64 values per packet", cfg.Values)
+	}
+	if cfg.Name != "" {
+		if err := fabric.CheckRunName(cfg.Name); err != nil {
+			return fmt.Errorf("runner: Name: %w", err)
+		}
+	}
+	for _, f := range []struct {
+		name  string
+		value time.Duration
+	}{{"Timeout", cfg.Timeout}, {"Deadline", cfg.Deadline}, {"Interval", cfg.Interval}} {
+		if f.value < 0 {
+			return fmt.Errorf("runner: %s %v: want a positive duration (0 for the default)", f.name, f.value)
+		}
+	}
+	if cfg.Fragments < 0 {
+		return fmt.Errorf("runner: Fragments %d: want a positive count (0 for the default)", cfg.Fragments)
+	}
+	for i, p := range cfg.Plans {
+		if p.Topology != cfg.Topology.Name {
+			return fmt.Errorf("runner: plan %d (%s) is for topology %q, not %q", i, p.Algorithm, p.Topology, cfg.Topology.Name)
+		}
+	}
+	return nil
+}
+
+func (cfg *Config) defaults() error {
+	if err := cfg.Validate(); err != nil {
+		return err
 	}
 	if cfg.Values == 0 {
 		cfg.Values = 32
@@ -209,28 +249,28 @@ func (cfg *Config) defaults() error {
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
 	}
-	for i, p := range cfg.Plans {
-		if p.Topology != cfg.Topology.Name {
-			return fmt.Errorf("runner: plan %d (%s) is for topology %q, not %q", i, p.Algorithm, p.Topology, cfg.Topology.Name)
-		}
-	}
 	return nil
 }
 
-// Run runs the experiment. The error is for what kept it from running (a
-// fabric, switch or endpoint that failed to start, a cancelled ctx);
-// whether the sums verified is in the outcomes (Experiment.Failure).
-// Everything is torn down before Run returns, unless Config.Keep and
-// the experiment ran to its end.
+// Run runs the experiment. The error is for what kept it from running to
+// its end (a fabric, switch or endpoint that failed, a cancelled ctx);
+// whether the sums verified is in the outcomes (Experiment.Failure). Once
+// the configuration is valid, the experiment is returned also with an
+// error: the plans that ran, and the one that stopped short with its
+// reason (Outcome.Failed), its finished jobs and its traffic so far.
+// Everything is torn down before Run returns, unless Config.Keep and the
+// experiment ran to its end.
 func Run(ctx context.Context, cfg Config) (exp *Experiment, err error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	exp = &Experiment{Topology: cfg.Topology, Fragments: cfg.Fragments, Values: cfg.Values, Began: time.Now()}
+	exp = &Experiment{Run: cfg.Name, Topology: cfg.Topology, Fragments: cfg.Fragments, Values: cfg.Values, Began: time.Now()}
 	slog.Info("building the fabric", "topology", cfg.Topology.Name)
-	st, err := fabric.Up(ctx, cfg.Topology, fabric.Options{Name: cfg.Name})
+	// Without Keep the run is this process's: should it die without
+	// tearing down, 'grid ls' shows the run dead.
+	st, err := fabric.Up(ctx, cfg.Topology, fabric.Options{Name: cfg.Name, Owned: !cfg.Keep})
 	if err != nil {
-		return nil, err
+		return exp.end(err)
 	}
 	exp.Run = st.Run
 	keep := false
@@ -256,29 +296,43 @@ func Run(ctx context.Context, cfg Config) (exp *Experiment, err error) {
 	ctl, err := controller.Start(ctx, st, controller.Options{Binary: cfg.Binary, Program: cfg.Program, Detach: cfg.Keep,
 		LogDir: filepath.Join(dir, "switches")})
 	if err != nil {
-		return nil, err
+		return exp.end(err)
 	}
 	defer func() { err = errors.Join(err, ctl.Close()) }()
 
 	for i, p := range cfg.Plans {
 		if i > 0 {
 			if err := ctl.Reload(ctx); err != nil {
-				return nil, err
+				return exp.end(fmt.Errorf("reload the switches before the %s plan: %w", p.Algorithm, err))
 			}
 		}
 		o, err := runPlan(ctx, &cfg, st, ctl, p, filepath.Join(dir, fmt.Sprintf("%d-%s", i+1, p.Algorithm)))
-		if err != nil {
-			return nil, fmt.Errorf("%s plan: %w", p.Algorithm, err)
-		}
 		exp.Outcomes = append(exp.Outcomes, o)
+		if err != nil {
+			err = fmt.Errorf("%s plan: %w", p.Algorithm, err)
+			o.Failed = err.Error()
+			return exp.end(err)
+		}
 	}
-	exp.Ended = time.Now()
 	keep = cfg.Keep
-	return exp, nil
+	return exp.end(nil)
 }
 
+// end marks when the experiment's endpoints were done (teardown not
+// included) and returns it with err.
+func (e *Experiment) end(err error) (*Experiment, error) {
+	e.Ended = time.Now()
+	return e, err
+}
+
+// evidenceTimeout bounds what a plan that stopped short still reads from
+// the switches, also when ctx was cancelled.
+const evidenceTimeout = 5 * time.Second
+
 // runPlan deploys one plan on the running switches and runs its jobs'
-// endpoints; their files go to dir.
+// endpoints; their files go to dir. The outcome is returned also with an
+// error, holding what the plan's run got to: its finished jobs, the
+// traffic sampled and the switches' counters.
 func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller.Controller, p *solver.Plan, dir string) (*Outcome, error) {
 	o := &Outcome{Algorithm: p.Algorithm, Plan: p}
 	d, err := aggregator.FromSolverPlan(cfg.Topology, p, aggregator.PlanOptions{Values: cfg.Values})
@@ -289,19 +343,16 @@ func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller
 	}
 	o.Deployment = d
 	if err := ctl.Install(ctx, d); err != nil {
-		return nil, err
+		return o, err
 	}
 	mon, err := monitor.New(st, monitor.Options{Interval: cfg.Interval})
 	if err != nil {
-		return nil, err
+		return o, err
 	}
 	defer mon.Close() // before the teardown: its sockets keep the namespaces
 	mon.Start(ctx)
 	before, cpuErr := cputime.Take(0)
-	jobs, err := runJobs(ctx, cfg, st.Run, d, dir)
-	if err != nil {
-		return nil, err
-	}
+	jobs, runErr := runJobs(ctx, cfg, st.Run, d, dir)
 	o.Jobs = jobs.outcomes
 	o.Began, o.Ended = jobs.began, jobs.ended
 	if after, err := cputime.Take(0); cpuErr == nil && err == nil {
@@ -313,11 +364,14 @@ func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller
 	for _, why := range o.Disturbed {
 		slog.Warn("measurements disturbed", "algorithm", o.Algorithm, "why", why)
 	}
+	// The traffic and counters so far are evidence also of a run that
+	// stopped short.
+	var errs []error
 	if err := mon.Sample(); err != nil {
-		return nil, err
+		errs = append(errs, err)
 	}
-	if err := mon.Err(); err != nil {
-		return nil, err
+	if err := mon.Err(); err != nil && ctx.Err() == nil {
+		errs = append(errs, err)
 	}
 	o.Links, o.Traffic, o.Snapshot = mon.Links(), mon.LinkSamples(), mon.Snapshot()
 
@@ -325,8 +379,16 @@ func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller
 	for i := range d.Jobs {
 		ids[i] = d.Jobs[i].Plan.Job
 	}
-	if o.Switches, err = ctl.ReadCounters(ctx, ids); err != nil {
-		return nil, err
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), evidenceTimeout)
+	defer cancel()
+	if o.Switches, err = ctl.ReadCounters(rctx, ids); err != nil {
+		errs = append(errs, err)
 	}
-	return o, nil
+	if runErr != nil {
+		if err := errors.Join(errs...); err != nil {
+			slog.Warn("evidence of a plan that stopped short is incomplete", "algorithm", p.Algorithm, "err", err)
+		}
+		return o, runErr
+	}
+	return o, errors.Join(errs...)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/internal/repo"
+	"github.com/grid-ina/grid/harness/p4c"
 	"github.com/grid-ina/grid/harness/p4test/targettest"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
@@ -321,6 +322,41 @@ func TestTwoJobsWithTheirOwnPSsShareTheSwitches(t *testing.T) {
 		}
 		if want := uint64(aggregations * cfg.Fragments); emitted != want {
 			t.Errorf("job %s: the switches sent %d partial sums, want %d (%d aggregating switches × %d fragments)", j.Name, emitted, want, aggregations, cfg.Fragments)
+		}
+	}
+}
+
+func TestConfigRefusesNegativeValuesAndBadNamesBeforeBuilding(t *testing.T) {
+	tp := topo.Testbed()
+	valid := func() Config {
+		return Config{Topology: tp, Plans: []*solver.Plan{{Algorithm: "grid-paths", Topology: tp.Name}}, Program: &p4c.Result{}}
+	}
+	if cfg := valid(); cfg.Validate() != nil {
+		err := cfg.Validate()
+		t.Fatalf("zero values mean the defaults: %v", err)
+	}
+	for _, c := range []struct {
+		change func(*Config)
+		want   string
+	}{
+		{func(c *Config) { c.Fragments = -5 }, "Fragments -5"},
+		{func(c *Config) { c.Timeout = -time.Second }, "Timeout -1s"},
+		{func(c *Config) { c.Deadline = -time.Millisecond }, "Deadline -1ms"},
+		{func(c *Config) { c.Interval = -time.Millisecond }, "Interval -1ms"},
+		{func(c *Config) { c.Values = 48 }, "Values 48"},
+		{func(c *Config) { c.Name = "Upper" }, `Name: run name "Upper"`},
+	} {
+		cfg := valid()
+		c.change(&cfg)
+		name := cfg.Name
+		exp, err := Run(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) || exp != nil {
+			t.Errorf("got %v (experiment %v), want %q", err, exp, c.want)
+		}
+		if name != "" {
+			if _, err := fabric.LoadState(name); err == nil {
+				t.Errorf("run %s was built", name)
+			}
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/grid-ina/grid/harness/internal/repo"
 )
 
 // commands is filled by the init functions of the files in this package.
@@ -53,6 +55,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "grid: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// pathFlag is a path flag's value: as given, relative to the working
+// directory, or, when the user gave none, its default inside the grid tree
+// (repo.Resolve), so that `bin/grid run` works from any directory.
+func pathFlag(c *cli.Context, name string) string {
+	v := c.String(name)
+	if c.IsSet(name) || v == "" {
+		return v
+	}
+	return repo.Resolve(v)
 }
 
 // positionalArgs returns a command's positional arguments and applies the

@@ -7,12 +7,14 @@ package main
 
 import (
 	"bytes"
-	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -62,7 +64,7 @@ func init() {
 			"   sudo grid run --algo all --link-rate 20Mbps --fragments 1024\n" +
 			"   sudo grid run --topo topologies/paper-fig1.yaml --jobs workloads/jobs/fig1-two-jobs.yaml --keep",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "topo", Value: "topologies/testbed.yaml", Usage: "topology `FILE`"},
+			&cli.StringFlag{Name: "topo", Value: "topologies/testbed.yaml", Usage: "topology `FILE` (the default is in the grid tree, from any directory)"},
 			&cli.StringFlag{Name: "jobs", Usage: "jobs `FILE`; default: one job with the topology's PS and all its workers"},
 			&cli.StringFlag{Name: "algo", Value: solver.DefaultAlgorithm, Usage: "routing `ALGO` whose plan runs, or \"all\""},
 			&cli.StringFlag{Name: "program", Value: "p4/aggregator/aggregator.p4", Usage: "the aggregator's P4 `FILE`"},
@@ -72,7 +74,7 @@ func init() {
 			&cli.DurationFlag{Name: "timeout", Value: runner.DefaultTimeout, Usage: "workers' retransmission timeout (`DURATION`)"},
 			&cli.DurationFlag{Name: "deadline", Value: runner.DefaultDeadline, Usage: "longest a plan's jobs may run (`DURATION`)"},
 			&cli.StringFlag{Name: "name", Usage: "run name (default: from the topology file)"},
-			&cli.StringFlag{Name: "results", Value: "results", Usage: "`DIR` that receives the run's folder"},
+			&cli.StringFlag{Name: "results", Value: "results", Usage: "`DIR` that receives the run's folder (the default is the grid tree's results/)"},
 			&cli.StringFlag{Name: "link-rate", Usage: "shape every link to `RATE` (e.g. 20Mbps) instead of the topology's rates, so the PS's link is the bottleneck as in the paper's testbed"},
 			&cli.BoolFlag{Name: "keep", Usage: "leave the topology and its switches up (remove them later with 'grid down RUN')"},
 			&cli.BoolFlag{Name: "force", Usage: "run even when the estimate says this machine cannot hold the experiment"},
@@ -81,15 +83,65 @@ func init() {
 	})
 }
 
-func runExperiment(c *cli.Context) error {
-	algo := c.String("algo")
-	if algo != algoAll && !isAlgorithm(algo) {
+// checkRunFlags refuses flag values that could not run, naming the flag,
+// before anything is read, solved or built.
+func checkRunFlags(c *cli.Context) error {
+	for _, flag := range []string{"topo", "program", "jobs"} {
+		if f := pathFlag(c, flag); f != "" {
+			if fi, err := os.Stat(f); err != nil {
+				return fmt.Errorf("--%s: %w", flag, err)
+			} else if fi.IsDir() {
+				return fmt.Errorf("--%s %s: a directory, not a file", flag, f)
+			}
+		}
+	}
+	if res := pathFlag(c, "results"); res != "" {
+		if fi, err := os.Stat(res); err == nil && !fi.IsDir() {
+			return fmt.Errorf("--results %s: not a directory", res)
+		}
+	}
+	if algo := c.String("algo"); algo != algoAll && !isAlgorithm(algo) {
 		return fmt.Errorf("--algo %q: unknown algorithm (one of %v, or %s)", algo, solver.Algorithms(), algoAll)
 	}
+	if n := c.Int("fragments"); n < 1 {
+		return fmt.Errorf("--fragments %d: each worker sends at least 1 fragment", n)
+	}
+	if v := c.Int("values"); v != 32 && v != 64 {
+		return fmt.Errorf("--values %d: the aggregator carries 32 or 64 values per packet", v)
+	}
+	if c.Uint64("seed") == 0 {
+		return errors.New("--seed 0: seeds start at 1")
+	}
+	for _, flag := range []string{"timeout", "deadline"} {
+		if d := c.Duration(flag); d <= 0 {
+			return fmt.Errorf("--%s %v: want a positive duration, e.g. 100ms or 30s", flag, d)
+		}
+	}
+	if name := c.String("name"); name != "" {
+		if err := fabric.CheckRunName(name); err != nil {
+			return fmt.Errorf("--name: %w", err)
+		}
+	}
+	if rate := c.String("link-rate"); rate != "" {
+		if _, err := topo.ParseBandwidth(rate); err != nil {
+			return fmt.Errorf("--link-rate: %w", err)
+		}
+	}
+	return nil
+}
+
+func runExperiment(c *cli.Context) error {
+	if err := checkRunFlags(c); err != nil {
+		return err
+	}
+	algo := c.String("algo")
+	topoFile, program, resultsDir := pathFlag(c, "topo"), pathFlag(c, "program"), pathFlag(c, "results")
 	if err := fabric.CheckRoot(); err != nil {
 		return err
 	}
-	t, err := topo.Load(c.String("topo"))
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	t, err := topo.Load(topoFile)
 	if err != nil {
 		return err
 	}
@@ -102,6 +154,19 @@ func runExperiment(c *cli.Context) error {
 	if f := c.String("jobs"); f != "" {
 		jobs, err = workload.Load(f, t)
 	}
+	if err != nil {
+		return err
+	}
+	runName := c.String("name")
+	if runName == "" {
+		runName = fabric.DefaultRunName(t)
+	}
+	if _, err := fabric.LoadState(runName); err == nil {
+		return fmt.Errorf("run %q exists: remove it with 'grid down %s' or choose another --name", runName, runName)
+	}
+	values := c.Int("values")
+	slog.Info("compiling the aggregator", "program", program, "values", values)
+	prog, err := aggregator.Compile(program, aggregator.Build{Values: values})
 	if err != nil {
 		return err
 	}
@@ -119,10 +184,10 @@ func runExperiment(c *cli.Context) error {
 	}
 	// Only the algorithms that run are solved: an exact solve of a large
 	// fabric can take minutes and is wasted on a table.
-	slog.Info("solving routing plans", "topology", c.String("topo"), "jobs", len(jobs), "algorithms", algos)
+	slog.Info("solving routing plans", "topology", topoFile, "jobs", len(jobs), "algorithms", algos)
 	var plans []*solver.Plan
 	for _, a := range algos {
-		p, err := solver.Solve(c.Context, in, a, solver.Options{Seed: 1, LP: lp.Auto})
+		p, err := solver.Solve(ctx, in, a, solver.Options{Seed: 1, LP: lp.Auto})
 		if err != nil {
 			return fmt.Errorf("solve %s: %w", a, err)
 		}
@@ -140,13 +205,6 @@ func runExperiment(c *cli.Context) error {
 	}
 	fmt.Fprint(w, comparison.String())
 
-	values := c.Int("values")
-	slog.Info("compiling the aggregator", "program", c.String("program"), "values", values)
-	prog, err := aggregator.Compile(c.String("program"), aggregator.Build{Values: values})
-	if err != nil {
-		return err
-	}
-
 	// The switches' and endpoints' logs, specs and reports go to the
 	// results as logs/; with --keep the switches keep logging into the
 	// run's state directory instead.
@@ -157,10 +215,8 @@ func runExperiment(c *cli.Context) error {
 		}
 		defer os.RemoveAll(work)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	cfg := runner.Config{
-		Topology: t, Plans: run, Program: prog, Values: values, Name: c.String("name"),
+		Topology: t, Plans: run, Program: prog, Values: values, Name: runName,
 		Fragments: c.Int("fragments"), Seed: c.Uint64("seed"), Timeout: c.Duration("timeout"),
 		Deadline: c.Duration("deadline"), Keep: c.Bool("keep"), WorkDir: work,
 		OnUp: func(st *fabric.State) {
@@ -171,14 +227,18 @@ func runExperiment(c *cli.Context) error {
 		},
 	}
 	began := time.Now()
-	exp, err := runner.Run(ctx, cfg)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: everything built was removed (%w)", err)
-		}
-		return err
+	exp, runErr := runner.Run(ctx, cfg)
+	if exp == nil {
+		return runErr
 	}
-	if c.Bool("keep") {
+	status := results.StatusComplete
+	switch {
+	case runErr != nil && ctx.Err() != nil:
+		status = results.StatusInterrupted
+	case runErr != nil:
+		status = results.StatusFailed
+	}
+	if runErr == nil && c.Bool("keep") {
 		fmt.Fprintf(w, "run %s kept up with its switches and the %s plan (remove it with 'grid down %s')\n", exp.Run, run[len(run)-1].Algorithm, exp.Run)
 	} else {
 		fmt.Fprintf(w, "run %s down\n", exp.Run)
@@ -200,13 +260,41 @@ func runExperiment(c *cli.Context) error {
 		"topology.dot":   t.DOT(),
 	}
 	name := exp.Run + "-" + time.Now().UTC().Format("20060102T150405Z")
+	if status != results.StatusComplete {
+		name += "-" + string(status)
+	}
 	r := exp.Results(name, files)
+	r.Status = status
 	if work != "" {
 		r.Dirs = map[string]string{"logs": work}
 	}
-	dir, err := results.Write(c.String("results"), r)
+	// The logs the errors name move with the results: name their copies,
+	// which outlive the work directory.
+	relocate := func(s string) string {
+		if work == "" {
+			return s
+		}
+		return strings.ReplaceAll(s, work, filepath.Join(resultsDir, name, "logs"))
+	}
+	if runErr != nil {
+		r.Reason = relocate(runErr.Error())
+	}
+	for i := range r.Algorithms {
+		r.Algorithms[i].Failed = relocate(r.Algorithms[i].Failed)
+	}
+	dir, err := results.Write(resultsDir, r)
 	if err != nil {
+		if runErr != nil {
+			return errors.Join(runErr, err)
+		}
 		return err
+	}
+	if runErr != nil {
+		what := "failed"
+		if status == results.StatusInterrupted {
+			what = "interrupted: everything built was removed"
+		}
+		return fmt.Errorf("%s\n%s; what it learned, every log and the reason are in %s (failure.txt, summary.json, logs/)", r.Reason, what, dir)
 	}
 	fmt.Fprintf(w, "results in %s (summary, traffic, jobs and switch tables, plots, the %s plan, the comparison, the topology drawing, logs)\n", dir, kept.Algorithm)
 	return exp.Failure()
@@ -230,6 +318,10 @@ func writeOutcomes(out io.Writer, exp *runner.Experiment) error {
 	for _, o := range exp.Outcomes {
 		if o.Refused != "" {
 			fmt.Fprintf(w, "%s\t-\t-\tnot run: %s\t\t\t\t\n", o.Algorithm, o.Refused)
+			continue
+		}
+		if o.Failed != "" && len(o.Jobs) == 0 {
+			fmt.Fprintf(w, "%s\t-\t-\tFAILED (no job finished)\t\t\t\t\n", o.Algorithm)
 			continue
 		}
 		for _, j := range o.Jobs {

@@ -1,15 +1,22 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/internal/repo"
+	"github.com/grid-ina/grid/harness/results"
 	"github.com/grid-ina/grid/harness/topo"
 )
 
@@ -108,5 +115,182 @@ func TestRunWithLinkRateShapesTheLinks(t *testing.T) {
 	}
 	if err := fabric.Down(run); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRunRefusesBadFlagsBeforeAnythingIsBuilt(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fragments", "0"}, "--fragments 0: each worker sends at least 1 fragment"},
+		{[]string{"--fragments", "-5"}, "--fragments -5"},
+		{[]string{"--deadline", "0s"}, "--deadline 0s: want a positive duration"},
+		{[]string{"--timeout", "-1s"}, "--timeout -1s: want a positive duration"},
+		{[]string{"--values", "48"}, "--values 48: the aggregator carries 32 or 64"},
+		{[]string{"--seed", "0"}, "--seed 0"},
+		{[]string{"--name", "Upper"}, `--name: run name "Upper"`},
+		{[]string{"--link-rate", "20"}, `--link-rate: bandwidth "20" without a unit`},
+		{[]string{"--topo", "/nonexistent/topo.yaml"}, "--topo: stat /nonexistent/topo.yaml"},
+		{[]string{"--program", "/nonexistent/agg.p4"}, "--program: stat /nonexistent/agg.p4"},
+		{[]string{"--results", "/etc/hostname"}, "--results /etc/hostname: not a directory"},
+	} {
+		run := newRunName()
+		args := append([]string{"run", "--topo", shippedTopology(t, "testbed.yaml"), "--name", run}, c.args...)
+		if c.args[0] == "--name" {
+			args = append([]string{"run", "--topo", shippedTopology(t, "testbed.yaml")}, c.args...)
+		}
+		_, err := runGrid(t, args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("grid run %s: %v, want %q", strings.Join(c.args, " "), err, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(fabric.StateDir, run)); err == nil {
+			fabric.Clean(run)
+			t.Errorf("grid run %s built run %s before refusing it", strings.Join(c.args, " "), run)
+		}
+	}
+}
+
+// startRun starts the grid binary's `grid run` from the repository root
+// with results under a fresh folder, its output going to a buffer.
+func startRun(t *testing.T, bin, run string, args ...string) (cmd *exec.Cmd, out *syncBuffer, root string) {
+	t.Helper()
+	root = t.TempDir()
+	out = &syncBuffer{}
+	cmd = exec.Command(bin, append([]string{"run", "--name", run, "--results", root}, args...)...)
+	cmd.Dir = repo.RootOrFail(t)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, root
+}
+
+// syncBuffer is a bytes.Buffer a test reads while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitOutput waits until out holds want, failing after a minute.
+func waitOutput(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the output:\n%s", want, out)
+		}
+	}
+}
+
+// checkEvidence checks that a run that stopped short left one results
+// folder marked with status, holding the reason, the plan, the traffic,
+// the finished jobs and every log, and that every log file the output
+// names exists.
+func checkEvidence(t *testing.T, root, run, output string, status results.Status) results.Summary {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(root, run+"-*-"+string(status)))
+	if len(dirs) != 1 {
+		t.Fatalf("results folders %v, want one marked %s; output:\n%s", dirs, status, output)
+	}
+	if !strings.Contains(output, dirs[0]) {
+		t.Errorf("the output does not say where the results are (%s):\n%s", dirs[0], output)
+	}
+	for _, f := range []string{"summary.json", "failure.txt", "plan.json", "traffic.csv", "jobs.csv", "comparison.txt", "logs/switches/s1.log", "logs/1-grid-paths/job1.json", "logs/1-grid-paths/job1-ps.log", "logs/1-grid-paths/job1-worker0.log"} {
+		if _, err := os.Stat(filepath.Join(dirs[0], f)); err != nil {
+			t.Errorf("results: %v", err)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\((/[^ ()]+\.log)\)`).FindAllStringSubmatch(output, -1) {
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("the output names %s, which does not exist", m[1])
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dirs[0], "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s results.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != status || s.Reason == "" || s.Verified || len(s.Algorithms) != 1 || s.Algorithms[0].Failed == "" {
+		t.Errorf("summary: status %q, reason %q, verified %v, algorithms %+v", s.Status, s.Reason, s.Verified, s.Algorithms)
+	}
+	return s
+}
+
+// TestRunThatFailsKeepsWhatItLearned: with a 1 ms deadline the workers
+// give up before the start signal; the run fails, and its folder keeps the
+// reason, the job that finished (unverified), the logs the error names.
+func TestRunThatFailsKeepsWhatItLearned(t *testing.T) {
+	if err := fabric.CanBuild(); err != nil {
+		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
+	}
+	bin := buildGrid(t)
+	run := newRunName()
+	t.Cleanup(func() { fabric.Clean(run) })
+	cmd, out, root := startRun(t, bin, run, "--deadline", "1ms")
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("grid run with a 1 ms deadline succeeded:\n%s", out)
+	}
+	s := checkEvidence(t, root, run, out.String(), results.StatusFailed)
+	if len(s.Algorithms) == 1 && (len(s.Algorithms[0].Jobs) != 1 || s.Algorithms[0].Jobs[0].Verified) {
+		t.Errorf("the job whose endpoints all reported is not kept as unverified: %+v", s.Algorithms[0].Jobs)
+	}
+	nothingLeft(t, run)
+}
+
+// TestRunInterruptedKeepsWhatItLearned stops a long run with SIGTERM once
+// its endpoints send: the folder is marked interrupted and keeps the
+// traffic sampled so far and every log.
+func TestRunInterruptedKeepsWhatItLearned(t *testing.T) {
+	if err := fabric.CanBuild(); err != nil {
+		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
+	}
+	bin := buildGrid(t)
+	run := newRunName()
+	t.Cleanup(func() { fabric.Clean(run) })
+	cmd, out, root := startRun(t, bin, run, "--fragments", "1000000", "--link-rate", "10Mbps")
+	waitOutput(t, out, "endpoints started")
+	time.Sleep(300 * time.Millisecond) // a few monitor samples
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("an interrupted grid run exited 0:\n%s", out)
+	}
+	s := checkEvidence(t, root, run, out.String(), results.StatusInterrupted)
+	if len(s.Algorithms) == 1 && s.Algorithms[0].Traffic.Samples < 2 {
+		t.Errorf("traffic: %d samples kept, want the ones taken before the interruption", s.Algorithms[0].Traffic.Samples)
+	}
+	nothingLeft(t, run)
+}
+
+// TestRunFindsItsDefaultFilesFromAnyDirectory runs bin/grid, as the README
+// builds it, from a directory outside the tree: the default topology,
+// program and results folder resolve against the tree (the --seed 0 it is
+// given is refused only after the files were checked).
+func TestRunFindsItsDefaultFilesFromAnyDirectory(t *testing.T) {
+	root := repo.RootOrFail(t)
+	bin := filepath.Join(root, "bin", fmt.Sprintf("grid-test-%d", os.Getpid()))
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { os.Remove(bin) })
+	cmd := exec.Command(bin, "run", "--seed", "0")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--seed 0") {
+		t.Fatalf("grid run --seed 0 from %s: %v\n%s", cmd.Dir, err, out)
 	}
 }

@@ -76,7 +76,7 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	files, err := sim.WriteResults(filepath.Join(c.String("results"), c.String("name")), rows, algos, cfg.ModelName())
+	files, err := sim.WriteResults(filepath.Join(pathFlag(c, "results"), c.String("name")), rows, algos, cfg.ModelName())
 	if err != nil {
 		return err
 	}

@@ -7,26 +7,59 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
+// module is the first line of grid's go.mod, which tells its root apart
+// from another Go project's.
+const module = "module github.com/grid-ina/grid"
+
 // Root is the directory holding grid's go.mod, found from the working
-// directory upwards (tests run in their package's directory).
+// directory upwards (tests run in their package's directory), else from
+// the running executable's directory upwards (bin/grid run from anywhere).
 func Root() (string, error) {
-	dir, err := os.Getwd()
+	wd, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("find repository root: %w", err)
 	}
+	if root, ok := rootAbove(wd); ok {
+		return root, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			if root, ok := rootAbove(filepath.Dir(exe)); ok {
+				return root, nil
+			}
+		}
+	}
+	return "", errors.New("not inside the grid repository (no grid go.mod at or above the working directory or the grid executable)")
+}
+
+// rootAbove finds grid's go.mod at or above dir.
+func rootAbove(dir string) (string, bool) {
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), module+"\n") {
+			return dir, true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("not inside the grid repository (no go.mod at or above the working directory)")
+			return "", false
 		}
 		dir = parent
 	}
+}
+
+// Resolve is rel inside the repository, for commands whose default files
+// live in the tree (topologies/testbed.yaml): it resolves against the
+// repository from any working directory. rel is returned as it is when no
+// repository is found, so the error reading it names it.
+func Resolve(rel string) string {
+	root, err := Root()
+	if err != nil {
+		return rel
+	}
+	return filepath.Join(root, rel)
 }
 
 // Shared is the path of elem inside ../shared beside the repository, the

@@ -37,3 +37,14 @@ func mustWd(t *testing.T) string {
 	}
 	return wd
 }
+
+func TestRootIgnoresAnotherGoProject(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if root, err := Root(); err == nil {
+		t.Fatalf("took %s, another module, for grid's root", root)
+	}
+}
