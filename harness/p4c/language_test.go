@@ -39,10 +39,15 @@ V1Switch(P(), Vc(), Ig(), Eg(), Cc(), Dp()) main;
 
 type holes struct{ pre, top, states, ingress, apply string }
 
+// source is the skeleton with its holes filled.
+func (h holes) source() string {
+	return strings.NewReplacer("PRE", h.pre, "TOP", h.top, "STATES", h.states, "INGRESS", h.ingress, "APPLY", h.apply).Replace(skeleton)
+}
+
 // compileSnippet compiles the skeleton with its holes filled.
 func compileSnippet(t *testing.T, h holes) (*Result, error) {
 	t.Helper()
-	src := strings.NewReplacer("PRE", h.pre, "TOP", h.top, "STATES", h.states, "INGRESS", h.ingress, "APPLY", h.apply).Replace(skeleton)
+	src := h.source()
 	path := filepath.Join(t.TempDir(), "prog.p4")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -81,6 +86,46 @@ func TestProgramsP4cAcceptsCompile(t *testing.T) {
 			}
 			if c.warning != "" && !strings.Contains(strings.Join(res.Warnings, "\n"), c.warning) {
 				t.Errorf("warnings %q lack %q", res.Warnings, c.warning)
+			}
+		})
+	}
+}
+
+// Programs p4c rejects: each fails with an error on the line p4c names
+// (marked /*HERE*/ in the snippet) that says what is wrong.
+func TestProgramsP4cRejectsFailOnItsLine(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		holes
+		want string
+	}{
+		{name: "two actions with one control-plane name", holes: holes{top: `@name(".drop") action d1() { }`, ingress: "/*HERE*/ @name(\".drop\") action d2() { }\n table t { actions = { d2; } }", apply: `d1(); t.apply();`}, want: "conflicting control-plane name drop"},
+		{name: "@defaultonly action in an entry", holes: holes{ingress: "action a() { } table t { key = { hdr.h.a: exact; } actions = { @defaultonly a; }\n const entries = {\n/*HERE*/ 1 : a(); } }", apply: `t.apply();`}, want: "marked @defaultonly"},
+		{name: "@tableonly action as default", holes: holes{ingress: "action a() { } table t { key = { hdr.h.a: exact; } actions = { @tableonly a; }\n/*HERE*/ default_action = a; }", apply: `t.apply();`}, want: "marked @tableonly"},
+		{name: "control instantiated at top level", holes: holes{top: "control C() { apply { } }\n/*HERE*/ C() c;"}, want: "cannot instantiate a control at the top level"},
+		{name: "unknown v1model version", holes: holes{pre: "#define V1MODEL_VERSION 20000101"}, want: "unknown v1model version"},
+		{name: "mask on an optional key", holes: holes{ingress: "action a() { } table t { key = { hdr.h.a: optional; } actions = { a; }\n const entries = {\n/*HERE*/ 1 &&& 3 : a(); } }", apply: `t.apply();`}, want: "optional key takes an exact value"},
+		{name: "entries before the key", holes: holes{ingress: "action a() { } table t {\n/*HERE*/ const entries = { 1 : a(); }\n key = { hdr.h.a: exact; } actions = { a; } }", apply: `t.apply();`}, want: "must come after the table's key"},
+		{name: "priority on a key without one", holes: holes{ingress: "action a() { } table t {\n/*HERE*/ key = { hdr.h.a: exact; } actions = { a; }\n entries = { priority = 3: 1 : a(); } }", apply: `t.apply();`}, want: "do not require priorities"},
+		{name: "first entry without a priority", holes: holes{ingress: "action a() { } table t { key = { hdr.h.a: ternary; } actions = { a; }\n entries = {\n/*HERE*/ 1 : a();\n priority = 3: 2 : a(); } }", apply: `t.apply();`}, want: "first entry must have a priority"},
+		{name: "priorities below zero", holes: holes{ingress: "action a() { }\n/*HERE*/ table t { key = { hdr.h.a: ternary; } actions = { a; } priority_delta = 10;\n entries = { priority = 12: 1 : a(); 2 : a(); 3 : a(); } }", apply: `t.apply();`}, want: "overflow in priority computation"},
+		{name: "int literal where an extern needs a width", holes: holes{apply: "\n/*HERE*/ hash(meta.y, HashAlgorithm.crc16, 16w0, { hdr.h.a }, 0xFFFF);"}, want: "could not infer a width"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := compileSnippet(t, c.holes)
+			if err == nil {
+				t.Fatalf("compiled, want an error %q", c.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.want) {
+				t.Fatalf("error %v\ndoes not say %q", err, c.want)
+			}
+			src := c.source()
+			if i := strings.Index(src, "/*HERE*/"); i >= 0 {
+				line := strings.Count(src[:i], "\n") + 1
+				if got := firstErrorLine(msg, "prog.p4"); got != line {
+					t.Errorf("first error on line %d, want line %d: %v", got, line, err)
+				}
 			}
 		})
 	}

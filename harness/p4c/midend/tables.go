@@ -629,6 +629,10 @@ func entryKey(k ast.Expr, ke KeyElem) (bmv2json.MatchKey, error) {
 		}
 		mk.Key = str(v)
 	case "ternary", "optional":
+		if b, isMask := k.(*ast.Binary); isMask && b.Op == ast.OpMask && ke.MatchType == "optional" {
+			// p4c: an optional key takes a value or _ / default, no mask.
+			return mk, srcError(k, "%s: invalid key expression (an optional key takes an exact value or _, not a mask)", ExprText(k))
+		}
 		// bmv2 has no optional entries: a ternary value/mask pair (the
 		// backend makes such keys ternary).
 		mk.MatchType = "ternary"

@@ -27,6 +27,11 @@ func (p Pos) Position() Pos { return p }
 // IsValid reports whether the position refers to a source location.
 func (p Pos) IsValid() bool { return p.Line > 0 }
 
+// Before reports whether p comes before q in the same file.
+func (p Pos) Before(q Pos) bool {
+	return p.File == q.File && (p.Line < q.Line || p.Line == q.Line && p.Col < q.Col)
+}
+
 func (p Pos) String() string {
 	if p.File == "" {
 		return fmt.Sprintf("%d:%d", p.Line, p.Col)

@@ -321,6 +321,7 @@ type TableDecl struct {
 	Entries            []*Entry
 	EntriesConst       bool
 	HasEntries         bool
+	EntriesPos         Pos // of the entries property
 	Custom             []*TableProperty
 	Control            *ControlDecl
 }

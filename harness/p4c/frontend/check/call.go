@@ -175,6 +175,9 @@ func (c *checker) externFunctionCall(x *ast.Call, f *ast.Ident, ds []ast.Decl, s
 		return nil
 	}
 	x.ArgParams, x.TypeBindings = ps, b
+	if !c.widthsInferred(x, d.TypeParams, b) {
+		return nil
+	}
 	if d.Name == "static_assert" {
 		return c.staticAssert(x)
 	}
@@ -227,6 +230,23 @@ func (c *checker) allBound(n ast.Node, name string, tps []*ast.TypeParam, b map[
 		if b[tp] == nil {
 			c.errorf(n, "%s: cannot infer the type argument %s; give it explicitly, e.g. %s<bit<8>>(...)", name, tp.Name, name)
 			return false
+		}
+	}
+	return true
+}
+
+// widthsInferred reports an argument whose type variable only an integer
+// literal bound (p4c: "could not infer a width"): an extern needs a width.
+func (c *checker) widthsInferred(x *ast.Call, tps []*ast.TypeParam, b map[*ast.TypeParam]ast.Type) bool {
+	for _, tp := range tps {
+		if !isIntLit(b[tp]) {
+			continue
+		}
+		for i, p := range x.ArgParams {
+			if tv, ok := p.Type.Resolved().(*ast.TypeVar); ok && tv.Param == tp && i < len(x.Args) {
+				c.errorAtExpr(x.Args[i].Value, "%s: could not infer a width for %s; give the literal a width (e.g. 16w%s)", exprText(x.Args[i].Value), tp.Name, exprText(x.Args[i].Value))
+				return false
+			}
 		}
 	}
 	return true

@@ -196,12 +196,77 @@ func Check(prog *ast.Program, diags *diag.List, features Features) {
 		c.topDecl(d)
 	}
 	c.reportRecursion()
+	c.controlPlaneNameConflicts()
+	c.v1modelVersion()
 	if prog.Main == nil && !diags.HasErrors() {
 		at := prog.Position()
 		if n := len(prog.Decls); n > 0 {
 			at = prog.Decls[n-1].Position() // the end of the main file
 		}
 		diags.Errorf(at, "program has no package instance named main (e.g. V1Switch(...) main;)")
+	}
+}
+
+// v1model versions p4c knows (V1MODEL_VERSION before including v1model.p4).
+const (
+	firstV1modelVersion  = 20180101
+	latestV1modelVersion = 20200408
+)
+
+// v1modelVersion checks v1model.p4's __v1model_version as p4c does.
+func (c *checker) v1modelVersion() {
+	for _, d := range c.prog.Decls {
+		cd, ok := d.(*ast.ConstDecl)
+		if !ok || cd.Name != "__v1model_version" {
+			continue
+		}
+		if cv := cd.Value.Info().Const; cv != nil && cv.Int != nil {
+			if v := cv.Int.Int64(); v < firstV1modelVersion || v > latestV1modelVersion {
+				c.errorAtExpr(cd.Value, "%d: unknown v1model version; initial supported version is %d, latest is %d", v, firstV1modelVersion, latestV1modelVersion)
+			}
+		}
+	}
+}
+
+// controlPlaneNameConflicts reports two different actions (or tables)
+// with one control-plane name, as p4c does: P4Runtime would merge them
+// into one id. A name is absolute with a leading dot (@name(".x")), else
+// relative to the enclosing control.
+func (c *checker) controlPlaneNameConflicts() {
+	type named struct {
+		kind, name string
+	}
+	seen := map[named]ast.Decl{}
+	add := func(kind string, d ast.Decl, name string, annos ast.Annotations, ctl *ast.ControlDecl) {
+		if n, ok := annos.StringArg("name"); ok {
+			name = n
+		}
+		if abs, ok := strings.CutPrefix(name, "."); ok {
+			name = abs
+		} else if ctl != nil {
+			name = ctl.Name + "." + name
+		}
+		k := named{kind, name}
+		if prev, ok := seen[k]; ok && prev != d {
+			c.errorf(d, "%s: conflicting control-plane name %s (also the name of the %s at line %d)", d.DeclName(), name, kind, prev.Position().Line)
+			return
+		}
+		seen[k] = d
+	}
+	for _, d := range c.prog.Decls {
+		switch x := d.(type) {
+		case *ast.ActionDecl:
+			add("action", x, x.Name, x.Annos, nil)
+		case *ast.ControlDecl:
+			for _, l := range x.Locals {
+				switch y := l.(type) {
+				case *ast.ActionDecl:
+					add("action", y, y.Name, y.Annos, x)
+				case *ast.TableDecl:
+					add("table", y, y.Name, y.Annos, x)
+				}
+			}
+		}
 	}
 }
 
@@ -706,6 +771,15 @@ func (c *checker) instanceDecl(d *ast.InstanceDecl, sc *scope) {
 			c.errorf(d.Type, "%s: cannot instantiate %s (only externs, parsers, controls and packages can be instantiated)", d.Name, t)
 		}
 		return
+	}
+	if sc == c.global {
+		switch obj.Decl.(type) {
+		case *ast.ControlDecl, *ast.ParserDecl:
+			// p4c: parsers and controls are instantiated inside other
+			// blocks or as package arguments, never at the top level.
+			c.errorf(d, "%s: cannot instantiate a %s at the top level", d.Name, describeDecl(obj.Decl))
+			return
+		}
 	}
 	res := c.construct(d, obj, &d.Args, sc)
 	if res != nil {

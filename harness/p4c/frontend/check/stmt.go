@@ -551,12 +551,18 @@ func (c *checker) tableDecl(t *ast.TableDecl, sc *scope) {
 	if d := t.DefaultAction; d != nil {
 		if a := c.actionRef(d, sc, t, true); a != nil && !seen[a] {
 			c.errorf(d, "table %s: the default action %s is not in the actions list", t.Name, a.Name)
+		} else if r := findActionRef(t, d.Name.Name); a != nil && r != nil && r.Annos.Get("tableonly") != nil {
+			c.errorf(d, "table %s: action %s is marked @tableonly and cannot be the default action", t.Name, a.Name)
 		}
 	}
 	if t.Size != nil {
 		if n, ok := c.constIntExpr(t.Size, sc, "table size"); ok && n < 0 {
 			c.errorf(t.Size, "table %s: size must not be negative", t.Name)
 		}
+	}
+	if t.HasEntries && t.Keys != nil && t.EntriesPos.Before(t.KeyPos) {
+		c.errorf(t.EntriesPos, "table %s: the entries list must come after the table's key (line %d)", t.Name, t.KeyPos.Line)
+		return
 	}
 	for _, e := range t.Entries {
 		c.entry(t, e, keyTypes, seen, sc)
@@ -735,6 +741,8 @@ func (c *checker) entry(t *ast.TableDecl, e *ast.Entry, keyTypes []ast.Type, lis
 	}
 	if a := c.actionRef(e.Action, sc, t, true); a != nil && !listed[a] {
 		c.errorf(e.Action, "table %s: entry action %s is not in the actions list", t.Name, a.Name)
+	} else if r := findActionRef(t, e.Action.Name.Name); a != nil && r != nil && r.Annos.Get("defaultonly") != nil {
+		c.errorf(e, "table %s: action %s is marked @defaultonly and cannot be used in an entry", t.Name, a.Name)
 	}
 }
 

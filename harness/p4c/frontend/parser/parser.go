@@ -910,6 +910,7 @@ func (p *parser) tableDecl(annos ast.Annotations) *ast.TableDecl {
 			p.expect("=")
 			p.expect("{")
 			t.HasEntries = true
+			t.EntriesPos = pt.Pos
 			t.EntriesConst = isConst
 			for !p.is("}") {
 				t.Entries = append(t.Entries, p.entry())
