@@ -10,7 +10,9 @@ const intTol = 1e-6
 
 // branchAndBound solves a model with integer variables depth first, branching
 // on the most fractional variable and pruning nodes whose relaxation cannot
-// beat the incumbent. It is meant for small instances; nodeLimit bounds the work.
+// beat the incumbent. It is meant for small instances; nodeLimit bounds the
+// work, and so does ctx: once it is done the search stops with status Limit
+// (the caller tells a time limit from a cancellation).
 func branchAndBound(ctx context.Context, md *Model, nodeLimit int) (*Solution, error) {
 	n := len(md.vars)
 	sign := 1.0 // minimisation view of the objective
@@ -37,8 +39,12 @@ func branchAndBound(ctx context.Context, md *Model, nodeLimit int) (*Solution, e
 		nd := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		sol.Nodes++
-		st, x, it, err := solveLP(md, nd.lb, nd.ub)
+		st, x, it, err := solveLP(ctx, md, nd.lb, nd.ub)
 		sol.Iterations += it
+		if ctx.Err() != nil {
+			sol.Status = Limit
+			break
+		}
 		if err != nil {
 			return nil, err
 		}

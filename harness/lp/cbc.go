@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // cbcProgram is the CBC program looked up on PATH (Debian package coinor-cbc).
@@ -50,12 +51,27 @@ func solveCBC(ctx context.Context, m *Model, opt Options) (*Solution, error) {
 		return nil, fmt.Errorf("lp backend cbc: writing %s: %w", mpsPath, err)
 	}
 	args := []string{mpsPath}
-	if dl, ok := ctx.Deadline(); ok {
-		args = append(args, "-sec", strconv.FormatFloat(math.Max(1, float64(timeUntil(dl))), 'f', 0, 64))
+	// cbc stops itself at the time limit (and reports it); the context's
+	// deadline also kills it, a grace period later, if it does not.
+	limit := opt.TimeLimit
+	if dl, ok := ctx.Deadline(); ok && (limit <= 0 || time.Until(dl) < limit) {
+		limit = time.Until(dl)
+	}
+	run := ctx
+	if limit > 0 {
+		args = append(args, "-sec", strconv.FormatFloat(math.Max(1, limit.Seconds()), 'f', 0, 64))
+		var cancel context.CancelFunc
+		run, cancel = context.WithTimeout(ctx, max(limit, time.Second)+cbcGrace)
+		defer cancel()
 	}
 	args = append(args, "-solve", "-solution", solPath)
-	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd := exec.CommandContext(run, prog, args...)
+	cmd.WaitDelay = time.Second
 	out, err := cmd.CombinedOutput()
+	if err != nil && ctx.Err() == nil && run.Err() != nil {
+		// Killed after overrunning its own limit: no answer within the time.
+		return &Solution{Status: Limit, Backend: string(CBC), Values: make([]float64, len(m.vars))}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lp backend cbc: %s %s: %w\n%s", prog, strings.Join(args, " "), err, tail(out, 2000))
 	}
@@ -70,6 +86,9 @@ func solveCBC(ctx context.Context, m *Model, opt Options) (*Solution, error) {
 	}
 	return sol, nil
 }
+
+// cbcGrace is how long cbc may overrun its -sec limit before it is killed.
+const cbcGrace = 2 * time.Second
 
 func tail(b []byte, n int) string {
 	if len(b) > n {

@@ -1,6 +1,7 @@
 package lp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -193,11 +194,21 @@ func tolFor(b float64) float64 {
 	return primalTol * (1 + math.Abs(b))
 }
 
-// run iterates to optimality. It returns Optimal, Infeasible or Unbounded.
-func (s *simplex) run(maxIters int) (Status, error) {
+// checkEvery pivots run looks whether its context is done: often enough to
+// stop within milliseconds, rarely enough to cost nothing.
+const checkEvery = 16
+
+// run iterates to optimality. It returns Optimal, Infeasible or Unbounded,
+// or ctx's error as soon as ctx is done.
+func (s *simplex) run(ctx context.Context, maxIters int) (Status, error) {
 	degenerate := 0
 	sinceRefresh, sinceReinvert := 0, 0
 	for {
+		if s.iters%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
 		if s.iters >= maxIters {
 			return 0, fmt.Errorf("lp: embedded simplex stopped after %d pivots without converging", s.iters)
 		}
@@ -377,10 +388,14 @@ func (s *simplex) run(maxIters int) (Status, error) {
 	}
 }
 
-// solveLP solves the relaxation of md with the given structural bounds.
-func solveLP(md *Model, lb, ub []float64) (Status, []float64, int, error) {
+// solveLP solves the relaxation of md with the given structural bounds; it
+// stops with ctx's error when ctx is done.
+func solveLP(ctx context.Context, md *Model, lb, ub []float64) (Status, []float64, int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, nil, 0, err
+	}
 	s := newSimplex(md, lb, ub)
-	st, err := s.run(200*(s.m+s.n) + 10000)
+	st, err := s.run(ctx, 200*(s.m+s.n)+10000)
 	if err != nil {
 		return 0, nil, s.iters, err
 	}

@@ -32,7 +32,10 @@ type Options struct {
 	Backend Backend
 	// NodeLimit bounds embedded branch and bound (default 200000 nodes).
 	NodeLimit int
-	// TimeLimit bounds a solve; 0 means none.
+	// TimeLimit bounds a solve; 0 means none. A solve that reaches it
+	// returns status Limit (with the best integer solution found, if any);
+	// one whose context is cancelled or past its deadline returns the
+	// context's error.
 	TimeLimit time.Duration
 }
 
@@ -47,39 +50,55 @@ func (b Backend) Resolve() Backend {
 	return b
 }
 
-// Solve solves m with the chosen backend.
+// Solve solves m with the chosen backend. It returns promptly once ctx is
+// done, with ctx's error (a cbc process is killed).
 func Solve(ctx context.Context, m *Model, opt Options) (*Solution, error) {
 	if err := m.check(); err != nil {
 		return nil, err
 	}
-	if opt.TimeLimit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opt.TimeLimit)
-		defer cancel()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lp model %q: %w", m.Name, err)
 	}
+	var sol *Solution
+	var err error
 	switch opt.Backend.Resolve() {
 	case Embedded:
-		return solveEmbedded(ctx, m, opt)
+		sol, err = solveEmbedded(ctx, m, opt)
 	case CBC:
-		return solveCBC(ctx, m, opt)
+		sol, err = solveCBC(ctx, m, opt)
+	default:
+		return nil, fmt.Errorf("unknown LP backend %q", opt.Backend)
 	}
-	return nil, fmt.Errorf("unknown LP backend %q", opt.Backend)
+	// Whatever the backend made of it, a cancelled solve is an error, never an answer.
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, fmt.Errorf("lp model %q: %w", m.Name, cerr)
+	}
+	return sol, err
 }
 
 func solveEmbedded(ctx context.Context, m *Model, opt Options) (*Solution, error) {
+	limited := ctx
+	if opt.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		limited, cancel = context.WithTimeout(ctx, opt.TimeLimit)
+		defer cancel()
+	}
 	if m.HasIntegers() {
 		limit := opt.NodeLimit
 		if limit <= 0 {
 			limit = 200000
 		}
-		return branchAndBound(ctx, m, limit)
+		return branchAndBound(limited, m, limit)
 	}
 	lb := make([]float64, len(m.vars))
 	ub := make([]float64, len(m.vars))
 	for j, v := range m.vars {
 		lb[j], ub[j] = v.lb, v.ub
 	}
-	st, x, it, err := solveLP(m, lb, ub)
+	st, x, it, err := solveLP(limited, m, lb, ub)
+	if err != nil && ctx.Err() == nil && limited.Err() != nil {
+		return &Solution{Status: Limit, Backend: string(Embedded), Iterations: it}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lp model %q: %w", m.Name, err)
 	}
@@ -93,5 +112,3 @@ func solveEmbedded(ctx context.Context, m *Model, opt Options) (*Solution, error
 	}
 	return sol, nil
 }
-
-func timeUntil(t time.Time) float64 { return time.Until(t).Seconds() }

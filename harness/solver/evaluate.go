@@ -13,9 +13,12 @@ import (
 //     stream (jobs sharing a PS host share its ingress);
 //   - every worker's rate is capped by its job's T.
 // Rates are max-min fair (progressive filling): all rates grow together and a
-// worker stops when a resource it loads saturates. Results return from the PS
-// on the reverse arcs as one multicast stream per arc, never more than the
-// gradients going up, so links are checked in the upstream direction.
+// worker stops when a resource it loads saturates;
+//   - results go down the job's result tree (buildResultTrees), one copy per
+//     arc, at the rate of the job's fastest worker (a result per fragment,
+//     and a worker sends its fragments at its rate); they share each
+//     directed link with whatever gradients and partial sums cross it the
+//     same way, so every link is checked in both directions.
 
 // resource kinds
 const (
@@ -29,6 +32,42 @@ type resource struct {
 	cap      float64
 	linear   []term   // worker (global index), coefficient
 	groups   [][]term // each group loads max(coef*rate) of its members
+	// results are the jobs whose results cross this arc: each loads the
+	// largest rate of the job's workers.
+	results []int
+}
+
+// jobState is, for one job during progressive filling, the largest rate of
+// its frozen workers (c) and whether any is still active (d = 1): at
+// common rate t its results load max(c, d*t).
+type jobState struct{ c, d float64 }
+
+// jobStates computes every job's state; off are the flat worker offsets.
+func jobStates(off []int, rate []float64, active []bool, out []jobState) []jobState {
+	out = out[:0]
+	for j := 0; j+1 < len(off); j++ {
+		var st jobState
+		for w := off[j]; w < off[j+1]; w++ {
+			if active[w] {
+				st.d = 1
+			} else {
+				st.c = math.Max(st.c, rate[w])
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// jobMax is the largest rate of every job's workers.
+func jobMax(off []int, rate []float64) []float64 {
+	out := make([]float64, len(off)-1)
+	for j := range out {
+		for w := off[j]; w < off[j+1]; w++ {
+			out[j] = math.Max(out[j], rate[w])
+		}
+	}
+	return out
 }
 
 type term struct {
@@ -41,6 +80,7 @@ type evaluation struct {
 	lambda float64     // slowest worker
 	// loads by resource at the evaluated rates
 	arcLoad    []float64
+	arcResult  []float64 // the part of arcLoad that is results
 	switchLoad []float64 // by node index
 	psLoad     map[int]float64
 	psCap      map[int]float64
@@ -102,13 +142,20 @@ func (in *Instance) resources(a *assignment) []*resource {
 			}
 			ps.groups = append(ps.groups, members)
 		}
+		for _, ai := range in.resultArcs(j, a) {
+			r := get(byArc, resArc, ai, in.arcs[ai].cap)
+			r.results = append(r.results, j)
+		}
 	}
 	return all
 }
 
-// load of r at the given flat rates.
-func (r *resource) load(rate []float64) float64 {
+// load of r at the given flat rates; jmax is jobMax of them.
+func (r *resource) load(rate, jmax []float64) float64 {
 	var l float64
+	for _, j := range r.results {
+		l += jmax[j]
+	}
 	for _, t := range r.linear {
 		l += t.coef * rate[t.w]
 	}
@@ -138,7 +185,7 @@ func groupState(g []term, rate []float64, active []bool) (c, d float64) {
 
 // saturation is the common rate t of the active workers at which r reaches
 // its capacity, frozen workers keeping their rates; +Inf if never.
-func (r *resource) saturation(rate []float64, active []bool, now float64) float64 {
+func (r *resource) saturation(rate []float64, active []bool, now float64, js []jobState) float64 {
 	if math.IsInf(r.cap, 1) {
 		return math.Inf(1)
 	}
@@ -159,6 +206,13 @@ func (r *resource) saturation(rate []float64, active []bool, now float64) float6
 			base += c
 		} else {
 			kinks = append(kinks, kink{c, d})
+		}
+	}
+	for _, j := range r.results {
+		if js[j].d == 0 {
+			base += js[j].c
+		} else {
+			kinks = append(kinks, kink(js[j]))
 		}
 	}
 	if slope == 0 && len(kinks) == 0 {
@@ -197,8 +251,9 @@ func (r *resource) saturation(rate []float64, active []bool, now float64) float6
 
 // drivers appends the active workers that push r's load up at rate t: those
 // with a linear term, and in each group the active members with the largest
-// coefficient when they set the group's maximum.
-func (r *resource) drivers(out []int, rate []float64, active []bool, t float64) []int {
+// coefficient when they set the group's maximum, and every active worker of
+// a job whose results it carries when they set the results' rate.
+func (r *resource) drivers(out []int, rate []float64, active []bool, t float64, js []jobState, off []int) []int {
 	for _, x := range r.linear {
 		if active[x.w] && x.coef > 0 {
 			out = append(out, x.w)
@@ -212,6 +267,16 @@ func (r *resource) drivers(out []int, rate []float64, active []bool, t float64) 
 		for _, x := range g {
 			if active[x.w] && x.coef == d {
 				out = append(out, x.w)
+			}
+		}
+	}
+	for _, j := range r.results {
+		if js[j].d == 0 || t < js[j].c*(1-1e-12) {
+			continue
+		}
+		for w := off[j]; w < off[j+1]; w++ {
+			if active[w] {
+				out = append(out, w)
 			}
 		}
 	}
@@ -235,7 +300,9 @@ func (in *Instance) maxMin(res []*resource) []float64 {
 	left := n
 	sat := make([]float64, len(res))
 	var freeze []int
+	var js []jobState
 	for left > 0 {
+		js = jobStates(off, rate, active, js)
 		next := math.Inf(1)
 		for w := range rate {
 			if active[w] {
@@ -243,7 +310,7 @@ func (in *Instance) maxMin(res []*resource) []float64 {
 			}
 		}
 		for ri, r := range res {
-			sat[ri] = r.saturation(rate, active, now)
+			sat[ri] = r.saturation(rate, active, now, js)
 			next = math.Min(next, sat[ri])
 		}
 		next = math.Max(next, now)
@@ -260,7 +327,7 @@ func (in *Instance) maxMin(res []*resource) []float64 {
 		}
 		for ri, r := range res {
 			if sat[ri] <= next*(1+1e-12)+1e-15 {
-				freeze = r.drivers(freeze, rate, active, next)
+				freeze = r.drivers(freeze, rate, active, next, js, off)
 			}
 		}
 		if len(freeze) == 0 {
@@ -292,7 +359,7 @@ func (in *Instance) evaluate(a *assignment) *evaluation {
 // loadsAt reports loads for given flat rates (the evaluator's, or an algorithm's intended ones).
 func (in *Instance) loadsAt(a *assignment, res []*resource, flat []float64) *evaluation {
 	off := in.offsets()
-	ev := &evaluation{lambda: math.Inf(1), arcLoad: make([]float64, len(in.arcs)), switchLoad: make([]float64, len(in.names)),
+	ev := &evaluation{lambda: math.Inf(1), arcLoad: make([]float64, len(in.arcs)), arcResult: make([]float64, len(in.arcs)), switchLoad: make([]float64, len(in.names)),
 		psLoad: map[int]float64{}, psCap: map[int]float64{}}
 	for j, jb := range in.jobs {
 		ev.rates = append(ev.rates, append([]float64(nil), flat[off[j]:off[j+1]]...))
@@ -312,11 +379,15 @@ func (in *Instance) loadsAt(a *assignment, res []*resource, flat []float64) *eva
 		ev.fanIn = append(ev.fanIn, fan)
 		ev.streamRate = append(ev.streamRate, stream)
 	}
+	jmax := jobMax(off, flat)
 	for _, r := range res {
-		l := r.load(flat)
+		l := r.load(flat, jmax)
 		switch r.kind {
 		case resArc:
 			ev.arcLoad[r.id] = l
+			for _, j := range r.results {
+				ev.arcResult[r.id] += jmax[j]
+			}
 		case resSwitch:
 			ev.switchLoad[r.id] = l
 		case resPS:

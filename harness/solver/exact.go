@@ -6,15 +6,21 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/grid-ina/grid/harness/lp"
 )
 
-// exact is grid-exact. When the link-aware model (one binary per worker,
-// node and path) is small enough it is solved exactly, links included
-// (linkExact). Otherwise the paper's model (links assumed sufficient) is
-// solved exactly: combinatorially for one job (paperExact), by counting
-// MILPs for several (paperExactJobs).
+// exact is grid-exact. When links cannot limit rates (only worker access
+// links, which T already bounds, are finite) the paper's model is the whole
+// story and is solved exactly: combinatorially for one job (paperExact), by
+// counting MILPs for several (paperExactJobs). Otherwise, when the
+// link-aware model (an integer per worker class, node and path) is small
+// enough, it is solved exactly, links and results included (linkExact).
+// Larger link-limited instances get grid-paths' search, started from the
+// paper model's exact placement among others, and the paper model's optimum
+// as an upper bound. The plan says exact only when its rate is proved
+// optimal: every MILP decided, or the rate reaching the upper bound.
 func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 	limit := opt.MILPLimit
 	if limit <= 0 {
@@ -22,9 +28,14 @@ func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 	}
 	k := opt.paths()
 	dc := distCache{}
-	classes := in.exactClasses(in.newRouteCache(dc, k))
-	if countMILPVars(classes) <= limit {
-		return in.linkExact(ctx, dc, classes, k, opt)
+	if !in.linksCannotLimit() {
+		// Count the MILP's integers before enumerating any path: at most k per class and node.
+		classes := in.exactClasses()
+		if len(classes)*(len(in.progList)+1)*k <= limit {
+			in.addCandidates(classes, in.newRouteCache(dc, k))
+			return in.linkExact(ctx, dc, classes, k, opt)
+		}
+		return in.boundedSearch(ctx, dc, opt, fmt.Sprintf("the link-aware MILP would need more than %d integer variables (--exact-limit)", limit))
 	}
 	var lam float64
 	var a *assignment
@@ -34,15 +45,77 @@ func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 		a = in.placeCounts(dc, 0, counts)
 	} else {
 		var err error
-		if lam, a, err = in.paperExactJobs(ctx, dc, opt.LP); err != nil {
+		lam, a, err = in.paperExactJobs(ctx, dc, opt.LP)
+		if errors.Is(err, errUndecided) {
+			return in.boundedSearch(ctx, dc, opt, err.Error())
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	plan := in.buildPlan(AlgoGRIDExact, "paper", a)
 	plan.BoundGbps = ptr(round9(lam))
-	plan.Notes = append(plan.Notes, "exact optimum of the paper's model (links assumed sufficient); workers placed on the chosen switches nearest first")
+	plan.Exact = ptr(plan.LambdaGbps >= lam*(1-1e-9))
+	plan.Notes = append(plan.Notes, "exact optimum of the paper's model, which is the whole story here: only worker access links are finite, and T bounds them; workers placed on the chosen switches nearest first")
 	return plan, nil
 }
+
+// linksCannotLimit says whether every finite link is a worker's access
+// link: each carries only its worker's gradients one way and its job's
+// results the other, both at most T, which is at most the link's bandwidth.
+func (in *Instance) linksCannotLimit() bool {
+	worker := make([]bool, len(in.names))
+	for _, jb := range in.jobs {
+		for _, w := range jb.workers {
+			worker[w] = true
+		}
+	}
+	for _, a := range in.arcs {
+		if !math.IsInf(a.cap, 1) && !worker[a.from] && !worker[a.to] {
+			return false
+		}
+	}
+	return true
+}
+
+// boundedSearch is grid-exact where no exact method fits: grid-paths'
+// search (which also starts from the paper model's exact placement) and
+// an upper bound, the paper model's optimum (which ignores links). The
+// plan is exact only when its rate reaches the bound.
+func (in *Instance) boundedSearch(ctx context.Context, dc distCache, opt Options, why string) (*Plan, error) {
+	r, err := in.gridPathsSearch(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	bound := r.ceiling
+	if len(in.jobs) > 1 {
+		// The jobs share switches: their joint paper-model optimum is a tighter bound, when proved.
+		if lam, _, err := in.paperExactJobs(ctx, dc, opt.LP); err == nil {
+			bound = math.Min(bound, lam)
+		} else if ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	plan := in.buildPlan(AlgoGRIDExact, "links", r.best)
+	plan.BoundGbps = ptr(round9(bound))
+	plan.LPBackend = r.backend
+	proved := plan.LambdaGbps >= bound*(1-1e-9)
+	plan.Exact = ptr(proved)
+	if proved {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("exact: the plan reaches the paper model's optimum %.4g Gbps, an upper bound with links; %s", bound, why))
+	} else {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("not proved exact: %s, so this is grid-paths' search (best start: %s) under the paper model's upper bound %.4g Gbps", why, r.from, bound))
+	}
+	return plan, nil
+}
+
+// errUndecided is a MILP that stopped (at its limit, or cancelled) without
+// saying whether a rate is feasible: never read as infeasible.
+var errUndecided = errors.New("a feasibility MILP stopped at its limit undecided")
+
+// milpDeadline bounds each of grid-exact's feasibility MILPs, so the
+// algorithm stays interactive; one that runs out is undecided.
+var milpDeadline = 4 * time.Second
 
 // paperExact solves GRIA for job j exactly. For a rate lambda, switch s can
 // aggregate floor(C_s/lambda) workers and the PS takes floor(B/lambda)
@@ -289,9 +362,8 @@ type exactClass struct {
 	cands   []share // paths start at the first member
 }
 
-// exactClasses groups workers and lists each class's candidates: every
-// programmable switch and the PS, over up to k shortest paths each.
-func (in *Instance) exactClasses(rc *routeCache) []exactClass {
+// exactClasses groups workers into classes, without candidates yet.
+func (in *Instance) exactClasses() []exactClass {
 	var out []exactClass
 	for j, jb := range in.jobs {
 		idx := map[int]int{}
@@ -309,8 +381,14 @@ func (in *Instance) exactClasses(rc *routeCache) []exactClass {
 			out[c].members = append(out[c].members, w)
 		}
 	}
-	for c := range out {
-		cl := &out[c]
+	return out
+}
+
+// addCandidates lists each class's candidates: every programmable switch
+// and the PS, over up to k shortest paths each.
+func (in *Instance) addCandidates(classes []exactClass, rc *routeCache) {
+	for c := range classes {
+		cl := &classes[c]
 		jb := in.jobs[cl.job]
 		rep := jb.workers[cl.members[0]]
 		for _, node := range append(append([]int(nil), in.progList...), jb.ps) {
@@ -320,16 +398,6 @@ func (in *Instance) exactClasses(rc *routeCache) []exactClass {
 			}
 		}
 	}
-	return out
-}
-
-// countMILPVars is the number of integer variables linkExact would use.
-func countMILPVars(classes []exactClass) int {
-	n := 0
-	for _, c := range classes {
-		n += len(c.cands)
-	}
-	return n
 }
 
 // linkExact solves the link-aware GRIA exactly over each worker's k
@@ -353,7 +421,14 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exact
 	var found *assignment
 	backend := ""
 	milps := 0
+	results := in.staticResults()
 	feasible := func(lambda float64) (bool, error) {
+		// Every arc of a job's result tree carries one result flow.
+		for ai, js := range results {
+			if slotsAt(in.arcs[ai].cap, lambda) < float64(len(js)) {
+				return false, nil
+			}
+		}
 		milps++
 		m := lp.NewModel("gria-links-feasibility")
 		arcTerms := map[int][]lp.Term{}
@@ -374,6 +449,7 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exact
 			}
 		}
 		n := make([][]lp.Var, len(classes))
+		jobSw := map[[2]int][]lp.Term{} // (job, switch) -> its workers there
 		for c, cl := range classes {
 			jb := in.jobs[cl.job]
 			size := float64(len(cl.members))
@@ -395,28 +471,54 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exact
 					continue
 				}
 				swTerms[cand.node] = append(swTerms[cand.node], lp.Term{Var: v, Coef: 1})
-				m.AddConstraint("n<=|c|u", []lp.Term{{Var: v, Coef: 1}, {Var: u[cl.job][cand.node], Coef: -size}}, lp.LE, 0)
+				jobSw[[2]int{cl.job, cand.node}] = append(jobSw[[2]int{cl.job, cand.node}], lp.Term{Var: v, Coef: 1})
+				m.AddConstraint("n<=|c|u", []lp.Term{{Var: v, Coef: 1}, {Var: u[cl.job][cand.node], Coef: -min(size, slotsAt(in.capS[cand.node], lambda))}}, lp.LE, 0)
 			}
 			m.AddConstraint("all-placed", all, lp.EQ, size)
 		}
 		for _, ai := range sortedKeys(arcTerms) {
 			if slots := slotsAt(in.arcs[ai].cap, lambda); !math.IsInf(slots, 1) {
-				m.AddConstraint("arc", arcTerms[ai], lp.LE, slots)
+				m.AddConstraint("arc", arcTerms[ai], lp.LE, slots-float64(len(results[ai])))
 			}
 		}
 		for _, sw := range sortedKeys(swTerms) {
 			m.AddConstraint("switch", swTerms[sw], lp.LE, slotsAt(in.capS[sw], lambda))
 		}
+		// A job's workers at a switch need its stream open, and they are
+		// at most the switch's slots, and its own hosts plus what its links
+		// from other switches can bring. Implied by the other constraints
+		// for integer u, this tightens the relaxation: a fractional u no
+		// longer opens a whole switch's worth of workers.
+		for j := range in.jobs {
+			local := map[int]float64{}
+			for _, wi := range in.jobs[j].workers {
+				for _, a := range in.out[wi] {
+					local[in.arcs[a].to]++
+				}
+			}
+			for _, sw := range sortedKeys(u[j]) {
+				if ts := jobSw[[2]int{j, sw}]; len(ts) > 0 {
+					reach := local[sw]
+					for _, a := range in.out[sw] {
+						if back := in.arcFrom(in.arcs[a].to, sw); in.sw[in.arcs[a].to] {
+							reach += max(0, slotsAt(in.arcs[back].cap, lambda)-float64(len(results[back])))
+						}
+					}
+					cap := min(float64(len(in.jobs[j].workers)), slotsAt(in.capS[sw], lambda), reach)
+					m.AddConstraint("job-switch", append(ts, lp.Term{Var: u[j][sw], Coef: -cap}), lp.LE, 0)
+				}
+			}
+		}
 		for _, ps := range sortedKeys(psTerms) {
 			m.AddConstraint("ps", psTerms[ps], lp.LE, slotsAt(in.ingressOf(ps), lambda))
 		}
-		sol, err := lp.Solve(ctx, m, lp.Options{Backend: opt.LP})
+		sol, err := lp.Solve(ctx, m, lp.Options{Backend: opt.LP, TimeLimit: milpDeadline})
 		if err != nil {
 			return false, err
 		}
 		backend = sol.Backend
 		if sol.Status == lp.Limit && !sol.Feasible {
-			return false, fmt.Errorf("link-aware feasibility at %.4g Gbps hit the solver's limit", lambda)
+			return false, fmt.Errorf("link-aware feasibility at %.4g Gbps: %w", lambda, errUndecided)
 		}
 		if !sol.Feasible {
 			return false, nil
@@ -455,6 +557,7 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exact
 		}
 	}
 	best, lam := heur.best, heur.lambda
+	proved, why := true, ""
 	if len(rates) > 0 {
 		l, err := maxMinGallop(rates, func(l float64) (bool, error) {
 			ok, err := feasible(l)
@@ -465,6 +568,10 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exact
 		})
 		switch {
 		case errors.Is(err, errNoneFeasible):
+		case errors.Is(err, errUndecided):
+			// Keep the best plan found; above it some rate is undecided.
+			proved, why = false, err.Error()
+			lam = math.Max(lam, in.evaluate(best).lambda)
 		case err != nil:
 			return nil, fmt.Errorf("link-aware exact: %w", err)
 		default:
@@ -473,9 +580,15 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exact
 	}
 	in.completeStreams(best, dc, nil)
 	plan := in.buildPlan(AlgoGRIDExact, "links", best)
-	plan.BoundGbps = ptr(round9(lam))
 	plan.LPBackend = backend
-	plan.Notes = append(plan.Notes, fmt.Sprintf("exact optimum of the link-aware model over %d shortest paths per worker and node; %d worker classes, %d feasibility MILPs solved between grid-paths' %.4g and the paper model's %.4g Gbps", k, len(classes), milps, heur.lambda, heur.ceiling))
+	if proved {
+		plan.BoundGbps = ptr(round9(lam))
+		plan.Notes = append(plan.Notes, fmt.Sprintf("exact optimum of the link-aware model over %d shortest paths per worker and node; %d worker classes, %d feasibility MILPs solved between grid-paths' %.4g and the paper model's %.4g Gbps", k, len(classes), milps, heur.lambda, heur.ceiling))
+	} else {
+		plan.BoundGbps = ptr(round9(heur.ceiling))
+		plan.Notes = append(plan.Notes, fmt.Sprintf("not proved exact: %s; the best plan found is below the paper model's upper bound %.4g Gbps", why, heur.ceiling))
+	}
+	plan.Exact = ptr(proved && plan.LambdaGbps >= lam*(1-1e-9))
 	return plan, nil
 }
 
@@ -528,9 +641,12 @@ func (in *Instance) paperExactJobs(ctx context.Context, dc distCache, backend lp
 		for _, ps := range sortedKeys(psTerms) {
 			m.AddConstraint("ps", psTerms[ps], lp.LE, slotsAt(in.ingressOf(ps), lambda)-psConst[ps])
 		}
-		sol, err := lp.Solve(ctx, m, lp.Options{Backend: backend})
+		sol, err := lp.Solve(ctx, m, lp.Options{Backend: backend, TimeLimit: milpDeadline})
 		if err != nil {
 			return false, err
+		}
+		if sol.Status == lp.Limit && !sol.Feasible {
+			return false, fmt.Errorf("at %.4g Gbps: %w", lambda, errUndecided)
 		}
 		if !sol.Feasible {
 			return false, nil

@@ -196,6 +196,17 @@ func (in *Instance) classLP(ctx context.Context, dc distCache, classes []workerC
 		psTerms[in.jobs[j].ps] = append(psTerms[in.jobs[j].ps], lp.Term{Var: v, Coef: 1})
 		return v
 	}
+	// Results cross their job's tree at the rate of its fastest worker: z_j
+	// is at least every class's rate.
+	z := make([]lp.Var, len(in.jobs))
+	for j, jb := range in.jobs {
+		z[j] = m.AddVar("z", 0, jb.maxRate, false)
+	}
+	for ai, js := range in.staticResults() {
+		for _, j := range js {
+			arcTerms[ai] = append(arcTerms[ai], lp.Term{Var: z[j], Coef: 1})
+		}
+	}
 	for ci, c := range classes {
 		jb := in.jobs[c.job]
 		n := float64(len(c.members))
@@ -217,6 +228,7 @@ func (in *Instance) classLP(ctx context.Context, dc distCache, classes []workerC
 		}
 		m.AddConstraint("rate-cap", sum, lp.LE, jb.maxRate)
 		m.AddConstraint("lambda", append([]lp.Term{{Var: lam, Coef: 1}}, negate(sum)...), lp.LE, 0)
+		m.AddConstraint("results", append([]lp.Term{{Var: z[c.job], Coef: -1}}, sum...), lp.LE, 0)
 	}
 	for _, ai := range sortedKeys(arcTerms) {
 		if c := in.arcs[ai].cap; !math.IsInf(c, 1) {

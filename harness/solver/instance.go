@@ -48,6 +48,9 @@ type Instance struct {
 	jobs  []job
 	// programmable switches in node order
 	progList []int
+	// resultParent is, per job, the arc each node's results arrive on in
+	// the job's result tree (-1 off the tree); see buildResultTrees.
+	resultParent [][]int
 }
 
 type job struct {
@@ -150,7 +153,137 @@ func NewInstance(t *topo.Topology, jobs []workload.Job) (*Instance, error) {
 		}
 		in.jobs = append(in.jobs, jb)
 	}
+	in.buildResultTrees()
 	return in, nil
+}
+
+// buildResultTrees gives every job a shortest-path tree from its PS over
+// the switches. The PS sends each result once, out of its first interface
+// (its gateway); every switch copies it to its children in the tree and to
+// the job's workers attached to it. Results therefore reach every worker
+// exactly once and never loop, whatever paths the gradients took (results
+// that retrace each worker's path copy wherever two paths cross a switch
+// in different directions). Among equally short parents a switch takes the
+// link fewest earlier jobs' trees use, then the lowest port, so jobs
+// spread their results over a Clos fabric's cores.
+func (in *Instance) buildResultTrees() {
+	use := make([]int, len(in.arcs))
+	in.resultParent = make([][]int, len(in.jobs))
+	for j, jb := range in.jobs {
+		parent := make([]int, len(in.names))
+		for i := range parent {
+			parent[i] = -1
+		}
+		in.resultParent[j] = parent
+		root := -1
+		for _, a := range in.out[jb.ps] {
+			if in.sw[in.arcs[a].to] && in.arcs[a].cap > 0 {
+				root = a
+				break
+			}
+		}
+		if root < 0 {
+			continue // NewInstance refused a PS without a link its workers reach
+		}
+		gw := in.arcs[root].to
+		parent[gw] = root
+		d := in.hops(gw)
+		order := make([]int, 0, len(in.names))
+		for v := range in.names {
+			if in.sw[v] && d[v] > 0 {
+				order = append(order, v)
+			}
+		}
+		slices.SortStableFunc(order, func(x, y int) int { return d[x] - d[y] })
+		for _, v := range order {
+			best := -1
+			for _, back := range in.out[v] {
+				u := in.arcs[back].to
+				if !in.sw[u] || d[u] != d[v]-1 || in.arcs[back].cap <= 0 {
+					continue
+				}
+				a := in.arcFrom(u, v)
+				if best < 0 || use[a] < use[best] {
+					best = a
+				}
+			}
+			parent[v] = best
+		}
+		for _, a := range in.treeArcs(j, in.staticAccess(j)) {
+			use[a]++
+		}
+	}
+}
+
+// staticAccess lists the switches job j's workers receive results at
+// whatever the plan: a single-homed worker's switch, and every switch of
+// a worker with several links (which one it uses depends on its path).
+func (in *Instance) staticAccess(j int) []int {
+	var out []int
+	for _, wi := range in.jobs[j].workers {
+		for _, a := range in.out[wi] {
+			if in.sw[in.arcs[a].to] {
+				out = append(out, in.arcs[a].to)
+			}
+		}
+	}
+	return out
+}
+
+// staticResults lists, per arc, the jobs whose results cross it whatever
+// the plan: what the link-aware models reserve for results.
+func (in *Instance) staticResults() map[int][]int {
+	out := map[int][]int{}
+	for j := range in.jobs {
+		for _, a := range in.treeArcs(j, in.staticAccess(j)) {
+			out[a] = append(out[a], j)
+		}
+	}
+	return out
+}
+
+// treeArcs lists the arcs of job j's result tree that lead from the PS to
+// the given switches, each once, in the order they are first reached.
+func (in *Instance) treeArcs(j int, switches []int) []int {
+	parent := in.resultParent[j]
+	seen := map[int]bool{}
+	var out []int
+	for _, s := range switches {
+		for v := s; parent[v] >= 0 && !seen[parent[v]]; v = in.arcs[parent[v]].from {
+			seen[parent[v]] = true
+			out = append(out, parent[v])
+		}
+	}
+	return out
+}
+
+// resultArcs lists the arcs job j's results cross under assignment a: the
+// tree arcs to every worker's switch and the arc from there to the worker.
+// A worker receives results on the interface its gradients leave from.
+func (in *Instance) resultArcs(j int, a *assignment) []int {
+	var access, last []int
+	for w, wi := range in.jobs[j].workers {
+		sw := in.accessSwitch(wi, a.shares[j][w])
+		if sw < 0 {
+			continue
+		}
+		access = append(access, sw)
+		last = append(last, in.arcFrom(sw, wi))
+	}
+	return append(in.treeArcs(j, access), last...)
+}
+
+// accessSwitch is the switch a worker's gradients enter first (-1 if it has no share).
+func (in *Instance) accessSwitch(w int, ss []share) int {
+	for _, s := range ss {
+		if s.frac > 0 && len(s.path) > 1 {
+			return s.path[1]
+		}
+	}
+	if len(in.out[w]) > 0 {
+		return in.arcs[in.out[w][0]].to
+	}
+	return -1
 }
 
 func where(t *topo.Topology, line int) string {

@@ -21,6 +21,8 @@ type packer struct {
 	dc     distCache
 	routes *routeCache
 	memo   map[[2]int][]route
+	// results lists the jobs whose results cross each arc (staticResults).
+	results map[int][]int
 }
 
 func (pk *packer) routesOf(w, node int) []route {
@@ -68,6 +70,12 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 	room := make([]float64, len(in.arcs))
 	for i, a := range in.arcs {
 		room[i] = slotsAt(a.cap, lambda)
+	}
+	// Results take one flow on every arc of their job's tree.
+	for ai, js := range pk.results {
+		if room[ai] -= float64(len(js)); room[ai] < 0 {
+			return nil, false
+		}
 	}
 	scratch := make([]float64, len(room))
 	swRoom := make([]float64, len(in.names))
@@ -221,7 +229,7 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 // packStart bisects packAt over the candidate rates in (floor, ceiling] and
 // returns the placement at the highest rate it managed, nil if none.
 func (in *Instance) packStart(dc distCache, k int, floor, ceiling float64) *assignment {
-	pk := &packer{in: in, dc: dc, routes: in.newRouteCache(dc, k), memo: map[[2]int][]route{}}
+	pk := &packer{in: in, dc: dc, routes: in.newRouteCache(dc, k), memo: map[[2]int][]route{}, results: in.staticResults()}
 	firsts := append([]int(nil), in.progList...)
 	sort.SliceStable(firsts, func(x, y int) bool { return in.capS[firsts[x]] > in.capS[firsts[y]] })
 	if len(firsts) > packFirsts {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -25,8 +24,11 @@ import (
 //     the port towards the PS;
 //   - switches[].forward: gradient packets of (job, worker, node) leave on out_port;
 //   - switches[].streams: aggregated results of (job, from switch) leave on out_port;
-//   - switches[].multicast: results of a job coming back from the PS on
-//     in_port are copied to out_ports (the reverse of the gradients' paths).
+//   - switches[].multicast: results of a job arriving on in_port are copied
+//     to out_ports. Results go down one tree per job from its PS (one rule
+//     per switch and job), so each worker gets each result exactly once;
+//   - links: every link direction the plan uses, its load with results
+//     included and the packets one fragment puts on it.
 //
 // Rates are in Gbps. rate_gbps is the max-min fair rate the evaluator gives
 // each worker; lambda_gbps the slowest worker's.
@@ -41,6 +43,10 @@ type Plan struct {
 	// BoundGbps is the algorithm's own optimum: R-GRIA's LP relaxation value,
 	// the exact integer optimum of its model, or the LP value grid-paths started from.
 	BoundGbps *float64 `json:"bound_gbps,omitempty"`
+	// Exact is set by grid-exact: true only when LambdaGbps is proved
+	// optimal for the plan's model (then BoundGbps equals it), false when a
+	// limit stopped the proof (BoundGbps is then an upper bound).
+	Exact *bool `json:"exact,omitempty"`
 	// RelaxationGbps is the LP relaxation value grid-paths rounded from.
 	RelaxationGbps *float64 `json:"relaxation_gbps,omitempty"`
 	// IntendedLambdaGbps is the slowest rate the algorithm's model promises
@@ -144,12 +150,53 @@ type MulticastRule struct {
 	OutPorts []int  `json:"out_ports"`
 }
 
-// LinkLoad is the upstream load of one link direction.
+// LinkLoad is what the plan puts on one direction of a link (every
+// direction that carries anything is listed): its load at the evaluated
+// rates — gradients, partial sums and results together — and, per job, the
+// packets one fragment puts on it. The wire carries fragments × packets of
+// each job (all three kinds are data packets of the same size), plus
+// control packets and retransmissions, which a plan does not foresee (a
+// plan within capacity makes none in steady state).
 type LinkLoad struct {
-	From         string  `json:"from"`
-	To           string  `json:"to"`
-	LoadGbps     float64 `json:"load_gbps"`
-	CapacityGbps float64 `json:"capacity_gbps,omitempty"` // omitted when unlimited
+	From     string  `json:"from"`
+	To       string  `json:"to"`
+	LoadGbps float64 `json:"load_gbps"`
+	// ResultGbps is the part of LoadGbps that is results going to workers.
+	ResultGbps   float64       `json:"result_gbps,omitempty"`
+	CapacityGbps float64       `json:"capacity_gbps,omitempty"` // omitted when unlimited
+	Packets      []LinkPackets `json:"packets"`
+}
+
+// LinkPackets is what one fragment of Job puts on a link direction:
+// Gradients workers' fragments (fractional only where a plan splits a
+// worker's traffic over nodes), PartialSums aggregated streams of
+// switches, Results copies of the result.
+type LinkPackets struct {
+	Job         string  `json:"job"`
+	Gradients   float64 `json:"gradients,omitempty"`
+	PartialSums int     `json:"partial_sums,omitempty"`
+	Results     int     `json:"results,omitempty"`
+}
+
+// Total is the packets one fragment of the job puts on the link direction.
+func (l LinkPackets) Total() float64 { return l.Gradients + float64(l.PartialSums+l.Results) }
+
+// ExpectedPackets is the number of packets the plan puts on each link
+// direction, keyed by LinkLoad's (From, To), when job j sends fragments[j]
+// fragments (jobs not in the map send none): what a monitor counting the
+// wire should see, less control packets and retransmissions.
+func (p *Plan) ExpectedPackets(fragments map[string]int) map[[2]string]float64 {
+	out := map[[2]string]float64{}
+	for _, l := range p.Links {
+		var n float64
+		for _, lp := range l.Packets {
+			n += float64(fragments[lp.Job]) * lp.Total()
+		}
+		if n > 0 {
+			out[[2]string{l.From, l.To}] = n
+		}
+	}
+	return out
 }
 
 // Violation is a capacity the intended rates exceed, by Factor (load/capacity).
@@ -202,31 +249,25 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 		agg   []AggregateRule
 		fwd   []ForwardRule
 		str   []StreamRule
-		mcast map[[2]int]map[int]bool // (job, in from PS side = upstream out port) -> ports
+		mcast map[[2]int]map[int]bool // (job, port results arrive on) -> ports they leave on
 	}
 	rules := map[int]*swRules{}
+	// packets[arc][job] counts what one fragment of the job puts on the arc.
+	packets := map[int]map[int]*LinkPackets{}
+	perArc := func(ai, j int) *LinkPackets {
+		if packets[ai] == nil {
+			packets[ai] = map[int]*LinkPackets{}
+		}
+		if packets[ai][j] == nil {
+			packets[ai][j] = &LinkPackets{Job: in.jobs[j].name}
+		}
+		return packets[ai][j]
+	}
 	rulesOf := func(s int) *swRules {
 		if rules[s] == nil {
 			rules[s] = &swRules{mcast: map[[2]int]map[int]bool{}}
 		}
 		return rules[s]
-	}
-	// upstream hop of a full path (to the PS) feeds the multicast tree
-	addMcast := func(j int, full []int) {
-		for i := 1; i+1 < len(full); i++ {
-			v := full[i]
-			if !in.sw[v] {
-				continue
-			}
-			inPort := in.arcs[in.arcFrom(full[i-1], v)].toPort
-			outPort := in.arcs[in.arcFrom(v, full[i+1])].fromPort
-			r := rulesOf(v)
-			k := [2]int{j, outPort}
-			if r.mcast[k] == nil {
-				r.mcast[k] = map[int]bool{}
-			}
-			r.mcast[k][inPort] = true
-		}
 	}
 	for j, jb := range in.jobs {
 		jp := JobPlan{Name: jb.name, PS: node(jb.ps), LambdaGbps: math.Inf(1), MaxRateGbps: round9(jb.maxRate),
@@ -243,11 +284,9 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 					continue
 				}
 				wp.Shares = append(wp.Shares, Share{Node: node(s.node), NodeID: nodeID(s.node), Fraction: round9(s.frac), Path: hops(s.path)})
-				full := s.path
-				if s.node != jb.ps {
-					full = append(slices.Clone(s.path), a.streams[j][s.node][1:]...)
+				for _, ai := range in.pathArcs(s.path) {
+					perArc(ai, j).Gradients += s.frac
 				}
-				addMcast(j, full)
 				for i := 1; i+1 < len(s.path); i++ {
 					if v := s.path[i]; in.sw[v] {
 						rulesOf(v).fwd = append(rulesOf(v).fwd, ForwardRule{Job: jb.name, Worker: node(wi), Node: node(s.node), NodeID: nodeID(s.node),
@@ -267,6 +306,24 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 					rulesOf(v).str = append(rulesOf(v).str, StreamRule{Job: jb.name, From: node(s), OutPort: in.arcs[in.arcFrom(v, path[i+1])].fromPort})
 				}
 			}
+			for _, ai := range in.pathArcs(path) {
+				perArc(ai, j).PartialSums++
+			}
+		}
+		// Results go down the job's result tree: each switch on it copies
+		// them from the port they arrive on to its children's ports.
+		for _, ai := range in.resultArcs(j, a) {
+			perArc(ai, j).Results++
+			ar := in.arcs[ai]
+			if !in.sw[ar.from] {
+				continue // the PS sends, a worker receives
+			}
+			r := rulesOf(ar.from)
+			k := [2]int{j, in.arcs[in.resultParent[j][ar.from]].toPort}
+			if r.mcast[k] == nil {
+				r.mcast[k] = map[int]bool{}
+			}
+			r.mcast[k][ar.fromPort] = true
 		}
 		p.Jobs = append(p.Jobs, jp)
 	}
@@ -292,10 +349,17 @@ func (in *Instance) buildPlan(algo, model string, a *assignment) *Plan {
 		p.Switches = append(p.Switches, sp)
 	}
 	for ai, ar := range in.arcs {
-		if ev.arcLoad[ai] > 0 {
-			p.Links = append(p.Links, LinkLoad{From: t.EndpointString(endpoint(in, ar.from, ar.fromPort)), To: t.EndpointString(endpoint(in, ar.to, ar.toPort)),
-				LoadGbps: round9(ev.arcLoad[ai]), CapacityGbps: round9(finite(ar.cap))})
+		if packets[ai] == nil {
+			continue
 		}
+		l := LinkLoad{From: t.EndpointString(endpoint(in, ar.from, ar.fromPort)), To: t.EndpointString(endpoint(in, ar.to, ar.toPort)),
+			LoadGbps: round9(ev.arcLoad[ai]), ResultGbps: round9(ev.arcResult[ai]), CapacityGbps: round9(finite(ar.cap))}
+		for _, j := range sortedKeys(packets[ai]) {
+			lp := *packets[ai][j]
+			lp.Gradients = round9(lp.Gradients)
+			l.Packets = append(l.Packets, lp)
+		}
+		p.Links = append(p.Links, l)
 	}
 	if a.intended != nil {
 		res := in.resources(a)
@@ -314,8 +378,9 @@ func endpoint(in *Instance, n, port int) topo.Endpoint {
 // violations lists resources whose load at the given rates exceeds capacity.
 func (in *Instance) violations(res []*resource, rate []float64) []Violation {
 	var out []Violation
+	jmax := jobMax(in.offsets(), rate)
 	for _, r := range res {
-		l := r.load(rate)
+		l := r.load(rate, jmax)
 		if l <= r.cap*(1+1e-9) {
 			continue
 		}
