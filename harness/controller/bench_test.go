@@ -18,6 +18,7 @@ import (
 	"github.com/grid-ina/grid/harness/aggregator"
 	"github.com/grid-ina/grid/harness/controller/controllertest"
 	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/internal/cputime"
 	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
@@ -67,7 +68,8 @@ type switchDesign struct {
 
 // switchDesigns are the designs the benchmarks compare, today's first.
 var switchDesigns = []switchDesign{
-	{"process-per-switch", func(o Options) Options { return o }},
+	{"process-per-switch", func(o Options) Options { o.Hosting = ProcessPerSwitch; return o }},
+	{"one-process", func(o Options) Options { o.Hosting = HostTogether; return o }},
 }
 
 // BenchmarkFragmentHopsFatTreeK8 measures what the emulated network
@@ -122,11 +124,11 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 				b.Fatalf("%s: %v", design.name, err)
 			}
 			flood(pss, senders, hopsMeasure/10) // warm-up
-			before, cpuBefore := totalRx(b, ctl), readCPU(b)
+			before, cpuBefore, ownBefore := totalRx(b, ctl), readCPU(b), cputime.Used()
 			began := time.Now()
 			arrived := flood(pss, senders, hopsMeasure)
 			took := time.Since(began)
-			hops, cpu := totalRx(b, ctl)-before, readCPU(b).minus(cpuBefore)
+			hops, cpu, own := totalRx(b, ctl)-before, readCPU(b).minus(cpuBefore), cputime.Used()-ownBefore
 			if err := ctl.Close(); err != nil {
 				b.Fatalf("%s: %v", design.name, err)
 			}
@@ -134,8 +136,8 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 				b.Fatalf("%s: no fragment reached the PS", design.name)
 			}
 			rates[i] += float64(hops) / took.Seconds()
-			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s",
-				design.name, hops, arrived, float64(hops)/float64(arrived), took.Round(time.Millisecond), cpu)
+			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s; the workers and PSs (this process) %.0f%% of a core",
+				design.name, hops, arrived, float64(hops)/float64(arrived), took.Round(time.Millisecond), cpu, 100*own.Seconds()/took.Seconds())
 		}
 	}
 	for i, design := range switchDesigns {

@@ -31,9 +31,11 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/grid-ina/grid/harness/dataplane"
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/p4c"
 	"github.com/grid-ina/grid/harness/p4rt/client"
+	"github.com/grid-ina/grid/harness/switchhost"
 	"github.com/grid-ina/grid/harness/topo"
 )
 
@@ -48,11 +50,41 @@ const DefaultStartTimeout = 15 * time.Second
 const stopGrace = 2 * time.Second
 
 // readyLine starts the line `grid switch` prints once its P4Runtime server
-// listens.
-const readyLine = "grid switch: listening on "
+// listens; hostReadyLine the line `grid switch-host` prints once all its
+// switches listen.
+const (
+	readyLine     = "grid switch: listening on "
+	hostReadyLine = "grid switch-host: listening"
+)
 
 // electionID makes the controller primary on every switch.
 const electionID = 1
+
+// Hosting says how a run's switches run as processes.
+type Hosting int
+
+const (
+	// HostTogether runs every switch in one `grid switch-host` process,
+	// each in its own namespace with its own P4Runtime listener at
+	// P4RuntimeAddr (the default: one Go runtime instead of one per
+	// switch).
+	HostTogether Hosting = iota
+	// ProcessPerSwitch runs a `grid switch` process per switch in its
+	// namespace, as a testbed of simple_switch_grpc processes runs: the
+	// way for a back end whose switches are separate processes reached
+	// over P4Runtime.
+	ProcessPerSwitch
+)
+
+func (h Hosting) String() string {
+	switch h {
+	case HostTogether:
+		return "one process"
+	case ProcessPerSwitch:
+		return "a process per switch"
+	}
+	return fmt.Sprintf("Hosting(%d)", int(h))
+}
 
 // Options tune Start.
 type Options struct {
@@ -62,13 +94,16 @@ type Options struct {
 	// Program is the compiled aggregator (aggregator.Compile) that every
 	// switch loads.
 	Program *p4c.Result
+	// Hosting says how the switches run as processes.
+	Hosting Hosting
 	// StartTimeout bounds each switch's start: until its ready line, and
 	// again for connecting and loading the program. 0 means
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
-	// LogDir receives each switch's standard output and error as
-	// SWITCH.log; "" means the run's state directory (fabric.StateDir/RUN),
-	// which fabric.Down removes.
+	// LogDir receives each switch process's standard output and error:
+	// SWITCH.log for a process per switch, switch-host.log (with the
+	// spec it runs, switches.json) for one process. "" means the run's
+	// state directory (fabric.StateDir/RUN), which fabric.Down removes.
 	LogDir string
 	// Detach leaves the switches running when the calling process exits or
 	// Close is called (grid run --keep); fabric.Down stops them. Without
@@ -82,24 +117,28 @@ type Controller struct {
 	detach   bool
 	program  *p4c.Result
 	switches []*Switch
+	procs    []*Process // the processes running the switches
 }
 
-// Switch is one switch process of the run and the P4Runtime connection to it.
+// Switch is one switch of the run, the process that runs it and the
+// P4Runtime connection to it.
 type Switch struct {
+	// Process runs the switch (with others, unless each switch has its own).
 	*Process
 	Name string
 	ID   int
 	// Ports are the switch's P4 ports, in the fabric's order.
 	Ports []int
 
-	node   *fabric.Node
-	client *client.Client
+	node      *fabric.Node
+	readyLine string // the process's ready line, to wait for before connecting; "" once it was seen
+	client    *client.Client
 }
 
-// Start starts a switch process in every switch namespace of the run st
-// describes, waits until each is ready, connects to it as the primary
-// controller and loads opts.Program. On error every switch it started is
-// stopped again.
+// Start starts the switches of the run st describes (opts.Hosting says in
+// which processes), waits until each is ready, connects to it as the
+// primary controller and loads opts.Program. It logs its progress. On
+// error every switch it started is stopped again.
 func Start(ctx context.Context, st *fabric.State, opts Options) (*Controller, error) {
 	if opts.Program == nil {
 		return nil, errors.New("controller: no program to load (Options.Program)")
@@ -124,18 +163,81 @@ func Start(ctx context.Context, st *fabric.State, opts Options) (*Controller, er
 		if n.Kind != topo.KindSwitch {
 			continue
 		}
-		s, err := startSwitch(st, n, opts)
-		if err != nil {
-			return nil, errors.Join(err, c.stop())
+		s := &Switch{Name: n.Name, ID: n.ID, node: n}
+		for _, ifc := range n.Interfaces {
+			s.Ports = append(s.Ports, ifc.Port)
 		}
 		c.switches = append(c.switches, s)
 	}
-	err := c.each(func(s *Switch) error { return s.connect(ctx, opts) })
+	var err error
+	switch opts.Hosting {
+	case HostTogether:
+		err = c.startHost(ctx, st, opts)
+	case ProcessPerSwitch:
+		err = c.startEach(st, opts)
+	default:
+		err = fmt.Errorf("controller: unknown hosting %v", opts.Hosting)
+	}
+	if err != nil {
+		return nil, errors.Join(err, c.stop())
+	}
+	slog.Info("switches started", "run", st.Run, "switches", len(c.switches), "processes", len(c.procs),
+		"took", time.Since(began).Round(time.Millisecond))
+	loaded := newProgress("switches connected and loaded", len(c.switches))
+	err = c.each(func(s *Switch) error {
+		err := s.connect(ctx, opts)
+		loaded.done()
+		return err
+	})
+	loaded.stop()
 	if err != nil {
 		return nil, errors.Join(err, c.disconnect(), c.stop())
 	}
-	slog.Info("switches ready", "run", st.Run, "switches", len(c.switches), "took", time.Since(began).Round(time.Millisecond))
+	slog.Info("switches ready", "run", st.Run, "switches", len(c.switches), "hosting", opts.Hosting.String(),
+		"took", time.Since(began).Round(time.Millisecond))
 	return c, nil
+}
+
+// startEach starts a `grid switch` process per switch; each one's ready
+// line is awaited when connecting.
+func (c *Controller) startEach(st *fabric.State, opts Options) error {
+	for _, s := range c.switches {
+		argv := append([]string{opts.Binary}, switchArgs(s.node, portSpecs(st, s.node))...)
+		p, err := StartProcess(st.Run, s.Name, "switch", argv, filepath.Join(opts.LogDir, s.Name+".log"), opts.Detach)
+		if err != nil {
+			return err
+		}
+		c.procs = append(c.procs, p)
+		s.Process, s.readyLine = p, readyLine
+	}
+	return nil
+}
+
+// startHost starts one `grid switch-host` process for every switch and
+// waits until it is ready.
+func (c *Controller) startHost(ctx context.Context, st *fabric.State, opts Options) error {
+	spec := &switchhost.Spec{}
+	for _, s := range c.switches {
+		spec.Switches = append(spec.Switches, switchhost.Switch{Name: s.Name, Namespace: s.node.NamespacePath(),
+			DeviceID: uint64(s.ID), GRPCAddr: P4RuntimeAddr, Ports: portSpecs(st, s.node)})
+	}
+	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		return fmt.Errorf("switch host: %w", err)
+	}
+	specPath := filepath.Join(opts.LogDir, "switches.json")
+	if err := spec.Write(specPath); err != nil {
+		return fmt.Errorf("switch host: %w", err)
+	}
+	argv := []string{opts.Binary, "switch-host", specPath}
+	p, err := StartProcess(st.Run, "", "switch-host", argv, filepath.Join(opts.LogDir, "switch-host.log"), opts.Detach)
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, p)
+	for _, s := range c.switches {
+		s.Process = p
+	}
+	return p.WaitLine(ctx, hostReadyLine, opts.StartTimeout)
 }
 
 // Switches are the run's switches in topology order.
@@ -188,55 +290,62 @@ func (c *Controller) disconnect() error {
 
 // stop ends every switch process and forgets it in the run's state.
 func (c *Controller) stop() error {
-	return c.each(func(s *Switch) error { return s.stop() })
+	errs := make([]error, len(c.procs))
+	var wg sync.WaitGroup
+	for i, p := range c.procs {
+		wg.Go(func() { errs[i] = p.Stop(stopGrace) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
-// switchArgs is the switch's command line, simple_switch_grpc's shape:
-// a port per interface, device id = switch id, no program until the
-// controller loads one, delay and loss of the links the kernel could not
-// impair (the switch emulates them on its side of the link).
-func switchArgs(st *fabric.State, n *fabric.Node) []string {
-	args := []string{"switch", "--device-id", strconv.Itoa(n.ID)}
-	for _, ifc := range n.Interfaces {
-		args = append(args, "-i", fmt.Sprintf("%d@%s", ifc.Port, ifc.Name))
+// portSpecs are the switch's ports: one per interface, with the delay and
+// loss of its links that the kernel could not impair (the switch emulates
+// them on its side of the link).
+func portSpecs(st *fabric.State, n *fabric.Node) []dataplane.PortSpec {
+	specs := make([]dataplane.PortSpec, len(n.Interfaces))
+	for i, ifc := range n.Interfaces {
+		specs[i] = dataplane.PortSpec{Port: uint32(ifc.Port), Interface: ifc.Name}
 	}
 	for _, l := range st.Emulation.Pending {
 		for _, end := range []topo.Endpoint{l.A, l.B} {
-			if end.Node != n.Name {
-				continue
+			for i := range specs {
+				if end.Node == n.Name && specs[i].Port == uint32(end.Port) {
+					specs[i].Delay, specs[i].Loss = l.Delay, l.Loss/100
+				}
 			}
-			if l.Delay > 0 {
-				args = append(args, "--delay", fmt.Sprintf("%d=%s", end.Port, l.Delay))
-			}
-			if l.Loss > 0 {
-				args = append(args, "--loss", fmt.Sprintf("%d=%g", end.Port, l.Loss/100))
-			}
+		}
+	}
+	return specs
+}
+
+// switchArgs is a `grid switch` command line for the ports,
+// simple_switch_grpc's shape: a port per interface, device id = switch id,
+// no program until the controller loads one, --delay and --loss where
+// the ports have them.
+func switchArgs(n *fabric.Node, ports []dataplane.PortSpec) []string {
+	args := []string{"switch", "--device-id", strconv.Itoa(n.ID)}
+	for _, p := range ports {
+		args = append(args, "-i", p.String())
+	}
+	for _, p := range ports {
+		if p.Delay > 0 {
+			args = append(args, "--delay", fmt.Sprintf("%d=%s", p.Port, p.Delay))
+		}
+		if p.Loss > 0 {
+			args = append(args, "--loss", fmt.Sprintf("%d=%g", p.Port, p.Loss))
 		}
 	}
 	return append(args, "--no-p4", "--", "--grpc-server-addr", P4RuntimeAddr)
 }
 
-// startSwitch starts the switch process of node n, its output going to
-// its log file.
-func startSwitch(st *fabric.State, n *fabric.Node, opts Options) (*Switch, error) {
-	s := &Switch{Name: n.Name, ID: n.ID, node: n}
-	for _, ifc := range n.Interfaces {
-		s.Ports = append(s.Ports, ifc.Port)
-	}
-	argv := append([]string{opts.Binary}, switchArgs(st, n)...)
-	p, err := StartProcess(st.Run, n.Name, "switch", argv, filepath.Join(opts.LogDir, n.Name+".log"), opts.Detach)
-	if err != nil {
-		return nil, err
-	}
-	s.Process = p
-	return s, nil
-}
-
 // connect waits for the switch's ready line, connects over P4Runtime from
 // inside its namespace and loads the program.
 func (s *Switch) connect(parent context.Context, opts Options) error {
-	if err := s.WaitLine(parent, readyLine, opts.StartTimeout); err != nil {
-		return err
+	if s.readyLine != "" {
+		if err := s.WaitLine(parent, s.readyLine, opts.StartTimeout); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(parent, opts.StartTimeout)
 	defer cancel()
@@ -297,6 +406,3 @@ func (s *Switch) failure(step string, err error) error {
 
 // Client is the P4Runtime connection to the switch (nil once closed).
 func (s *Switch) Client() *client.Client { return s.client }
-
-// stop ends the switch process (it logs its port counters on SIGTERM).
-func (s *Switch) stop() error { return s.Stop(stopGrace) }

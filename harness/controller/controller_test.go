@@ -92,7 +92,8 @@ func udpIn(t testing.TB, st *fabric.State, host string, ip netip.Addr) *net.UDPC
 }
 
 // TestOneGradientRoundOnTheTestbedArrivesAsExactPartialSums runs the
-// paper's testbed with every switch a `grid switch` process: the
+// paper's testbed with its switches in one `grid switch-host` process and
+// with a `grid switch` process per switch: the
 // controller installs grid-paths' plan over P4Runtime, the eight workers
 // send two fragments each from their namespaces with kernel UDP sockets,
 // and every packet the PS receives is exactly the sum of the workers its
@@ -100,12 +101,20 @@ func udpIn(t testing.TB, st *fabric.State, host string, ip netip.Addr) *net.UDPC
 // to every worker through the result multicast; the counters tell the same.
 func TestOneGradientRoundOnTheTestbedArrivesAsExactPartialSums(t *testing.T) {
 	controllertest.NeedFabric(t)
+	for _, h := range hostings {
+		t.Run(h.hosting.String(), func(t *testing.T) { oneGradientRound(t, h.hosting) })
+	}
+}
+
+func oneGradientRound(t *testing.T, hosting Hosting) {
 	tp := topo.Testbed()
 	d := deploy(t, tp, solver.AlgoGRIDPaths)
 	st := upRun(t, tp)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ctl, err := Start(ctx, st, startOptions(t))
+	opts := startOptions(t)
+	opts.Hosting = hosting
+	ctl, err := Start(ctx, st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,53 +304,70 @@ func fakeSwitch(t *testing.T, script string) string {
 	return path
 }
 
+// hostings are the ways of running switches, with the name a failing
+// process has in errors on the one-switch topology.
+var hostings = []struct {
+	hosting Hosting
+	who     string
+}{{ProcessPerSwitch, "switch s1"}, {HostTogether, "switch-host"}}
+
 func TestASwitchThatExitsAtStartIsNamedWithItsOutput(t *testing.T) {
 	controllertest.NeedFabric(t)
-	st := upRun(t, oneSwitch(t))
-	opts := startOptions(t)
-	opts.Binary = fakeSwitch(t, `echo "grid switch: bind sw0: no such device" >&2; exit 3`)
-	_, err := Start(context.Background(), st, opts)
-	if err == nil {
-		t.Fatal("Start succeeded with a switch that exits")
-	}
-	for _, want := range []string{"switch s1 exited before it was ready", "exit status 3", "bind sw0: no such device"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
-		}
-	}
-	after, err := fabric.LoadState(st.Run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(after.Processes) != 0 {
-		t.Errorf("the failed start left processes recorded: %+v", after.Processes)
+	for _, h := range hostings {
+		t.Run(h.hosting.String(), func(t *testing.T) {
+			st := upRun(t, oneSwitch(t))
+			opts := startOptions(t)
+			opts.Hosting = h.hosting
+			opts.Binary = fakeSwitch(t, `echo "grid switch: bind sw0: no such device" >&2; exit 3`)
+			_, err := Start(context.Background(), st, opts)
+			if err == nil {
+				t.Fatal("Start succeeded with a switch that exits")
+			}
+			for _, want := range []string{h.who + " exited before it was ready", "exit status 3", "bind sw0: no such device"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			after, err := fabric.LoadState(st.Run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(after.Processes) != 0 {
+				t.Errorf("the failed start left processes recorded: %+v", after.Processes)
+			}
+		})
 	}
 }
 
 func TestASwitchThatNeverGetsReadyTimesOutAndIsStopped(t *testing.T) {
 	controllertest.NeedFabric(t)
-	st := upRun(t, oneSwitch(t))
-	opts := startOptions(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	opts.Binary = fakeSwitch(t, `echo $$ > `+pidFile+`; echo "loading..."; exec sleep 60`)
-	opts.StartTimeout = 300 * time.Millisecond
-	_, err := Start(context.Background(), st, opts)
-	if err == nil {
-		t.Fatal("Start succeeded with a switch that never gets ready")
-	}
-	for _, want := range []string{"switch s1 not ready within 300ms", "loading..."} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
-		}
-	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	fmt.Sscan(string(b), &pid)
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("the switch that timed out (pid %d) was not stopped: kill 0: %v", pid, err)
+	for _, h := range hostings {
+		t.Run(h.hosting.String(), func(t *testing.T) {
+			st := upRun(t, oneSwitch(t))
+			opts := startOptions(t)
+			opts.Hosting = h.hosting
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			opts.Binary = fakeSwitch(t, `echo $$ > `+pidFile+`; echo "loading..."; exec sleep 60`)
+			opts.StartTimeout = 300 * time.Millisecond
+			_, err := Start(context.Background(), st, opts)
+			if err == nil {
+				t.Fatal("Start succeeded with a switch that never gets ready")
+			}
+			for _, want := range []string{h.who + " not ready within 300ms", "loading..."} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pid int
+			fmt.Sscan(string(b), &pid)
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("the switch that timed out (pid %d) was not stopped: kill 0: %v", pid, err)
+			}
+		})
 	}
 }
 

@@ -31,19 +31,21 @@ type Process struct {
 }
 
 // StartProcess starts argv in node's namespace of run as role, its output
-// going to the file log (created, or truncated). A detached process
+// going to the file log (created, or truncated); node "" starts it in the
+// caller's own namespace, for a process that enters the nodes' namespaces
+// itself. A detached process
 // outlives the calling process; otherwise it gets SIGKILL when the caller
 // dies.
 func StartProcess(run, node, role string, argv []string, log string, detach bool) (*Process, error) {
 	p := &Process{Node: node, Role: role, Log: log, run: run, exited: make(chan struct{})}
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
-		return nil, fmt.Errorf("%s %s: log directory: %w", role, node, err)
+		return nil, fmt.Errorf("%s: log directory: %w", p.who(), err)
 	}
 	// A file, not a pipe: a detached process outlives this one and must not
 	// die of SIGPIPE when it writes.
 	out, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", role, node, err)
+		return nil, fmt.Errorf("%s: %w", p.who(), err)
 	}
 	defer out.Close() // the child has its own descriptor
 	p.cmd = exec.Command(argv[0], argv[1:]...)
@@ -51,8 +53,12 @@ func StartProcess(run, node, role string, argv []string, log string, detach bool
 	if !detach {
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	}
-	if err := fabric.Start(run, node, p.cmd, role); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", role, node, err)
+	start := func() error { return fabric.Start(run, node, p.cmd, role) }
+	if node == "" {
+		start = func() error { return fabric.StartOutside(run, p.cmd, role) }
+	}
+	if err := start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.who(), err)
 	}
 	slog.Debug("process started", "run", run, "node", node, "role", role, "pid", p.cmd.Process.Pid, "args", argv[1:])
 	go func() {
@@ -93,8 +99,13 @@ func (p *Process) Running() bool {
 	}
 }
 
-// who names the process in errors: "switch s1", "worker w3".
-func (p *Process) who() string { return p.Role + " " + p.Node }
+// who names the process in errors: "switch s1", "worker w3", "switch-host".
+func (p *Process) who() string {
+	if p.Node == "" {
+		return p.Role
+	}
+	return p.Role + " " + p.Node
+}
 
 // ExitError describes the process's exit, which must have happened, with
 // the end of its log.

@@ -11,6 +11,21 @@ import (
 // unknownEgressMsg is the message of the lines LogUnknownEgress writes.
 const unknownEgressMsg = "frames sent to a port without an interface were dropped"
 
+// Log logs each port's counters, and the frames no port took: in total
+// and, at warning level, by port number (LogUnknownEgress). A switch does
+// this as it exits.
+func (s Stats) Log(log *slog.Logger) {
+	for _, p := range s.Ports {
+		log.Info("port counters", "port", p.PortSpec.String(), "rx_frames", p.RxFrames, "rx_bytes", p.RxBytes,
+			"tx_frames", p.TxFrames, "tx_bytes", p.TxBytes, "loss_drops", p.LossDrops, "queue_drops", p.QueueDrops,
+			"tx_errors", p.TxErrors, "rx_errors", p.RxErrors, "unsent_at_stop", p.UnsentAtStop)
+	}
+	if s.PipelineErrors+s.UnknownEgress > 0 {
+		log.Info("pipeline counters", "errors", s.PipelineErrors, "to_ports_without_interface", s.UnknownEgress)
+	}
+	s.LogUnknownEgress(log)
+}
+
 // LogUnknownEgress logs, at warning level, one line per port number the
 // pipeline sent frames to that had no interface, with their count. `grid
 // switch` logs them as it exits; ParseUnknownEgress reads them back from

@@ -105,9 +105,28 @@ func Start(run, node string, cmd *exec.Cmd, role string) error {
 	if err != nil {
 		return err
 	}
-	if err := doIn(nsPath, cmd.Start); err != nil {
+	if err := InNamespace(nsPath, cmd.Start); err != nil {
 		return fmt.Errorf("start %s in %s of run %q: %w", cmd.Path, node, run, err)
 	}
+	return record(run, cmd, node, role)
+}
+
+// StartOutside starts cmd in the calling process's own namespaces and
+// records it in run's state under role, as Start does for a node's
+// process: for a process that enters the nodes' namespaces itself, such as
+// the switch host that runs every switch of a run. Its record names no node.
+func StartOutside(run string, cmd *exec.Cmd, role string) error {
+	if _, err := LoadState(run); err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s for run %q: %w", cmd.Path, run, err)
+	}
+	return record(run, cmd, "", role)
+}
+
+// record records the started cmd in run's state, or kills it.
+func record(run string, cmd *exec.Cmd, node, role string) error {
 	p, err := ProcessOf(cmd.Process.Pid, node, role)
 	if err == nil {
 		err = RecordProcess(run, p)
@@ -120,11 +139,12 @@ func Start(run, node string, cmd *exec.Cmd, role string) error {
 	return nil
 }
 
-// doIn runs f on an OS thread inside the namespace at nsPath. The thread
-// returns to the root namespace before it is unlocked, or dies with its
-// goroutine if it cannot, also when f panics or calls runtime.Goexit. A
-// process forked by f inherits the namespace.
-func doIn(nsPath string, f func() error) (err error) {
+// InNamespace runs f on an OS thread inside the network namespace at
+// nsPath (a file under NetnsDir). The thread returns to the root namespace
+// before it is unlocked, or dies with its goroutine if it cannot, also when
+// f panics or calls runtime.Goexit. A process forked by f inherits the
+// namespace, and sockets f opens stay in it.
+func InNamespace(nsPath string, f func() error) (err error) {
 	ns, err := netns.GetFromPath(nsPath)
 	if err != nil {
 		return fmt.Errorf("open namespace %s: %w", nsPath, err)
@@ -150,7 +170,7 @@ func (n *Node) NamespacePath() string { return filepath.Join(NetnsDir, n.Namespa
 // happen there, such as opening AF_PACKET sockets on switch ports (sockets
 // stay in the namespace they were opened in). f must not start goroutines
 // that expect to be in the namespace: only its own thread is.
-func (n *Node) Do(f func() error) error { return doIn(n.NamespacePath(), f) }
+func (n *Node) Do(f func() error) error { return InNamespace(n.NamespacePath(), f) }
 
 // OpenPort opens an AF_PACKET socket on the node's interface for port (a
 // switch's P4 port, a host's interface number): bound to that interface, it

@@ -166,7 +166,7 @@ func requireNothingLeft(t *testing.T, run, tag string) {
 // inNamespace runs f on a thread inside the named namespace.
 func inNamespace(t *testing.T, ns string, f func()) {
 	t.Helper()
-	if err := doIn(filepath.Join(NetnsDir, ns), func() error { f(); return nil }); err != nil {
+	if err := InNamespace(filepath.Join(NetnsDir, ns), func() error { f(); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -45,9 +46,31 @@ func newApp() *cli.App {
 				level = slog.LevelDebug
 			}
 			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+			return startProfile()
+		},
+		After: func(*cli.Context) error {
+			pprof.StopCPUProfile()
 			return nil
 		},
 	}
+}
+
+// profileEnv names the environment variable that makes every grid process
+// (a run's switch host and endpoints included, which inherit it) write a
+// CPU profile: GRID_CPUPROFILE=PREFIX writes PREFIX.PID.pprof, for
+// `go tool pprof`.
+const profileEnv = "GRID_CPUPROFILE"
+
+func startProfile() error {
+	prefix := os.Getenv(profileEnv)
+	if prefix == "" {
+		return nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d.pprof", prefix, os.Getpid()))
+	if err != nil {
+		return fmt.Errorf("%s: %w", profileEnv, err)
+	}
+	return pprof.StartCPUProfile(f)
 }
 
 func main() {

@@ -60,7 +60,7 @@ func TestRunSendsRealGradientsThroughTheTestbedAndLeavesNothing(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("results folders %v, want one", dirs)
 	}
-	for _, f := range []string{"summary.json", "traffic.csv", "jobs.csv", "aggregation.csv", "logs/switches/s1.log", "plan.json", "comparison.txt", "topology.svg"} {
+	for _, f := range []string{"summary.json", "traffic.csv", "jobs.csv", "aggregation.csv", "logs/switches/switch-host.log", "logs/switches/switches.json", "plan.json", "comparison.txt", "topology.svg"} {
 		if _, err := os.Stat(filepath.Join(dirs[0], f)); err != nil {
 			t.Errorf("results: %v", err)
 		}

@@ -139,7 +139,7 @@ func runSwitch(c *cli.Context) error {
 	defer stop()
 	fmt.Fprintf(c.App.Writer, "grid switch: listening on %s, ports %s\n", sw.Addr(), portList(sw.Ports()))
 	err = sw.Serve(ctx)
-	logCounters(cfg.Logger, sw.Stats())
+	sw.Stats().Log(cfg.Logger)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("grid switch: %v", err), 1)
 	}
@@ -453,20 +453,4 @@ func portList(specs []dataplane.PortSpec) string {
 		names = append(names, s.String())
 	}
 	return strings.Join(names, " ")
-}
-
-// logCounters logs each port's counters, and the frames no port took: in
-// total and, at warning level, by port number (which the STF driver of
-// harness/p4test reads to fail a test whose packets went to a port that has
-// no veth).
-func logCounters(log *slog.Logger, st dataplane.Stats) {
-	for _, p := range st.Ports {
-		log.Info("port counters", "port", p.PortSpec.String(), "rx_frames", p.RxFrames, "rx_bytes", p.RxBytes,
-			"tx_frames", p.TxFrames, "tx_bytes", p.TxBytes, "loss_drops", p.LossDrops, "queue_drops", p.QueueDrops,
-			"tx_errors", p.TxErrors, "rx_errors", p.RxErrors, "unsent_at_stop", p.UnsentAtStop)
-	}
-	if st.PipelineErrors+st.UnknownEgress > 0 {
-		log.Info("pipeline counters", "errors", st.PipelineErrors, "to_ports_without_interface", st.UnknownEgress)
-	}
-	st.LogUnknownEgress(log)
 }

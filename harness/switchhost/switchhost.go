@@ -1,0 +1,202 @@
+// Package switchhost runs many of grid's embedded switches in one process,
+// each inside its own network namespace: a switch's ports are packet
+// sockets on the veths of its namespace and its P4Runtime server listens
+// in that namespace, so a controller reaches it exactly as it reaches a
+// `grid switch` process started there (same address, same device id, one
+// switch per listener). Every link stays a real veth that iftop and the
+// monitor read.
+//
+// A fabric's switches in one process share one Go runtime and scheduler:
+// a frame going from one switch to the next wakes a goroutine, not another
+// process, and the fabric costs one process's memory instead of one per
+// switch. Each switch still takes one packet at a time, as simple_switch
+// does (engine.Config.Serial).
+//
+// The controller writes a Spec (JSON) and starts `grid switch-host SPEC`:
+//
+//	spec, err := switchhost.Load("switches.json")
+//	h, err := switchhost.Open(spec, switchhost.Options{})
+//	err = h.Serve(ctx)
+package switchhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/grid-ina/grid/harness/dataplane"
+	"github.com/grid-ina/grid/harness/fabric"
+)
+
+// Spec is the switches one host runs.
+type Spec struct {
+	Switches []Switch `json:"switches"`
+}
+
+// Switch is one switch: what `grid switch`'s command line says, plus the
+// network namespace it runs in.
+type Switch struct {
+	// Name names the switch in logs and errors.
+	Name string `json:"name"`
+	// Namespace is the path of the switch's network namespace
+	// (fabric.Node.NamespacePath).
+	Namespace string `json:"namespace"`
+	// DeviceID is the P4Runtime device_id.
+	DeviceID uint64 `json:"device_id"`
+	// GRPCAddr is where the switch's P4Runtime server listens, inside its
+	// namespace; "" means dataplane.DefaultGRPCAddr.
+	GRPCAddr string `json:"grpc_addr"`
+	// CPUPort is the port of PacketIn and PacketOut; 0 means none.
+	CPUPort uint32 `json:"cpu_port,omitempty"`
+	// Ports are the data-plane ports, with delay and loss emulation.
+	Ports []dataplane.PortSpec `json:"ports"`
+}
+
+// Load reads a spec from a JSON file and checks it.
+func Load(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var spec Spec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := spec.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &spec, nil
+}
+
+// Write writes the spec to path as JSON.
+func (s *Spec) Write(path string) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// Check finds what would keep the switches from starting before anything
+// is opened: a switch without a name or namespace, a name used twice.
+func (s *Spec) Check() error {
+	if len(s.Switches) == 0 {
+		return errors.New("switches: none given")
+	}
+	names := map[string]bool{}
+	for i, sw := range s.Switches {
+		switch {
+		case sw.Name == "":
+			return fmt.Errorf("switches[%d].name: missing", i)
+		case names[sw.Name]:
+			return fmt.Errorf("switches[%d].name: %s is given twice", i, sw.Name)
+		case sw.Namespace == "":
+			return fmt.Errorf("switches[%d].namespace: missing (switch %s)", i, sw.Name)
+		}
+		names[sw.Name] = true
+	}
+	return nil
+}
+
+// Options configure a Host.
+type Options struct {
+	// LossSeed seeds every switch's loss emulation (dataplane.Options).
+	LossSeed uint64
+	// PcapDir, when set, gets a directory per switch (PcapDir/NAME) with
+	// its ports' pcap files, as `grid switch --pcap`.
+	PcapDir string
+	// Logger receives every switch's log, each line naming its switch;
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// openers is how many switches open at once: opening is mostly waiting
+// for the kernel, and a fabric has tens of switches.
+const openers = 8
+
+// Host is a set of running switches.
+type Host struct {
+	names    []string
+	switches []*dataplane.Switch
+	logs     []*slog.Logger
+}
+
+// Open opens every switch in its namespace: ports, pcap files and
+// P4Runtime listener. On error nothing stays open.
+func Open(spec *Spec, opts Options) (*Host, error) {
+	if err := spec.Check(); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	h := &Host{names: make([]string, len(spec.Switches)), switches: make([]*dataplane.Switch, len(spec.Switches)),
+		logs: make([]*slog.Logger, len(spec.Switches))}
+	errs := make([]error, len(spec.Switches))
+	sem := make(chan struct{}, openers)
+	var wg sync.WaitGroup
+	for i, sw := range spec.Switches {
+		h.names[i] = sw.Name
+		h.logs[i] = log.With("switch", sw.Name)
+		cfg := dataplane.SwitchConfig{DeviceID: sw.DeviceID, Ports: sw.Ports, CPUPort: sw.CPUPort, GRPCAddr: sw.GRPCAddr,
+			LossSeed: opts.LossSeed, Logger: h.logs[i]}
+		if opts.PcapDir != "" {
+			cfg.PcapDir = filepath.Join(opts.PcapDir, sw.Name)
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			err := fabric.InNamespace(sw.Namespace, func() (err error) {
+				h.switches[i], err = dataplane.NewSwitch(cfg)
+				return err
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("switch %s: %w", sw.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, errors.Join(err, h.each(func(_ int, s *dataplane.Switch) error { return s.Close() }))
+	}
+	return h, nil
+}
+
+// each runs f on every open switch in parallel and joins the errors.
+func (h *Host) each(f func(int, *dataplane.Switch) error) error {
+	errs := make([]error, len(h.switches))
+	var wg sync.WaitGroup
+	for i, s := range h.switches {
+		if s != nil {
+			wg.Go(func() { errs[i] = f(i, s) })
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Len is the number of switches.
+func (h *Host) Len() int { return len(h.switches) }
+
+// Serve runs every switch until ctx is cancelled or one of them fails
+// (which stops the others: a fabric with a dead switch is no fabric), then
+// closes them all and logs each one's port counters.
+func (h *Host) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return h.each(func(i int, s *dataplane.Switch) error {
+		err := s.Serve(ctx)
+		if err != nil {
+			err = fmt.Errorf("switch %s: %w", h.names[i], err)
+			cancel()
+		}
+		s.Stats().Log(h.logs[i])
+		return err
+	})
+}

@@ -1,0 +1,123 @@
+package switchhost
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/grid-ina/grid/harness/dataplane"
+	"github.com/grid-ina/grid/harness/dataplane/nstest"
+	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/p4rt/client"
+)
+
+func TestASpecWithoutNamespaceOrWithANameTwiceIsRefusedNamingTheField(t *testing.T) {
+	for _, c := range []struct{ json, want string }{
+		{`{"switches": []}`, "switches: none given"},
+		{`{"switches": [{"name": "s1"}]}`, "switches[0].namespace: missing (switch s1)"},
+		{`{"switches": [{"name": "s1", "namespace": "/run/netns/a"}, {"name": "s1", "namespace": "/run/netns/b"}]}`, "switches[1].name: s1 is given twice"},
+		{`{"switches": [{"namespace": "/run/netns/a"}]}`, "switches[0].name: missing"},
+		{`{"switches": [{"name": "s1", "namespace": 3}]}`, "cannot unmarshal number"},
+	} {
+		path := filepath.Join(t.TempDir(), "switches.json")
+		if err := os.WriteFile(path, []byte(c.json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), path+": ") {
+			t.Errorf("%s: got %v, want an error naming %s and %q", c.json, err, path, c.want)
+		}
+	}
+}
+
+func TestAWrittenSpecLoadsAsItWas(t *testing.T) {
+	spec := &Spec{Switches: []Switch{{Name: "s1", Namespace: "/run/netns/x", DeviceID: 7, GRPCAddr: "127.0.0.1:9559",
+		Ports: []dataplane.PortSpec{{Port: 1, Interface: "x-p1", Delay: 2 * time.Millisecond, Loss: 0.01}}}}}
+	path := filepath.Join(t.TempDir(), "switches.json")
+	if err := spec.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := got.Switches[0], spec.Switches[0]; g.Name != w.Name || g.DeviceID != w.DeviceID || g.Ports[0] != w.Ports[0] {
+		t.Errorf("loaded %+v, want %+v", g, w)
+	}
+}
+
+// namespaceSwitch is a namespace with one veth for a switch port.
+func namespaceSwitch(t *testing.T, name string, device uint64) (*nstest.Net, Switch) {
+	n := nstest.New(t)
+	n.Veth(name+"p0", name+"h0")
+	return n, Switch{Name: name, Namespace: filepath.Join(nstest.NetnsDir, n.Name()), DeviceID: device,
+		GRPCAddr: "127.0.0.1:9559", Ports: []dataplane.PortSpec{{Port: 0, Interface: name + "p0"}}}
+}
+
+// dial connects to the P4Runtime server at addr inside n as the primary
+// controller of device.
+func dial(ctx context.Context, n *nstest.Net, device uint64) (*client.Client, error) {
+	return client.Dial(ctx, "127.0.0.1:9559", device, 1,
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return n.DialContext(ctx, addr) }))
+}
+
+func TestEverySwitchListensInItsOwnNamespaceAsItsOwnDevice(t *testing.T) {
+	na, a := namespaceSwitch(t, "a", 1)
+	nb, b := namespaceSwitch(t, "b", 2)
+	h, err := Open(&Spec{Switches: []Switch{a, b}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.Serve(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	}()
+	dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer dcancel()
+	for _, c := range []struct {
+		n      *nstest.Net
+		device uint64
+	}{{na, 1}, {nb, 2}} {
+		cl, err := dial(dctx, c.n, c.device)
+		if err != nil {
+			t.Fatalf("device %d in its namespace: %v", c.device, err)
+		}
+		cl.Close()
+	}
+	// The same address in a's namespace is a's switch, not b's.
+	if _, err := dial(dctx, na, 2); err == nil || !strings.Contains(err.Error(), "is not this device (1)") {
+		t.Errorf("device 2 through a's namespace: got %v, want a's switch to refuse it", err)
+	}
+}
+
+func TestASwitchThatCannotOpenIsNamedAndNothingStaysOpen(t *testing.T) {
+	na, a := namespaceSwitch(t, "a", 1)
+	_, b := namespaceSwitch(t, "b", 2)
+	b.Ports[0].Interface = "nosuch"
+	_, err := Open(&Spec{Switches: []Switch{a, b}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "switch b: ") || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatalf("got %v, want switch b's missing interface named", err)
+	}
+	// a's listener was closed: its address is free again.
+	err = fabric.InNamespace(a.Namespace, func() error {
+		l, err := net.Listen("tcp", a.GRPCAddr)
+		if err == nil {
+			l.Close()
+		}
+		return err
+	})
+	if err != nil {
+		t.Errorf("switch a's address in %s after the failed Open: %v", na.Name(), err)
+	}
+}
