@@ -297,6 +297,9 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 		if g.ConstDefaultActionId != w.ConstDefaultActionId {
 			add("table %s: const default action %d, want %d", w.Preamble.Name, g.ConstDefaultActionId, w.ConstDefaultActionId)
 		}
+		if g.ImplementationId != w.ImplementationId || g.IdleTimeoutBehavior != w.IdleTimeoutBehavior {
+			add("table %s: implementation %d idle timeout %v, want %d %v", w.Preamble.Name, g.ImplementationId, g.IdleTimeoutBehavior, w.ImplementationId, w.IdleTimeoutBehavior)
+		}
 		if !proto.Equal(g.GetInitialDefaultAction(), w.GetInitialDefaultAction()) {
 			add("table %s: default action %v, want %v", w.Preamble.Name, g.GetInitialDefaultAction(), w.GetInitialDefaultAction())
 		}
@@ -381,6 +384,9 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 			}
 		}
 	}
+	sameSet(add, "action profile", want.ActionProfiles, got.ActionProfiles, func(p *p4configv1.ActionProfile) string { return p.Preamble.Name })
+	sameSet(add, "value set", want.ValueSets, got.ValueSets, func(v *p4configv1.ValueSet) string { return v.Preamble.Name })
+	sameSet(add, "digest", want.Digests, got.Digests, func(d *p4configv1.Digest) string { return d.Preamble.Name })
 	we, ge := want.GetTypeInfo().GetSerializableEnums(), got.GetTypeInfo().GetSerializableEnums()
 	if len(we) != len(ge) {
 		add("%d serializable enums in type_info, want %d", len(ge), len(we))
@@ -392,6 +398,28 @@ func compareP4Info(want, got *p4configv1.P4Info) string {
 	}
 	sort.Strings(diffs)
 	return strings.Join(diffs, "\n")
+}
+
+// sameSet compares two lists of P4Info entities by name, each whole.
+func sameSet[T proto.Message](add func(string, ...any), kind string, want, got []T, name func(T) string) {
+	gm := map[string]T{}
+	for _, g := range got {
+		gm[name(g)] = g
+	}
+	for _, w := range want {
+		g, ok := gm[name(w)]
+		if !ok {
+			add("%s %s missing", kind, name(w))
+			continue
+		}
+		if !proto.Equal(g, w) {
+			add("%s %s is %v, want %v", kind, name(w), g, w)
+		}
+		delete(gm, name(w))
+	}
+	for n := range gm {
+		add("extra %s %s", kind, n)
+	}
 }
 
 // Each file in testdata/errors holds a program with one mistake and, on

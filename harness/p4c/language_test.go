@@ -130,3 +130,76 @@ func TestProgramsP4cRejectsFailOnItsLine(t *testing.T) {
 		})
 	}
 }
+
+// runOn loads a compiled program into a fresh engine switch.
+func runOn(t *testing.T, res *Result) *engine.Switch {
+	t.Helper()
+	prog, err := engine.Load(res.JSON)
+	if err != nil {
+		t.Fatalf("the engine refuses the JSON: %v", err)
+	}
+	return engine.NewSwitch(prog, engine.Config{})
+}
+
+// send processes one frame and returns the frames out, by port.
+func send(t *testing.T, sw *engine.Switch, port uint32, frame []byte) map[uint32][]byte {
+	t.Helper()
+	out := map[uint32][]byte{}
+	if err := sw.Process(port, frame, func(o engine.Output) { out[o.Port] = o.Data }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// An action selector's table holds groups of members: a packet runs the
+// member its selector input hashes to (identity: input modulo the group
+// size), and the P4Info names the selector with its table.
+func TestActionSelectorTablesRunGroupsOfMembers(t *testing.T) {
+	res, err := compileSnippet(t, holes{
+		ingress: `action fwd(bit<9> port) { sm.egress_spec = port; }
+    action_selector(HashAlgorithm.identity, 32w16, 32w8) sel;
+    table t {
+        key = { hdr.h.a: exact; hdr.h.b: selector; }
+        actions = { fwd; NoAction; }
+        implementation = sel;
+    }`,
+		apply: `t.apply();`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aps := res.P4Info.ActionProfiles; len(aps) != 1 || aps[0].Preamble.Name != "Ig.sel" || !aps[0].WithSelector || aps[0].Size != 16 || len(aps[0].TableIds) != 1 || res.P4Info.Tables[0].ImplementationId != aps[0].Preamble.Id {
+		t.Errorf("P4Info action profiles %v", aps)
+	}
+	sw := runOn(t, res)
+	var members []engine.MemberHandle
+	for _, port := range []byte{2, 3} {
+		m, err := sw.AddMember("Ig.sel", "Ig.fwd", [][]byte{{0, port}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	g, err := sw.AddGroup("Ig.sel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.SetGroupMembers("Ig.sel", g, members); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.AddEntry("Ig.t", engine.Entry{Match: []engine.Match{engine.Exact([]byte{7})}, Group: g}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint32]bool{}
+	for b := byte(0); b < 4; b++ {
+		for port := range send(t, sw, 0, []byte{7, b}) {
+			seen[port] = true
+		}
+	}
+	if !seen[2] || !seen[3] || len(seen) != 2 {
+		t.Errorf("packets left on ports %v, want both members' ports 2 and 3", seen)
+	}
+	if out := send(t, sw, 0, []byte{8, 0}); out[0] == nil || len(out) != 1 {
+		t.Errorf("a miss ran NoAction and should leave on port 0, left on %v", out)
+	}
+}

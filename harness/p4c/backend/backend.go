@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
 	"github.com/grid-ina/grid/harness/p4c/midend"
@@ -137,12 +138,12 @@ func Convert(p *midend.Program) (*bmv2json.Program, error) {
 		}
 		out.Actions = append(out.Actions, bmv2json.Action{Name: a.Name, ID: i, RuntimeData: rd, Primitives: prims})
 	}
-	tableID := 0
+	tableID, profileID := 0, 0
 	for i, pl := range []*midend.Pipeline{p.Ingress, p.Egress} {
 		if pl == nil {
 			continue
 		}
-		bp, err := convertPipeline(pl, i, &tableID)
+		bp, err := convertPipeline(pl, i, &tableID, &profileID)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +212,7 @@ func tableMatchType(t *midend.Table) string {
 	return "exact"
 }
 
-func convertPipeline(pl *midend.Pipeline, id int, tableID *int) (bmv2json.Pipeline, error) {
+func convertPipeline(pl *midend.Pipeline, id int, tableID, profileID *int) (bmv2json.Pipeline, error) {
 	bp := bmv2json.Pipeline{Name: pl.Name, ID: id, InitTable: pl.Init, Tables: []bmv2json.Table{}, ActionProfiles: []bmv2json.ActionProfile{}, Conditionals: []bmv2json.Conditional{}}
 	for _, t := range pl.Tables {
 		bt := bmv2json.Table{
@@ -220,6 +221,22 @@ func convertPipeline(pl *midend.Pipeline, id int, tableID *int) (bmv2json.Pipeli
 			NextTables: map[string]*string{},
 		}
 		*tableID++
+		if ap := t.Profile; ap != nil {
+			// An indirect table: members (and groups) instead of actions,
+			// and no default entry (p4c writes none).
+			bt.Type, bt.ActionProfile = "indirect", ap.Name
+			if ap.Selector != nil {
+				bt.Type = "indirect_ws"
+			}
+			if !slices.ContainsFunc(bp.ActionProfiles, func(p bmv2json.ActionProfile) bool { return p.Name == ap.Name }) {
+				jp := bmv2json.ActionProfile{Name: ap.Name, ID: *profileID, MaxSize: ap.Size}
+				*profileID++
+				if ap.Selector != nil {
+					jp.Selector = &bmv2json.Selector{Algo: ap.Selector.Algo, Input: ap.Selector.Input}
+				}
+				bp.ActionProfiles = append(bp.ActionProfiles, jp)
+			}
+		}
 		if t.DirectMeter != "" {
 			m := t.DirectMeter
 			bt.DirectMeters = &m
@@ -245,7 +262,7 @@ func convertPipeline(pl *midend.Pipeline, id int, tableID *int) (bmv2json.Pipeli
 		for k, v := range t.Next {
 			bt.NextTables[k] = v
 		}
-		if t.Default != nil {
+		if t.Default != nil && t.Profile == nil {
 			data := t.DefaultArgs
 			if data == nil {
 				data = []string{}

@@ -109,6 +109,27 @@ func (l *lowerer) allocInstance(d *ast.InstanceDecl, prefix string) (*objV, erro
 		m.Unit = u
 		o.meter = m
 		l.out.Meters = append(l.out.Meters, m)
+	case "action_profile", "action_selector":
+		ap := &ActionProfile{Name: l.uniqueName(o.name), Pos: d.Pos, Annos: d.Annos}
+		sizeArg := 0
+		if ext.Name == "action_selector" {
+			if len(d.Args) != 3 {
+				return nil, unsupported(d, "action_selector with %d arguments", len(d.Args))
+			}
+			al, err := l.algo(d.Args[0].Value, d.Args[0].Value)
+			if err != nil {
+				return nil, err
+			}
+			ap.Selector = &Selector{Algo: al}
+			sizeArg = 1
+		}
+		size, err := intArg(sizeArg)
+		if err != nil {
+			return nil, err
+		}
+		ap.Size = size
+		o.profile = ap
+		l.out.ActionProfiles = append(l.out.ActionProfiles, ap)
 	default:
 		return nil, unsupported(d, "extern %s", ext.Name)
 	}

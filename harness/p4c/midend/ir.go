@@ -49,6 +49,8 @@ type Program struct {
 	SerEnums []*SerEnum
 	// ControllerHeaders are the @controller_header headers, for P4Info.
 	ControllerHeaders []*ControllerHeader
+	// ActionProfiles are the action profiles and selectors.
+	ActionProfiles []*ActionProfile
 	// Warnings are what the lowering accepted but p4c warns about.
 	Warnings []Warning
 }
@@ -238,7 +240,28 @@ type Table struct {
 	EntriesConst  bool
 	DirectCounter string
 	DirectMeter   string
-	Next          map[string]*string
+	// Profile is the action profile or selector of an indirect table.
+	Profile *ActionProfile
+	Next    map[string]*string
+}
+
+// ActionProfile is an action_profile or, with a Selector, an
+// action_selector: tables using it hold members (and groups) instead of
+// actions.
+type ActionProfile struct {
+	Name     string
+	Pos      ast.Pos
+	Annos    ast.Annotations
+	Size     int
+	Selector *Selector
+	// Tables are the names of the tables using it.
+	Tables []string
+}
+
+// Selector picks a group's member by hashing Input with Algo.
+type Selector struct {
+	Algo  string
+	Input []*bmv2json.Value
 }
 
 // Cond is a conditional node.

@@ -203,6 +203,9 @@ var matchKinds = map[string]bool{"exact": true, "lpm": true, "ternary": true, "r
 func (c *cctx) tableKeys(a *actx, td *ast.TableDecl, t *Table) error {
 	for _, k := range td.Keys {
 		mk := k.MatchKind.Name
+		if mk == "selector" {
+			continue // the action selector's input (tableProfile)
+		}
 		if !matchKinds[mk] {
 			return unsupported(k, "match kind %s", mk)
 		}
@@ -464,6 +467,10 @@ func (c *cctx) tableProps(td *ast.TableDecl, t *Table) error {
 				continue
 			}
 			return unsupported(p, "idle timeout (support_timeout = true)")
+		case "implementation":
+			if err := c.tableProfile(td, t, p); err != nil {
+				return err
+			}
 		case "largest_priority_wins", "priority_delta":
 			// Entry priorities (checked in tableEntries).
 		default:
@@ -532,6 +539,74 @@ func (c *cctx) tableEntries(td *ast.TableDecl, t *Table) error {
 		en.Action = use.Action
 		en.Args = args
 		t.Entries = append(t.Entries, en)
+	}
+	return nil
+}
+
+// tableProfile binds a table to the action profile or selector of its
+// implementation property: an instance, or one constructed in place
+// (named by the property's @name, else action_profile as p4c names it).
+func (c *cctx) tableProfile(td *ast.TableDecl, t *Table, p *ast.TableProperty) error {
+	var o *objV
+	switch x := p.Value.(type) {
+	case *ast.Ident:
+		rv, err := c.actx().value(x)
+		if err != nil {
+			return err
+		}
+		o, _ = rv.(*objV)
+	case *ast.Call:
+		if x.Kind != ast.CallConstructor {
+			break
+		}
+		name := "action_profile"
+		if n, ok := p.Annos.StringArg("name"); ok {
+			name = n
+		}
+		ot, _ := x.Info().Type.(*ast.ObjectType)
+		if ot == nil {
+			break
+		}
+		annos := ast.Annotations{{Pos: x.Pos, Name: "name", Args: []ast.Expr{&ast.StringLit{Pos: x.Pos, Value: "." + name}}}}
+		for _, an := range p.Annos {
+			if an.Name != "name" {
+				annos = append(annos, an)
+			}
+		}
+		inst := &ast.InstanceDecl{Pos: x.Pos, Annos: annos, Type: &ast.NamedType{Pos: x.Pos, Name: ot.Decl.DeclName(), T: ot}, Args: x.Args, Name: name}
+		var err error
+		if o, err = c.l.allocInstance(inst, c.sc.prefix); err != nil {
+			return err
+		}
+	}
+	if o == nil || o.profile == nil {
+		return unsupported(p, "implementation that is not an action_profile or action_selector")
+	}
+	ap := o.profile
+	t.Profile = ap
+	ap.Tables = append(ap.Tables, t.Name)
+	if ap.Selector != nil && ap.Selector.Input == nil {
+		ap.Selector.Input = []*bmv2json.Value{}
+		a := c.actx()
+		for _, k := range td.Keys {
+			if k.MatchKind.Name != "selector" {
+				continue
+			}
+			v, err := a.value(k.Expr)
+			if err != nil {
+				return err
+			}
+			s, ok := v.(*scalarV)
+			if !ok {
+				return unsupported(k, "selector input of this type")
+			}
+			if !isFieldRef(s.ref) {
+				tmp := c.l.tempScalar(s.t)
+				c.block = append(c.block, prim("assign", tmp.ref, param(s.ref)))
+				s = tmp
+			}
+			ap.Selector.Input = append(ap.Selector.Input, s.ref)
+		}
 	}
 	return nil
 }

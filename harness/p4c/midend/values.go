@@ -87,6 +87,7 @@ type objV struct {
 	reg     *Register
 	counter *Counter
 	meter   *Meter
+	profile *ActionProfile
 	// declScope is the scope the instance was declared in, where its
 	// constructor arguments are evaluated.
 	declScope *scope

@@ -86,6 +86,9 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 	for _, ch := range p.ControllerHeaders {
 		add(p4configv1.P4Ids_CONTROLLER_HEADER, ch.Name, ch.Annos)
 	}
+	for _, ap := range p.ActionProfiles {
+		add(p4configv1.P4Ids_ACTION_PROFILE, ap.Name, ap.Annos)
+	}
 	for _, sym := range symbols {
 		if err := syms.Add(sym); err != nil {
 			return nil, err
@@ -105,8 +108,12 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 			if k.Opaque {
 				k.Width = 0
 			}
+			id := uint32(i + 1)
+			if n := idAnno(k.Annos); n != 0 {
+				id = n // @id on a key element numbers its match field
+			}
 			pt.MatchFields = append(pt.MatchFields, &p4configv1.MatchField{
-				Id: uint32(i + 1), Name: k.Name, Bitwidth: int32(k.Width),
+				Id: id, Name: k.Name, Bitwidth: int32(k.Width),
 				Match: &p4configv1.MatchField_MatchType_{MatchType: matchTypes[k.MatchType]},
 			})
 		}
@@ -144,6 +151,9 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 		}
 		if t.DirectMeter != "" {
 			pt.DirectResourceIds = append(pt.DirectResourceIds, syms.ID(p4configv1.P4Ids_DIRECT_METER, t.DirectMeter))
+		}
+		if t.Profile != nil {
+			pt.ImplementationId = syms.ID(p4configv1.P4Ids_ACTION_PROFILE, t.Profile.Name)
 		}
 		if len(t.Entries) > 0 {
 			pt.IsConstTable = t.EntriesConst
@@ -194,6 +204,11 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 			}},
 			Size: int32(r.Size),
 		})
+	}
+	for _, ap := range p.ActionProfiles {
+		info.ActionProfiles = append(info.ActionProfiles, actionProfile(ap, pre(p4configv1.P4Ids_ACTION_PROFILE, ap.Name, ap.Annos), func(name string) uint32 {
+			return syms.ID(p4configv1.P4Ids_TABLE, name)
+		}))
 	}
 	info.TypeInfo = &p4configv1.P4TypeInfo{}
 	// Like p4c, describe the serializable enums the control plane sees:
@@ -268,7 +283,8 @@ func annotationStrings(annos ast.Annotations) []string {
 	var out []string
 	for _, a := range annos {
 		switch a.Name {
-		case "name", "id", "hidden", "brief", "description", "defaultonly", "tableonly":
+		case "name", "id", "hidden", "brief", "description", "defaultonly", "tableonly",
+			"max_group_size", "selector_size_semantics", "max_member_weight": // P4Info fields of their own
 			continue
 		}
 		s := "@" + a.Name
@@ -278,6 +294,38 @@ func annotationStrings(annos ast.Annotations) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// actionProfile describes an action profile or selector as p4c does: a
+// selector's @max_group_size and the size semantics @selector_size_semantics
+// names (sum_of_weights, or sum_of_members with @max_member_weight).
+func actionProfile(ap *midend.ActionProfile, pre *p4configv1.Preamble, tableID func(string) uint32) *p4configv1.ActionProfile {
+	pa := &p4configv1.ActionProfile{Preamble: pre, Size: int64(ap.Size), WithSelector: ap.Selector != nil}
+	for _, t := range ap.Tables {
+		pa.TableIds = append(pa.TableIds, tableID(t))
+	}
+	if ap.Selector == nil {
+		return pa
+	}
+	if an := ap.Annos.Get("max_group_size"); an != nil {
+		if v, ok := midend.AnnotationInt(an); ok {
+			pa.MaxGroupSize = int32(v.Int64())
+		}
+	}
+	sem, given := ap.Annos.StringArg("selector_size_semantics")
+	switch {
+	case sem == "sum_of_members":
+		som := &p4configv1.ActionProfile_SumOfMembers{}
+		if an := ap.Annos.Get("max_member_weight"); an != nil {
+			if v, ok := midend.AnnotationInt(an); ok {
+				som.MaxMemberWeight = int32(v.Int64())
+			}
+		}
+		pa.SelectorSizeSemantics = &p4configv1.ActionProfile_SumOfMembers_{SumOfMembers: som}
+	case given:
+		pa.SelectorSizeSemantics = &p4configv1.ActionProfile_SumOfWeights_{SumOfWeights: &p4configv1.ActionProfile_SumOfWeights{}}
+	}
+	return pa
 }
 
 // kindOf picks the P4Runtime kind of an indexed or a direct resource.

@@ -325,7 +325,8 @@ func joinRaw(toks []lexer.Token) string {
 	parts := make([]string, len(toks))
 	for i, t := range toks {
 		if t.Kind == lexer.String {
-			parts[i] = fmt.Sprintf("%q", t.Text)
+			// As p4c prints it: line breaks stay (strings may span lines).
+			parts[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(t.Text) + `"`
 		} else {
 			parts[i] = t.Text
 		}
