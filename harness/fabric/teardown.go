@@ -6,8 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
-	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,28 +45,11 @@ func teardown(run string) error {
 		if err != nil {
 			return err
 		}
-		var errs []error
-		if err := stopProcesses(s.Processes); err != nil {
-			errs = append(errs, err)
+		others, err := Runs()
+		if err != nil {
+			return err
 		}
-		var names []string
-		for _, n := range s.Nodes {
-			names = append(names, n.Namespace)
-		}
-		warnSquatters(names)
-		if err := removeNamespaces(names, 0); err != nil {
-			errs = append(errs, err)
-		}
-		if _, err := removeRootInterfaces(func(name string) bool { return strings.HasPrefix(name, s.Tag) && ifnameRE.MatchString(name) }); err != nil {
-			errs = append(errs, err)
-		}
-		if err := errors.Join(errs...); err != nil {
-			return fmt.Errorf("tear down run %q (state kept, retry with 'grid clean'): %w", run, err)
-		}
-		if err := os.RemoveAll(runDir(run)); err != nil {
-			return fmt.Errorf("remove state of run %q: %w", run, err)
-		}
-		return nil
+		return sweep(run, s, others, false).Err()
 	})
 }
 
@@ -102,42 +84,14 @@ func stopProcesses(procs []Process) error {
 }
 
 // warnSquatters logs processes that are inside the given namespaces without
-// being recorded in the run's state. They are not killed (grid stops only the
-// processes it recorded), but they keep their namespace, and its interfaces,
-// alive after it is unmounted, so the user must know.
+// being recorded in the run's state. Down does not kill them (it stops only
+// the processes grid recorded; Clean stops them too), but they keep their
+// namespace, and its interfaces, alive after it is unmounted, so the user
+// must know.
 func warnSquatters(names []string) {
-	inodes := map[uint64]string{}
-	for _, n := range names {
-		var st unix.Stat_t
-		if err := unix.Stat(filepath.Join(NetnsDir, n), &st); err == nil {
-			inodes[st.Ino] = n
-		}
-	}
-	if len(inodes) == 0 {
-		return
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		link, err := os.Readlink("/proc/" + e.Name() + "/ns/net")
-		if err != nil {
-			continue
-		}
-		var ino uint64
-		if _, err := fmt.Sscanf(link, "net:[%d]", &ino); err != nil {
-			continue
-		}
-		if ns, ok := inodes[ino]; ok {
-			comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
-			slog.Warn("process not recorded by grid is inside a namespace being removed; it keeps the namespace alive until it exits",
-				"pid", pid, "command", strings.TrimSpace(string(comm)), "netns", ns)
-		}
+	for _, p := range processesIn(names) {
+		slog.Warn("process not recorded by grid is inside a namespace being removed; it keeps the namespace alive until it exits (grid clean stops it)",
+			"pid", p.PID, "command", p.Role, "netns", p.Node)
 	}
 }
 
@@ -164,18 +118,28 @@ func removeRootInterfaces(match func(string) bool) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// CleanReport says what Clean removed.
+// CleanReport says what Clean removed and what it could not.
 type CleanReport struct {
-	Runs       []string // runs removed
-	Busy       []string // runs skipped because a live `grid up` is building them
-	Interfaces []string // stray interfaces removed from the root namespace
+	Runs []*RunReport // runs cleaned, each with what was removed and what failed
+	Busy []string     // runs skipped because a live `grid up` is building them
+	// Interfaces are stray interfaces removed from the root namespace,
+	// TempDirs temporary folders of runs that are gone (no patterns only).
+	Interfaces []string
+	TempDirs   []string
 }
 
 // Clean removes the runs whose names match any of the shell patterns (all
 // runs when none is given), whatever state they are in: finished, half built
-// by a killed `grid up`, or half torn down. Runs that a live `grid up` is
-// still building are skipped. With no patterns it also removes interfaces
-// named like the fabric's from the root namespace.
+// by a killed `grid up`, left by a killed `grid run`, or half torn down. It
+// does not trust the state file alone: a run whose state is missing or
+// unreadable is cleaned from what the kernel and the disk show (namespaces
+// named RUN-*, the processes inside them, its temporary folders), and a
+// pattern without wildcards names a run even when its state directory is
+// gone. Processes found inside a run's namespaces are stopped as well as
+// the recorded ones. Runs that a live `grid up` is still building are
+// skipped. With no patterns it also removes interfaces named like the
+// fabric's from the root namespace and the temporary folders of runs that
+// are gone. The error joins what could not be removed, run by run.
 func Clean(patterns ...string) (*CleanReport, error) {
 	if err := CheckRoot(); err != nil {
 		return nil, err
@@ -191,44 +155,77 @@ func Clean(patterns ...string) (*CleanReport, error) {
 		if err != nil {
 			return err
 		}
-		var errs []error
+		var candidates []string
 		for _, run := range runs {
-			if !matchAny(patterns, run) {
-				continue
+			if matchAny(patterns, run) {
+				candidates = append(candidates, run)
 			}
-			s, err := LoadState(run)
-			if errors.Is(err, ErrNoRun) {
-				// Killed between creating the run directory and writing its
-				// state: nothing else exists yet.
-				if err := os.RemoveAll(runDir(run)); err != nil {
-					errs = append(errs, err)
-				} else {
-					rep.Runs = append(rep.Runs, run)
-				}
-				continue
+		}
+		for _, p := range patterns {
+			if !strings.ContainsAny(p, `*?[\`) && CheckRunName(p) == nil && !slices.Contains(runs, p) {
+				candidates = append(candidates, p)
 			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if s.Status == StatusBuilding && s.Builder != nil && s.Builder.Alive() {
+		}
+		var errs []error
+		for _, run := range candidates {
+			r, busy := cleanRun(run, runs)
+			if busy {
 				rep.Busy = append(rep.Busy, run)
 				continue
 			}
-			if err := teardown(run); err != nil {
-				errs = append(errs, err)
+			if r == nil {
 				continue
 			}
-			rep.Runs = append(rep.Runs, run)
+			rep.Runs = append(rep.Runs, r)
+			errs = append(errs, r.Err())
 		}
 		if len(patterns) == 0 {
 			removed, err := removeRootInterfaces(ifnameRE.MatchString)
 			rep.Interfaces = removed
 			errs = append(errs, err)
+			dirs, err := removeDeadTempDirs(func(run string) bool { return !slices.Contains(runs, run) })
+			rep.TempDirs = dirs
+			errs = append(errs, err)
 		}
 		return errors.Join(errs...)
 	})
 	return rep, err
+}
+
+// cleanRun sweeps one run, under its lock when it has a state directory;
+// busy when a live `grid up` builds it. A run without a state directory
+// that left nothing gives no report.
+func cleanRun(run string, runs []string) (rep *RunReport, busy bool) {
+	if _, err := os.Stat(runDir(run)); err != nil {
+		rep = sweep(run, nil, runs, true)
+		if len(rep.Processes)+len(rep.Namespaces)+len(rep.TempDirs)+len(rep.Failed) == 0 {
+			return nil, false
+		}
+		rep.State = "gone (no directory in " + StateDir + ")"
+		return rep, false
+	}
+	err := withLock(lockPath(run), func() error {
+		s, err := LoadState(run)
+		problem := ""
+		switch {
+		case errors.Is(err, ErrNoRun):
+			// Killed between creating the run directory and writing its
+			// state, or the file was removed: the kernel shows the rest.
+			s, problem = nil, "missing ("+statePath(run)+")"
+		case err != nil:
+			s, problem = nil, "unreadable ("+err.Error()+")"
+		case s.Status == StatusBuilding && s.Builder != nil && s.Builder.Alive():
+			busy = true
+			return nil
+		}
+		rep = sweep(run, s, runs, true)
+		rep.State = problem
+		return nil
+	})
+	if err != nil {
+		return &RunReport{Run: run, Failed: []error{err}}, false
+	}
+	return rep, busy
 }
 
 func matchAny(patterns []string, name string) bool {

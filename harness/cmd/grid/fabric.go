@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -99,25 +100,19 @@ func init() {
 		Usage:     "remove every leftover of grid runs, including crashed and half-built ones",
 		ArgsUsage: "[RUN-PATTERN...]",
 		Description: "Removes all runs (or those whose names match the shell patterns) whatever state they are in:\n" +
-			"built, half built by a killed 'grid up', or half torn down. For each it stops the recorded\n" +
-			"processes, deletes the namespaces and the state. Without patterns it also deletes interfaces\n" +
-			"named like grid's from the root namespace. Runs a live 'grid up' is still building are skipped.\n\n" +
+			"built, half built by a killed 'grid up', left by a killed 'grid run', or half torn down. It\n" +
+			"does not trust the run's state file alone: it finds the run's namespaces (RUN-*) and the\n" +
+			"processes inside them in the kernel and its temporary folders (/tmp/grid-run-RUN.*) on disk,\n" +
+			"so a run whose state.json is missing or corrupt is removed too, and a name without wildcards\n" +
+			"finds a run whose state directory is gone. For each run it prints what it stopped and removed,\n" +
+			"and what it could not (then it exits 1 and keeps the state for a retry). Without patterns it\n" +
+			"also deletes interfaces named like grid's from the root namespace and the temporary folders of\n" +
+			"runs that are gone. Runs a live 'grid up' is still building are skipped.\n\n" +
 			"Example:\n  sudo grid clean\n  sudo grid clean 'ft*'",
 		Action: func(c *cli.Context) error {
 			rep, err := fabric.Clean(c.Args().Slice()...)
 			if rep != nil {
-				for _, r := range rep.Runs {
-					fmt.Fprintf(c.App.Writer, "removed run %s\n", r)
-				}
-				for _, r := range rep.Busy {
-					fmt.Fprintf(c.App.Writer, "skipped run %s: a live 'grid up' is building it\n", r)
-				}
-				for _, i := range rep.Interfaces {
-					fmt.Fprintf(c.App.Writer, "removed stray interface %s\n", i)
-				}
-				if err == nil && len(rep.Runs)+len(rep.Interfaces) == 0 {
-					fmt.Fprintln(c.App.Writer, "nothing to clean")
-				}
+				writeCleanReport(c.App.Writer, rep)
 			}
 			return err
 		},
@@ -175,6 +170,29 @@ func init() {
 	})
 }
 
+// writeCleanReport says run by run what clean removed and what it could not.
+func writeCleanReport(w io.Writer, rep *fabric.CleanReport) {
+	for _, r := range rep.Runs {
+		if err := r.Err(); err != nil {
+			fmt.Fprintf(w, "run %s NOT fully removed: %s; could not: %v\n", r.Run, r.Summary(), errors.Join(r.Failed...))
+			continue
+		}
+		fmt.Fprintf(w, "removed run %s: %s\n", r.Run, r.Summary())
+	}
+	for _, r := range rep.Busy {
+		fmt.Fprintf(w, "skipped run %s: a live 'grid up' is building it\n", r)
+	}
+	for _, i := range rep.Interfaces {
+		fmt.Fprintf(w, "removed stray interface %s\n", i)
+	}
+	for _, d := range rep.TempDirs {
+		fmt.Fprintf(w, "removed temporary folder %s (its run is gone)\n", d)
+	}
+	if len(rep.Runs)+len(rep.Busy)+len(rep.Interfaces)+len(rep.TempDirs) == 0 {
+		fmt.Fprintln(w, "nothing to clean")
+	}
+}
+
 func listRuns(c *cli.Context) error {
 	runs, err := fabric.Runs()
 	if err != nil {
@@ -189,7 +207,15 @@ func listRuns(c *cli.Context) error {
 	for _, run := range runs {
 		st, err := fabric.LoadState(run)
 		if err != nil {
-			fmt.Fprintf(w, "%s\tno state (remove with 'grid clean')\t\t\t\t\t\t\n", run)
+			what := "no state"
+			if !errors.Is(err, fabric.ErrNoRun) {
+				what = "unreadable state"
+			}
+			left := ""
+			if l, err := fabric.FindLeftovers(run); err == nil {
+				left = fmt.Sprintf(": %d namespaces, %d processes, %d temporary folders left", len(l.Namespaces), len(l.Processes), len(l.TempDirs))
+			}
+			fmt.Fprintf(w, "%s\t%s%s (remove with 'grid clean %s')\t\t\t\t\t\t\n", run, what, left, run)
 			continue
 		}
 		hosts, switches := st.Count()

@@ -257,3 +257,65 @@ func TestFabricCommands(t *testing.T) {
 		nothingLeft(t, run)
 	})
 }
+
+// TestCleanAfterTheStateFileWasRemovedRemovesTheNamespaces is the issue's
+// case: `grid up`, rm state.json, `grid clean RUN` must remove the
+// namespaces and say so, not report success while they remain.
+func TestCleanAfterTheStateFileWasRemovedRemovesTheNamespaces(t *testing.T) {
+	if err := fabric.CanBuild(); err != nil {
+		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
+	}
+	bin := buildGrid(t)
+	run := newRunName()
+	t.Cleanup(func() { fabric.Clean(run) })
+	if out, err := exec.Command(bin, "up", shippedTopology(t, "testbed.yaml"), "--name", run).CombinedOutput(); err != nil {
+		t.Fatalf("grid up: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(fabric.StateDir, run, "state.json"), []byte("garbage{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "ls").CombinedOutput()
+	if err != nil || !regexp.MustCompile(run+`\s+unreadable state: 12 namespaces, 0 processes, 0 temporary folders left \(remove with 'grid clean `+run+`'\)`).Match(out) {
+		t.Errorf("grid ls with a corrupt state: %v\n%s", err, out)
+	}
+	if err := os.Remove(filepath.Join(fabric.StateDir, run, "state.json")); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(bin, "clean", run).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "removed run "+run+": its state was missing") || !strings.Contains(string(out), "removed 12 namespaces") {
+		t.Errorf("grid clean: %v\n%s", err, out)
+	}
+	nothingLeft(t, run)
+}
+
+// TestAKilledRunIsListedDeadAndCleanRemovesItsTempFolder kills `grid run`
+// with SIGKILL while its endpoints send: `grid ls` shows the run dead and
+// `grid clean` removes it with its temporary folder.
+func TestAKilledRunIsListedDeadAndCleanRemovesItsTempFolder(t *testing.T) {
+	if err := fabric.CanBuild(); err != nil {
+		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
+	}
+	bin := buildGrid(t)
+	run := newRunName()
+	t.Cleanup(func() { fabric.Clean(run) })
+	cmd, out, _ := startRun(t, bin, run, "--fragments", "1000000", "--link-rate", "10Mbps")
+	waitOutput(t, out, "endpoints started")
+	temps, _ := filepath.Glob(filepath.Join(os.TempDir(), "grid-run-"+run+".*"))
+	if len(temps) != 1 {
+		t.Fatalf("temporary folders of the run: %v", temps)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	ls, err := exec.Command(bin, "ls").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`(?m)^`+run+`\s+dead: process \d+, which it lived with, is gone`).Match(ls) {
+		t.Errorf("grid ls after SIGKILL: %v\n%s", err, ls)
+	}
+	clean, err := exec.Command(bin, "clean", run).CombinedOutput()
+	if err != nil || !strings.Contains(string(clean), "removed run "+run) || !strings.Contains(string(clean), temps[0]) {
+		t.Errorf("grid clean: %v\n%s", err, clean)
+	}
+	if _, err := os.Stat(temps[0]); err == nil {
+		t.Errorf("%s is left", temps[0])
+	}
+	nothingLeft(t, run)
+}

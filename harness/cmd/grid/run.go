@@ -206,15 +206,19 @@ func runExperiment(c *cli.Context) error {
 	fmt.Fprint(w, comparison.String())
 
 	// The switches' and endpoints' logs, specs and reports go to the
-	// results as logs/; with --keep the switches keep logging into the
-	// run's state directory instead.
-	work := ""
-	if !c.Bool("keep") {
-		if work, err = os.MkdirTemp("", "grid-run-"); err != nil {
-			return fmt.Errorf("work directory: %w", err)
-		}
-		defer os.RemoveAll(work)
+	// results as logs/. The folder is named after the run, so that should
+	// this process die without removing it, 'grid clean' does; with --keep
+	// the switches keep logging there until 'grid down' removes it.
+	work, err := fabric.TempDir(runName)
+	if err != nil {
+		return err
 	}
+	keptUp := false
+	defer func() {
+		if !keptUp {
+			os.RemoveAll(work)
+		}
+	}()
 	cfg := runner.Config{
 		Topology: t, Plans: run, Program: prog, Values: values, Name: runName,
 		Fragments: c.Int("fragments"), Seed: c.Uint64("seed"), Timeout: c.Duration("timeout"),
@@ -239,6 +243,7 @@ func runExperiment(c *cli.Context) error {
 		status = results.StatusFailed
 	}
 	if runErr == nil && c.Bool("keep") {
+		keptUp = true
 		fmt.Fprintf(w, "run %s kept up with its switches and the %s plan (remove it with 'grid down %s')\n", exp.Run, run[len(run)-1].Algorithm, exp.Run)
 	} else {
 		fmt.Fprintf(w, "run %s down\n", exp.Run)
@@ -265,15 +270,10 @@ func runExperiment(c *cli.Context) error {
 	}
 	r := exp.Results(name, files)
 	r.Status = status
-	if work != "" {
-		r.Dirs = map[string]string{"logs": work}
-	}
+	r.Dirs = map[string]string{"logs": work}
 	// The logs the errors name move with the results: name their copies,
 	// which outlive the work directory.
 	relocate := func(s string) string {
-		if work == "" {
-			return s
-		}
 		return strings.ReplaceAll(s, work, filepath.Join(resultsDir, name, "logs"))
 	}
 	if runErr != nil {
