@@ -110,6 +110,11 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 			prog, err = nil, fmt.Errorf("bmv2 JSON: %s: %v", internalLoadError, r)
 		}
 	}()
+	// What bmv2 refuses or crashes on is refused here too, so a program
+	// that only runs on the engine cannot pass for one that runs on bmv2.
+	if err := j.CheckBmv2Shapes(); err != nil {
+		return nil, fmt.Errorf("bmv2 JSON: bmv2 would not run it: %w", err)
+	}
 	p := &Program{json: j}
 	if err := p.buildLayout(j); err != nil {
 		return nil, fmt.Errorf("bmv2 JSON: %w", err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grid-ina/grid/harness/bmv2json"
 )
 
 const stdMeta = `["ingress_port",9,false],["egress_spec",9,false],["egress_port",9,false],["instance_type",32,false],
@@ -23,7 +25,7 @@ const stdMeta = `["ingress_port",9,false],["egress_spec",9,false],["egress_port"
 func miniProgram(t testing.TB, fields, prims string, extra map[string]string) *Program {
 	t.Helper()
 	doc := miniJSON(fields, prims, extra)
-	p, err := Load([]byte(doc))
+	p, err := loadShaped(doc)
 	if err != nil {
 		t.Fatalf("load: %v\n%s", err, doc)
 	}
@@ -65,6 +67,18 @@ func miniJSON(fields, prims string, extra map[string]string) string {
 		top["meter_arrays"], top["counter_arrays"], top["register_arrays"], top["calculations"],
 		top["runtime_data"], prims, top["extra_actions"], top["action_data"], top["egress"])
 	return doc
+}
+
+// loadShaped loads a hand-written document after rewriting its expression
+// wrappers the way bmv2 reads them (ShapeForBmv2): the tests write every
+// expression parameter of a primitive bare, which bmv2 and so Load refuse.
+func loadShaped(doc string) (*Program, error) {
+	j, err := bmv2json.Parse([]byte(doc))
+	if err != nil {
+		return nil, err
+	}
+	j.ShapeForBmv2()
+	return LoadProgram(j)
 }
 
 // runMini sends in on port 0 and returns what leaves on port 0 (nil if none).
@@ -384,10 +398,46 @@ func TestLoadErrorsNameTheConstruct(t *testing.T) {
 		`{"op":"register_read","parameters":[` + fld("h", "a") + `]}`: "takes 3 parameters, got 1",
 	}
 	for prim, want := range cases {
-		_, err := Load([]byte(miniJSON(`["a",8,false]`, prim, nil)))
+		_, err := loadShaped(miniJSON(`["a",8,false]`, prim, nil))
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `action "ingress.act"`) {
 			t.Errorf("%s: got %v, want an error naming the action and %q", prim, err, want)
 		}
+	}
+}
+
+// TestLoadRefusesExpressionWrappingBmv2CannotRun loads the wrappings bmv2
+// refuses or crashes on (bmv2json.CheckBmv2Shapes) and checks the error
+// names the JSON field; the same programs shaped as p4c writes them load.
+func TestLoadRefusesExpressionWrappingBmv2CannotRun(t *testing.T) {
+	sum := op("+", fld("h", "a"), hexv("0x1"))
+	wrapped := `{"type":"expression","value":` + sum + `}`
+	verify := func(cond string) map[string]string {
+		return map[string]string{"parser_ops": `{"op":"extract","parameters":[{"type":"regular","value":"h"}]},` +
+			`{"op":"verify","parameters":[` + cond + `,{"type":"hexstr","value":"0x1"}]}`}
+	}
+	cases := []struct {
+		name, prims string
+		extra       map[string]string
+		want        string
+	}{
+		{"an operation bare under a primitive parameter", assign(fld("h", "a"), sum), nil,
+			`actions[0] (ingress.act) primitives[0] (assign) parameters[1]: the operation "+" sits directly under the parameter`},
+		{"a verify condition wrapped twice", assign(fld("h", "a"), hexv("0x1")), verify(`{"type":"expression","value":` + op("==", fld("h", "a"), hexv("0x1")) + `}`),
+			`parsers[0].parse_states[0] (start) parser_ops[1] (verify) parameters[0]: an expression wrapped twice`},
+		{"a parser set from a stack_field", assign(fld("h", "a"), hexv("0x1")), map[string]string{"parser_ops": `{"op":"extract","parameters":[{"type":"regular","value":"h"}]},` +
+			`{"op":"set","parameters":[` + fld("h", "a") + `,{"type":"stack_field","value":["s","a"]}]}`},
+			`parser_ops[1] (set) parameters[1]: a parser set from a "stack_field" node`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load([]byte(miniJSON(`["a",8,false]`, c.prims, c.extra)))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+	if _, err := Load([]byte(miniJSON(`["a",8,false]`, assign(fld("h", "a"), wrapped), verify(op("==", fld("h", "a"), hexv("0x1")))))); err != nil {
+		t.Errorf("the same shaped as p4c writes it: %v", err)
 	}
 }
 

@@ -155,6 +155,10 @@ func Convert(p *midend.Program) (*bmv2json.Program, error) {
 			Verify: c.Verify, Update: !c.Verify, IfCond: c.IfCond,
 		})
 	}
+	out.ShapeForBmv2()
+	if err := out.CheckBmv2Shapes(); err != nil {
+		return nil, fmt.Errorf("backend: the JSON would not run on bmv2: %w", err)
+	}
 	return out, nil
 }
 
