@@ -63,9 +63,15 @@ func (a *actx) call(c *ast.Call, isStmt bool) (val, error) {
 // out/inout (their fields keep the caller's storage; out headers start
 // invalid) unless copyAggregates asks for copies (actions, functions); in
 // aggregates are always copied.
+// A scalar out/inout parameter that body (when given) never names is
+// neither copied in nor out, as p4c's dead-code passes leave it: the copy
+// would read the argument, and reading a header stack element at a
+// run-time index beyond the stack aborts bmv2 (std::out_of_range), though
+// the action never looks at it.
 // It returns the copy-out, to run (into the given context) after the body
 // and on every exit path.
-func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggregates bool) (func(*actx) error, error) {
+func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggregates bool, body ast.Node) (func(*actx) error, error) {
+	named := paramsNamedIn(body)
 	type copyOut struct {
 		dst, src val
 		// slice, when set, is the bit slice the value is copied back to
@@ -136,6 +142,8 @@ func (a *actx) bindParams(c *ast.Call, params []*ast.Param, sc *scope, copyAggre
 				}
 				sc.m[p] = t
 				outs = append(outs, copyOut{src: t, slice: sl})
+			} else if isScalar && body != nil && !named[p] {
+				sc.m[p] = a.l.tempScalar(pt)
 			} else if isScalar {
 				if !sv.loc {
 					return nil, unsupported(arg.Value, "out argument that is not a location")
@@ -269,7 +277,7 @@ func (a *actx) inlineAction(c *ast.Call) error {
 	act := c.Action
 	a.l.recordCalledAction(act, a.sc.prefix)
 	sc := newScope(a.sc, a.sc.prefix)
-	done, err := a.bindParams(c, act.Params, sc, true)
+	done, err := a.bindParams(c, act.Params, sc, true, act.Body)
 	if err != nil {
 		return err
 	}
@@ -282,7 +290,7 @@ func (a *actx) inlineFunction(c *ast.Call) (val, error) {
 		return nil, unsupported(c, "generic functions")
 	}
 	sc := newScope(a.sc, a.sc.prefix)
-	done, err := a.bindParams(c, fn.Params, sc, true)
+	done, err := a.bindParams(c, fn.Params, sc, true, fn.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -390,6 +398,24 @@ func (l *lowerer) recordCalledAction(ad *ast.ActionDecl, prefix string) {
 	// Its arguments are all given at the call: no control-plane parameters.
 	act := &Action{Name: name, Pos: ad.Pos, Annos: ad.Annos}
 	l.out.CalledActions = append(l.out.CalledActions, act)
+}
+
+// paramsNamedIn are the parameters an identifier in n refers to (none when
+// n is nil).
+func paramsNamedIn(n ast.Node) map[*ast.Param]bool {
+	named := map[*ast.Param]bool{}
+	if n == nil {
+		return named
+	}
+	ast.Inspect(n, func(x ast.Node) bool {
+		if id, ok := x.(*ast.Ident); ok {
+			if p, ok := id.Decl.(*ast.Param); ok {
+				named[p] = true
+			}
+		}
+		return true
+	})
+	return named
 }
 
 func containsParam(ps []*ast.Param, p *ast.Param) bool {

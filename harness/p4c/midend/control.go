@@ -706,7 +706,7 @@ func (c *cctx) applyControl(call *ast.Call) error {
 	if err := c.l.prescanApplies(cd.Apply, sc.prefix); err != nil {
 		return err
 	}
-	done, err := a.bindParams(call, cd.Params, sc, false)
+	done, err := a.bindParams(call, cd.Params, sc, false, nil)
 	if err != nil {
 		return err
 	}

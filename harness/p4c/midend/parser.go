@@ -210,7 +210,7 @@ func (l *lowerer) inlineSubparser(call *ast.Call, sc *scope, cur *ParseState, st
 	if err := l.bindCtorParams(o, spd.CtorParams, sub); err != nil {
 		return nil, err
 	}
-	done, err := a.bindParams(call, spd.Params, sub, false)
+	done, err := a.bindParams(call, spd.Params, sub, false, nil)
 	if err != nil {
 		return nil, err
 	}
