@@ -50,6 +50,91 @@ func BenchmarkStartAndInstallOnTheTestbed(b *testing.B) {
 	}
 }
 
+// BenchmarkStartFatTreeK8 measures what starting a k=8 fat-tree's 80
+// switches costs, each design in the same run: building the fabric
+// (namespaces, veths, shaping: the same for every design), starting the
+// switches until each has the aggregator loaded (Start), installing
+// grid-paths' plan (Install), and the proportional memory (PSS) of the
+// switch processes afterwards, per switch. Later designs report their
+// ratio to the first (today's).
+//
+//	go test -run '^$' -bench StartFatTreeK8 -benchtime 1x ./harness/controller
+func BenchmarkStartFatTreeK8(b *testing.B) {
+	controllertest.NeedFabric(b)
+	tp := fatTreeK8(b)
+	d := deploy(b, tp, solver.AlgoGRIDPaths)
+	ctx := context.Background()
+	opts := startOptions(b) // builds grid once, before anything is timed
+	var up time.Duration
+	start := make([]time.Duration, len(switchDesigns))
+	memory := make([]float64, len(switchDesigns)) // bytes per switch
+	for b.Loop() {
+		began := time.Now()
+		st := upRun(b, tp)
+		up += time.Since(began)
+		for i, design := range switchDesigns {
+			began := time.Now()
+			ctl, err := Start(ctx, st, design.opts(opts))
+			if err != nil {
+				b.Fatalf("%s: %v", design.name, err)
+			}
+			if err := ctl.Install(ctx, d); err != nil {
+				ctl.Close()
+				b.Fatalf("%s: %v", design.name, err)
+			}
+			start[i] += time.Since(began)
+			memory[i] += float64(processPSS(b, ctl)) / float64(len(ctl.Switches()))
+			if err := ctl.Close(); err != nil {
+				b.Fatalf("%s: %v", design.name, err)
+			}
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(up.Seconds()/n, "s-fabric-up")
+	for i, design := range switchDesigns {
+		b.ReportMetric(start[i].Seconds()/n, "s-start-"+design.name)
+		b.ReportMetric(memory[i]/n/(1<<20), "MB/switch-"+design.name)
+		if i > 0 {
+			b.ReportMetric(start[0].Seconds()/start[i].Seconds(), "x-start-"+switchDesigns[0].name)
+			b.ReportMetric(memory[0]/memory[i], "x-memory-"+switchDesigns[0].name)
+		}
+	}
+}
+
+// fatTreeK8 is topologies/fattree-k8.yaml.
+func fatTreeK8(b *testing.B) *topo.Topology {
+	root, err := repo.Root()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp, err := topo.Load(filepath.Join(root, "topologies", "fattree-k8.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tp
+}
+
+// processPSS is the proportional set size of the controller's switch
+// processes, in bytes: their memory, with what they share split between
+// the processes sharing it.
+func processPSS(b *testing.B, ctl *Controller) uint64 {
+	b.Helper()
+	var total uint64
+	for _, p := range ctl.procs {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p.PID()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+				kb, _ := strconv.ParseUint(f[1], 10, 64)
+				total += kb << 10
+			}
+		}
+	}
+	return total
+}
+
 // hopsWindow is how many fragments the fragment-hops benchmark keeps in
 // flight: enough to keep every switch of a k=8 fabric busy, few enough that
 // no queue overflows.
@@ -87,14 +172,7 @@ var switchDesigns = []switchDesign{
 //	go test -run '^$' -bench FragmentHops -benchtime 1x ./harness/controller
 func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 	controllertest.NeedFabric(b)
-	root, err := repo.Root()
-	if err != nil {
-		b.Fatal(err)
-	}
-	tp, err := topo.Load(filepath.Join(root, "topologies", "fattree-k8.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	tp := fatTreeK8(b)
 	d, err := aggregator.FromSolverPlan(tp, controllertest.SolveJobs(b, tp, spreadJobs(tp, hopsJobs), solver.AlgoGeryon), aggregator.PlanOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -112,10 +190,12 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
+	opts := startOptions(b)
 	rates := make([]float64, len(switchDesigns))
+	perHop := make([]float64, len(switchDesigns)) // switch processes' CPU µs per fragment-hop
 	for b.Loop() {
 		for i, design := range switchDesigns {
-			ctl, err := Start(ctx, st, design.opts(startOptions(b)))
+			ctl, err := Start(ctx, st, design.opts(opts))
 			if err != nil {
 				b.Fatalf("%s: %v", design.name, err)
 			}
@@ -124,11 +204,12 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 				b.Fatalf("%s: %v", design.name, err)
 			}
 			flood(pss, senders, hopsMeasure/10) // warm-up
-			before, cpuBefore, ownBefore := totalRx(b, ctl), readCPU(b), cputime.Used()
+			before, cpuBefore, ownBefore, switchesBefore := totalRx(b, ctl), readCPU(b), cputime.Used(), processCPU(b, ctl)
 			began := time.Now()
 			arrived := flood(pss, senders, hopsMeasure)
 			took := time.Since(began)
 			hops, cpu, own := totalRx(b, ctl)-before, readCPU(b).minus(cpuBefore), cputime.Used()-ownBefore
+			switchCPU := processCPU(b, ctl) - switchesBefore
 			if err := ctl.Close(); err != nil {
 				b.Fatalf("%s: %v", design.name, err)
 			}
@@ -136,12 +217,15 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 				b.Fatalf("%s: no fragment reached the PS", design.name)
 			}
 			rates[i] += float64(hops) / took.Seconds()
-			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s; the workers and PSs (this process) %.0f%% of a core",
-				design.name, hops, arrived, float64(hops)/float64(arrived), took.Round(time.Millisecond), cpu, 100*own.Seconds()/took.Seconds())
+			perHop[i] += float64(switchCPU.Microseconds()) / float64(hops)
+			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s; switch processes %.0f%% of a core; the workers and PSs (this process) %.0f%%",
+				design.name, hops, arrived, float64(hops)/float64(arrived), took.Round(time.Millisecond), cpu,
+				100*switchCPU.Seconds()/took.Seconds(), 100*own.Seconds()/took.Seconds())
 		}
 	}
 	for i, design := range switchDesigns {
 		b.ReportMetric(rates[i]/float64(b.N), "hops/s-"+design.name)
+		b.ReportMetric(perHop[i]/float64(b.N), "cpu-µs/hop-"+design.name)
 		if i > 0 {
 			b.ReportMetric(rates[i]/rates[0], fmt.Sprintf("x-%s", switchDesigns[0].name))
 		}
@@ -282,4 +366,23 @@ func (c cpuTicks) String() string {
 	}
 	pct := func(v uint64) float64 { return 100 * float64(v) / all }
 	return fmt.Sprintf("user %.0f%%, system %.0f%%, softirq %.0f%%, idle %.0f%%", pct(c.user), pct(c.system), pct(c.softirq), pct(c.idle))
+}
+
+// processCPU is the CPU time the controller's switch processes have used.
+func processCPU(b *testing.B, ctl *Controller) time.Duration {
+	b.Helper()
+	var total time.Duration
+	for _, p := range ctl.procs {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The fields after the command's closing parenthesis; utime and
+		// stime are the 12th and 13th, in clock ticks (100 a second).
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		utime, _ := strconv.ParseUint(f[11], 10, 64)
+		stime, _ := strconv.ParseUint(f[12], 10, 64)
+		total += time.Duration(utime+stime) * 10 * time.Millisecond
+	}
+	return total
 }

@@ -112,7 +112,7 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 		return nil, fmt.Errorf("config.p4_device_config: missing (the bmv2 JSON)")
 	}
 	program, wrapped := bmv2Program(bmv2JSON)
-	prog, err := engine.Load(program)
+	prog, err := programs.load(program)
 	if err != nil {
 		if wrapped {
 			return nil, fmt.Errorf("config.p4_device_config: p4.tmp.P4DeviceConfig.device_data: bmv2 JSON: %w", err)
