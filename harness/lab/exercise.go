@@ -124,3 +124,25 @@ func makeVars(path string) (map[string]string, error) {
 	}
 	return vars, sc.Err()
 }
+
+// UseProgram makes the switches run program (a path relative to the
+// folder, e.g. solution/NAME.p4) in place of the folder's program of the
+// same name, which is left untouched: build/NAME.json is then built from it.
+func (ex *Exercise) UseProgram(program string) error {
+	path := ex.Path(program)
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("--program: %w", err)
+	}
+	name := filepath.Base(path)
+	sources := []string{path}
+	for _, s := range ex.Sources {
+		if filepath.Base(s) != name {
+			sources = append(sources, s)
+		}
+	}
+	ex.Sources = sources
+	if filepath.Base(ex.Default) == name || len(sources) == 1 {
+		ex.Default = path
+	}
+	return nil
+}

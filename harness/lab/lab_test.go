@@ -85,12 +85,22 @@ func freePorts(t *testing.T, n int) int {
 // startLab runs an exercise fixture as a lab removed when the test ends.
 func startLab(t *testing.T, dir string) (*Lab, *fabric.State, string) {
 	t.Helper()
+	return startLabWith(t, dir, "")
+}
+
+// startLabWith runs the exercise with program in place of its own ("" for
+// its own).
+func startLabWith(t *testing.T, dir, program string) (*Lab, *fabric.State, string) {
+	t.Helper()
 	needRoot(t)
 	bin, err := gridBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex, err := Load(dir)
+	if err == nil && program != "" {
+		err = ex.UseProgram(program)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

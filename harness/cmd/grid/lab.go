@@ -37,9 +37,42 @@ func init() {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "run `NAME` (default: lab- and the folder's name)"},
 			&cli.IntFlag{Name: "grpc-port", Value: lab.DefaultGRPCBasePort, Usage: "P4Runtime `PORT` of the first switch; the Nth has PORT+N-1"},
+			&cli.StringFlag{Name: "program", Usage: "run `FILE.p4` (e.g. solution/NAME.p4, relative to EXERCISE_DIR) in place of the folder's program of the same name"},
 		},
 		Action: runLab,
 		Subcommands: []*cli.Command{
+			{
+				Name:      "check",
+				Usage:     "check a student's work on one of grid's own labs (p4/labs): its packet tests and plan checks",
+				ArgsUsage: "[LAB_DIR]",
+				Description: "check runs the lab's check.json: the STF packet tests of its tests/ folder on the lab's program\n" +
+					"(the Makefile's DEFAULT_PROG, or --program) on grid's engine, and for the solver lab the routing\n" +
+					"plan of its topology. It prints PASS or FAIL per check, with what went wrong, and exits 1\n" +
+					"unless every check passes. No root is needed.\n\n" +
+					"Example:\n   grid lab check p4/labs/1-forwarding\n   grid lab check p4/labs/1-forwarding --program p4/labs/1-forwarding/solution/forwarding.p4",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "program", Usage: "check `FILE.p4` instead of the lab's program"},
+					&cli.StringFlag{Name: "topology", Usage: "check the plan of topology `FILE` instead of the lab's"},
+				},
+				Action: func(c *cli.Context) error {
+					args, err := positionalArgs(c)
+					if err != nil || len(args) > 1 {
+						return cli.Exit("grid lab check: at most one LAB_DIR (see grid lab check --help)", 2)
+					}
+					dir := "."
+					if len(args) == 1 {
+						dir = args[0]
+					}
+					ok, err := lab.Check(c.Context, dir, c.String("program"), c.String("topology"), c.App.Writer)
+					if err != nil {
+						return cli.Exit(fmt.Sprintf("grid lab check: %v", err), 1)
+					}
+					if !ok {
+						return cli.Exit("", 1)
+					}
+					return nil
+				},
+			},
 			{
 				Name:      "shell",
 				Usage:     "open a shell on a host of the running lab",
@@ -122,6 +155,9 @@ func runLab(c *cli.Context) error {
 		return cli.Exit("grid lab: want one EXERCISE_DIR (see grid lab --help)", 2)
 	}
 	ex, err := lab.Load(args[0])
+	if err == nil && c.IsSet("program") {
+		err = ex.UseProgram(c.String("program"))
+	}
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("grid lab: %v", err), 1)
 	}
