@@ -122,8 +122,14 @@ func (b *stfBuilder) frag(plan *gradproto.Plan, m int, frag uint32, flags uint8,
 
 // result is the PS's result packet for frag with values vals(i).
 func (b *stfBuilder) result(plan *gradproto.Plan, frag uint32, vals func(i int) int32) []byte {
+	return b.resultTo(plan, gradproto.Broadcast, frag, vals)
+}
+
+// resultTo is the PS's result of frag addressed to dst: 255.255.255.255
+// for every worker, a worker's address for it alone.
+func (b *stfBuilder) resultTo(plan *gradproto.Plan, dst netip.Addr, frag uint32, vals func(i int) int32) []byte {
 	p := &gradproto.Packet{
-		DstMAC: plan.Gateway, SrcMAC: gradproto.HostMAC(0), SrcIP: plan.PSIP, DstIP: netip.AddrFrom4([4]byte{255, 255, 255, 255}), TTL: 64,
+		DstMAC: plan.Gateway, SrcMAC: gradproto.HostMAC(0), SrcIP: plan.PSIP, DstIP: dst, TTL: 64,
 		SrcPort: gradproto.UDPPort, DstPort: gradproto.UDPPort,
 		Header: gradproto.Header{Version: gradproto.Version, Flags: gradproto.FlagResult, Job: plan.Job, Node: plan.PSNode, Count: uint16(len(plan.Members)), Frag: frag},
 		Values: make([]int32, plan.Values),
@@ -419,7 +425,8 @@ var stfCases = []stfCase{
 		job 1's group for port 0 (not to port 4, which serves another job) with each worker's MAC and
 		IP. Groups are per arrival port: a result of job 1 coming back in on port 4 (as from another
 		switch on the way back) goes to port 2 only; one arriving on port 3, where job 1 has no group,
-		is routed by IPv4, and 255.255.255.255 has no route: dropped.`,
+		is routed by IPv4, and 255.255.255.255 has no route: dropped. A result the PS addresses to
+		worker 1 (its answer to a resend) is routed by IPv4 to worker 1's port alone.`,
 		func(t *testing.T) *stfBuilder {
 			st := mustStar(t, 1, 3, 1, 32)
 			st.Config.ResultGroups[0].Ports = st.Config.ResultGroups[0].Ports[:3]
@@ -432,6 +439,8 @@ var stfCases = []stfCase{
 			b.send(4, b.result(&st.Plan, 6, val(9)))
 			b.note("in on port 3: no group")
 			b.send(3, b.result(&st.Plan, 7, val(9)))
+			b.note("from the PS on port 0, addressed to worker 1")
+			b.send(gradproto.StarPSPort, b.resultTo(&st.Plan, st.Plan.Members[1].IP, 8, val(9)))
 			b.checkPorts(0, 1, 2, 3, 4)
 			return b
 		}},
@@ -470,7 +479,8 @@ var stfCases = []stfCase{
 			return b
 		}},
 	{"loss_result", `Loss of a result: the PS's result reaches worker 0 but not worker 1.
-		Worker 1 resends; its resend passes to the PS, which answers with the result again.`,
+		Worker 1 resends; its resend passes to the PS, which answers with the result again,
+		addressed to worker 1: the switch routes it to worker 1 alone.`,
 		func(t *testing.T) *stfBuilder {
 			st := mustStar(t, 1, 2, 0, 32)
 			b := newBuilder(t, Build{}, st)
@@ -481,8 +491,8 @@ var stfCases = []stfCase{
 			b.send(gradproto.StarPSPort, b.result(&st.Plan, 8, sum))
 			b.note("the copy to worker 1 is lost; worker 1 resends:")
 			b.send(st.WorkerPort(1), b.frag(&st.Plan, 1, 8, gradproto.FlagResend, val(1)))
-			b.note("the PS sends the result again")
-			b.send(gradproto.StarPSPort, b.result(&st.Plan, 8, sum))
+			b.note("the PS sends the result again, to worker 1")
+			b.send(gradproto.StarPSPort, b.resultTo(&st.Plan, st.Plan.Members[1].IP, 8, sum))
 			b.checkUnit(1, 8, gradproto.UnitDone)
 			b.checkStats(1)
 			return b

@@ -184,9 +184,7 @@ func oneGradientRound(t *testing.T, hosting Hosting) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res != nil {
-			results = append(results, res)
-		}
+		results = append(results, res...)
 	}
 
 	// The PS multicasts each result; the switches copy it to every worker.

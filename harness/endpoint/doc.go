@@ -35,9 +35,12 @@
 //	  "first_fragment": 0,            // optional: id of the first fragment (ids first..first+fragments-1)
 //	  "seed": 42,                     // gradient seed
 //	  "window": {"initial": 8, "max": 64},  // fragments in flight per worker (AIMD)
-//	  "timeout": "20ms",              // retransmission timeout (at least 300µs)
-//	  "deadline": "60s",              // the endpoint gives up this long after it started (start signal wait included)
-//	  "linger": "1s",                 // optional: the PS stops once it has heard nothing of the job this long after the last result (default 3 × timeout)
+//	  "timeout": "20ms",              // retransmission timeout until round trips are measured (at least 300µs)
+//	  "min_timeout": "10ms",          // optional: floor of the measured timeout (default 10ms, never above timeout)
+//	  "max_timeout": "1s",            // optional: cap of the timeout's exponential back-off (default 1s, never below timeout)
+//	  "deadline": "60s",              // the endpoint gives up this long after it started (a worker on "signal": after the signal)
+//	  "start_wait": "30s",            // optional: how long a worker on "signal" waits for it (default: deadline)
+//	  "linger": "1s",                 // optional: the PS stops once it has heard nothing of the job this long after the last result (default 2 × max_timeout)
 //	  "results": "broadcast",         // optional: "broadcast" (default; the switches multicast) or "unicast" (a copy per worker; no switch needed)
 //	  "start": "now"                  // optional: workers send at once ("now", default) or, once bound, on a start signal ("signal": grid worker waits for SIGUSR1)
 //	}

@@ -158,9 +158,16 @@ func TestWorkerWithoutPSStopsAtTheDeadline(t *testing.T) {
 	if r.Verified || r.Completed != 0 || r.Error != "deadline 300ms passed" {
 		t.Errorf("report %+v", r)
 	}
-	// 4 originals in the first window, then a resend of each every 50 ms.
-	if r.Resent < 4 || r.Sent != 4+r.Resent {
-		t.Errorf("sent %d, resent %d: want resends of the unanswered window", r.Sent, r.Resent)
+	// 4 originals in the first window; at 50 ms all four time out: the
+	// timeout doubles to 100 ms and the window halves to 2, so 2 resends;
+	// at 150 ms those time out: 200 ms, window 1, one resend; the next
+	// timeout would come after the deadline. Resending everything every
+	// 50 ms would have sent 20.
+	if r.Sent != 4+r.Resent || r.Resent < 2 || r.Resent > 4 {
+		t.Errorf("sent %d, resent %d: want the 4 originals and 2 to 4 resends of a shrinking window", r.Sent, r.Resent)
+	}
+	if r.Timeouts < 2 || r.FinalWindow != 1 || time.Duration(r.RTO) < 200*time.Millisecond {
+		t.Errorf("%d timeouts, final window %v, RTO %v: want ≥ 2, 1 and a doubled twice 50ms", r.Timeouts, r.FinalWindow, time.Duration(r.RTO))
 	}
 }
 
@@ -190,7 +197,7 @@ func TestEndpointsRefuseAnInvalidSpec(t *testing.T) {
 
 func TestSecondEndpointOnTheSameAddressFailsToStart(t *testing.T) {
 	spec := loopbackSpec(1, 5)
-	conn, err := listen(context.Background(), spec.Job.Plan().PSIP, false)
+	conn, err := listen(context.Background(), spec.Job.Plan().PSIP, false, minReceiveBuffer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,16 +263,20 @@ func TestWorkersWithAStartSignalSendOnlyAfterIt(t *testing.T) {
 	}
 }
 
-func TestWorkerWaitingForAStartSignalStopsAtTheDeadline(t *testing.T) {
+func TestWorkerWaitingForAStartSignalStopsAfterTheStartWait(t *testing.T) {
 	spec := loopbackSpec(1, 5)
 	spec.Start = StartSignal
-	spec.Deadline = Duration(200 * time.Millisecond)
+	spec.StartWait = Duration(200 * time.Millisecond)
+	start := time.Now()
 	r, err := RunWorker(context.Background(), spec, 0, StartOn(make(chan struct{})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Verified || r.Sent != 0 || r.Error != "deadline 200ms passed before the start signal" {
+	if r.Verified || r.Sent != 0 || r.Error != "no start signal within 200ms" {
 		t.Errorf("sent %d, error %q", r.Sent, r.Error)
+	}
+	if took := time.Since(start); took > time.Duration(spec.Deadline)/2 {
+		t.Errorf("gave up after %v, want the 200ms start wait, not the %v deadline", took, time.Duration(spec.Deadline))
 	}
 	if _, err := RunWorker(context.Background(), spec, 0); err == nil || !strings.Contains(err.Error(), "start trigger") {
 		t.Errorf("a signal-started worker without a trigger: %v", err)

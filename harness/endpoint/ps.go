@@ -12,15 +12,19 @@ import (
 )
 
 // broadcast is where the PS sends results for the switches to multicast.
-var broadcast = netip.AddrPortFrom(netip.AddrFrom4([4]byte{255, 255, 255, 255}), gradproto.UDPPort)
+var broadcast = netip.AddrPortFrom(gradproto.Broadcast, gradproto.UDPPort)
 
 // RunPS runs the spec's parameter server: it adds every contribution (a
 // worker's fragment sent to the PS directly, a switch's partial sum, a
 // fragment a switch passed on) with gradproto.PS, checks each completed
 // fragment's sums against the exact sums (so a contribution counted twice,
-// or missed, is a mismatch), and sends results. It ends when every fragment
-// is complete and nothing of the job has arrived for the linger time (late
-// resends get the result again meanwhile), when the deadline passes or when
+// or missed, is a mismatch), and sends results: a completed fragment's to
+// every worker; a duplicate's (a worker resent because it missed the
+// result) to the workers it carries alone, and to each of them at most once
+// per shortest retransmission timeout, so two copies of one resend draw one
+// answer. It ends when every fragment is complete and nothing of the job
+// has arrived for the linger time (late resends get the result again
+// meanwhile), when the deadline passes or when
 // ctx is cancelled. The error is for failures to start; Report.Failure says
 // whether the run verified.
 func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
@@ -32,17 +36,24 @@ func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job: %w", err)
 	}
-	conn, err := listen(ctx, plan.PSIP, spec.Results != ResultsUnicast)
+	// A window's worth of fragments from every worker.
+	conn, err := listen(ctx, plan.PSIP, spec.Results != ResultsUnicast, receiveBuffer(len(plan.Members)*spec.Window.Max))
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
+	rx, err := newReceiver(conn)
+	if err != nil {
+		return nil, err
+	}
 	o := collectOptions(opts)
 	o.announce(conn)
 	s := &psRun{
-		spec: spec, plan: &plan, model: model, conn: conn,
-		sums: make([]int64, plan.Values),
-		log:  slog.With("job", plan.Job, "role", RolePS),
+		spec: spec, plan: &plan, model: model, conn: conn, rx: rx,
+		answered: map[answer]time.Time{},
+		holdOff:  spec.rto().Min,
+		sums:     make([]int64, plan.Values),
+		log:      slog.With("job", plan.Job, "role", RolePS),
 	}
 	if spec.Results == ResultsUnicast {
 		for _, m := range plan.Members {
@@ -59,11 +70,17 @@ func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
 }
 
 type psRun struct {
-	spec     *Spec
-	plan     *gradproto.Plan
-	model    *gradproto.PS
-	conn     *net.UDPConn
+	spec  *Spec
+	plan  *gradproto.Plan
+	model *gradproto.PS
+	conn  *net.UDPConn
+	rx    *receiver
+	// resultTo is where a completed fragment's result goes.
 	resultTo []netip.AddrPort
+	// answered is when each worker last got a fragment's result again;
+	// within holdOff a further duplicate from it is the same resend.
+	answered map[answer]time.Time
+	holdOff  time.Duration
 	rep      *Report
 	log      *slog.Logger
 	// heard is when the last packet of the job arrived.
@@ -71,10 +88,15 @@ type psRun struct {
 	sums  []int64
 }
 
+// answer is a result sent again to one worker.
+type answer struct {
+	frag uint32
+	to   netip.Addr
+}
+
 func (s *psRun) run(ctx context.Context, deadline time.Time) {
 	s.rep.Start = time.Now()
 	linger := s.spec.linger()
-	buf, oob := make([]byte, 2048), make([]byte, oobSize)
 	for {
 		now := time.Now()
 		complete := s.rep.Completed == s.spec.Fragments
@@ -96,9 +118,9 @@ func (s *psRun) run(ctx context.Context, deadline time.Time) {
 		if complete {
 			wake = earliest(wake, s.heard.Add(linger))
 		}
-		d, got, err := readUntil(s.conn, buf, oob, wake)
+		d, got, err := s.rx.wait(wake)
 		if err == nil && got {
-			err = s.receive(buf[:d.n])
+			err = s.receive(s.rx.buf[:d.n])
 		}
 		if err != nil {
 			s.rep.Error = err.Error()
@@ -120,7 +142,7 @@ func (s *psRun) receive(b []byte) error {
 		s.rep.Direct++
 	}
 	wasComplete := s.model.Complete(h.Frag)
-	res, err := s.model.Receive(&gradproto.Packet{Header: h, Values: vals})
+	replies, err := s.model.Receive(&gradproto.Packet{Header: h, Values: vals})
 	if err != nil {
 		// The network delivered something the plan does not allow: a
 		// fragment that skipped its aggregation node, or a bitmap naming
@@ -130,20 +152,39 @@ func (s *psRun) receive(b []byte) error {
 		}
 		return nil
 	}
-	if res == nil {
+	if len(replies) == 0 {
 		return nil
 	}
-	if wasComplete {
-		s.rep.ResultsAgain++
-	} else {
+	if !wasComplete {
+		res := replies[0]
 		s.complete(res)
-	}
-	payload := res.Payload()
-	for _, to := range s.resultTo {
-		s.rep.Results++
-		if err := sendTo(s.conn, payload, to, &s.rep.SendDrops); err != nil {
-			return fmt.Errorf("send result of fragment %d to %s: %w", res.Frag, to, err)
+		payload := res.Payload()
+		for _, to := range s.resultTo {
+			if err := s.send(res, payload, to); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	for _, r := range replies {
+		a := answer{r.Frag, r.DstIP}
+		if last, ok := s.answered[a]; ok && s.heard.Sub(last) < s.holdOff {
+			s.rep.AnswersHeld++
+			continue
+		}
+		s.answered[a] = s.heard
+		s.rep.ResultsAgain++
+		if err := s.send(r, r.Payload(), netip.AddrPortFrom(r.DstIP, gradproto.UDPPort)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *psRun) send(res *gradproto.Packet, payload []byte, to netip.AddrPort) error {
+	s.rep.Results++
+	if err := sendTo(s.conn, payload, to, &s.rep.SendDrops); err != nil {
+		return fmt.Errorf("send result of fragment %d to %s: %w", res.Frag, to, err)
 	}
 	return nil
 }

@@ -34,20 +34,34 @@ type Report struct {
 	ECNMarked        int `json:"ecn_marked,omitempty"`
 	Results          int `json:"results,omitempty"` // result packets received (worker) or sent (PS)
 	DuplicateResults int `json:"duplicate_results,omitempty"`
-	// MinWindow and FinalWindow show the worker's AIMD window.
+	// MinWindow and FinalWindow show the worker's congestion window,
+	// Decreases how often it halved (control packets and timeouts, once
+	// per window of data).
 	MinWindow   float64 `json:"min_window,omitempty"`
 	FinalWindow float64 `json:"final_window,omitempty"`
+	Decreases   int     `json:"window_decreases,omitempty"`
+	// Timeouts counts the times retransmission timers expired (each may
+	// catch several fragments); SRTT and RTO are the smoothed
+	// round trip and the retransmission timeout at the end.
+	Timeouts int `json:"timeouts,omitempty"`
+	// SpuriousTimeouts counts results of fragments that had timed out
+	// but were not resent yet: the window decrease was undone.
+	SpuriousTimeouts int      `json:"spurious_timeouts,omitempty"`
+	SRTT             Duration `json:"srtt,omitempty"`
+	RTO              Duration `json:"rto,omitempty"`
 
 	// PS counts: contributions received directly from workers and as
 	// aggregated packets (partial sums, or fragments a switch passed on),
-	// those already counted (duplicates: answered with the result again
-	// when complete) and those discarded for partial overlap; results sent
-	// again.
+	// those already counted (duplicates: when complete, answered with the
+	// result again to the workers they carry) and those discarded for
+	// partial overlap; results sent again (one per worker), and answers
+	// held back because that worker had just got the result again.
 	Direct       int `json:"direct,omitempty"`
 	Aggregated   int `json:"aggregated,omitempty"`
 	Duplicates   int `json:"duplicates,omitempty"`
 	Overlaps     int `json:"overlaps,omitempty"`
 	ResultsAgain int `json:"results_again,omitempty"`
+	AnswersHeld  int `json:"answers_held,omitempty"`
 
 	// SendDrops counts datagrams the kernel refused for a full queue
 	// (ENOBUFS): lost before the wire, recovered like any loss.

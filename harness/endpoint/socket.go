@@ -15,14 +15,28 @@ import (
 	"github.com/grid-ina/grid/harness/gradproto"
 )
 
-// receiveBuffer is the socket receive buffer the endpoints ask for: a PS
-// takes bursts of a window's worth of fragments from every worker at once.
-const receiveBuffer = 4 << 20
+// Receive buffers hold what the windows allow in flight towards the
+// endpoint, and no more: a PS a window's worth of fragments from every
+// worker, a worker a window's worth of results and control packets. A
+// deeper queue would only hide a slow CPU as growing round trips; a full
+// one drops, which the workers see and answer by shrinking their windows.
+// The kernel charges each datagram its buffer's true size (about a
+// kilobyte for a GRID packet) and doubles what it is asked for.
+const (
+	bufferPerPacket  = 1024
+	minReceiveBuffer = 64 << 10
+	maxReceiveBuffer = 4 << 20
+)
+
+// receiveBuffer is the receive buffer for packets datagrams in flight.
+func receiveBuffer(packets int) int {
+	return min(max(packets*bufferPerPacket, minReceiveBuffer), maxReceiveBuffer)
+}
 
 // listen opens the endpoint's UDP socket on ip, port 18258, sending with UDP
 // checksum 0 (as GRID senders do; the hosts' interfaces need no checksum
 // offload then) and, for broadcast, allowed to send to 255.255.255.255.
-func listen(ctx context.Context, ip netip.Addr, broadcast bool) (*net.UDPConn, error) {
+func listen(ctx context.Context, ip netip.Addr, broadcast bool, rcvbuf int) (*net.UDPConn, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) {
@@ -38,8 +52,8 @@ func listen(ctx context.Context, ip netip.Addr, broadcast bool) (*net.UDPConn, e
 			if serr == nil {
 				// Beyond net.core.rmem_max only with CAP_NET_ADMIN; the
 				// ordinary option is the fallback.
-				if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, receiveBuffer) != nil {
-					serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, receiveBuffer)
+				if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvbuf) != nil {
+					serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, rcvbuf)
 				}
 			}
 		})
@@ -53,7 +67,7 @@ func listen(ctx context.Context, ip netip.Addr, broadcast bool) (*net.UDPConn, e
 	return pc.(*net.UDPConn), nil
 }
 
-// datagram is what readUntil received.
+// datagram is what a receiver read.
 type datagram struct {
 	n int
 	// ce is whether the IPv4 header's ECN field was CE (congestion
@@ -61,25 +75,66 @@ type datagram struct {
 	ce bool
 }
 
-// readUntil reads one datagram into buf, waiting until wake at the latest;
-// got is false when wake came first. oob holds the control messages.
-func readUntil(conn *net.UDPConn, buf, oob []byte, wake time.Time) (d datagram, got bool, err error) {
-	conn.SetReadDeadline(wake)
-	n, oobn, _, _, err := conn.ReadMsgUDPAddrPort(buf, oob)
+// receiver reads an endpoint's datagrams with their IPv4 TOS byte.
+type receiver struct {
+	conn     *net.UDPConn
+	raw      syscall.RawConn
+	buf, oob []byte
+}
+
+func newReceiver(conn *net.UDPConn) (*receiver, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return &receiver{conn: conn, raw: raw, buf: make([]byte, 2048), oob: make([]byte, oobSize)}, nil
+}
+
+// wait reads one datagram into buf, waiting until wake at the latest; got
+// is false when wake came first.
+func (r *receiver) wait(wake time.Time) (d datagram, got bool, err error) {
+	r.conn.SetReadDeadline(wake)
+	n, oobn, _, _, err := r.conn.ReadMsgUDPAddrPort(r.buf, r.oob)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return d, false, nil
 	case err != nil:
 		return d, false, fmt.Errorf("receive: %w", err)
 	}
-	d.n = n
-	msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+	return r.datagram(n, oobn), true, nil
+}
+
+// poll reads one datagram into buf if one is queued, without waiting: an
+// endpoint drains its socket before it judges timers, so that results a
+// busy CPU left queued count before their fragments time out.
+func (r *receiver) poll() (d datagram, got bool, err error) {
+	r.conn.SetReadDeadline(time.Time{})
+	var n, oobn int
+	var rerr error
+	err = r.raw.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), r.buf, r.oob, unix.MSG_DONTWAIT)
+		return true
+	})
+	switch {
+	case err != nil:
+		return d, false, fmt.Errorf("receive: %w", err)
+	case errors.Is(rerr, unix.EAGAIN) || errors.Is(rerr, unix.EINTR):
+		return d, false, nil
+	case rerr != nil:
+		return d, false, fmt.Errorf("receive: %w", rerr)
+	}
+	return r.datagram(n, oobn), true, nil
+}
+
+func (r *receiver) datagram(n, oobn int) datagram {
+	d := datagram{n: n}
+	msgs, _ := unix.ParseSocketControlMessage(r.oob[:oobn])
 	for _, m := range msgs {
 		if m.Header.Level == unix.IPPROTO_IP && m.Header.Type == unix.IP_TOS && len(m.Data) > 0 {
 			d.ce = m.Data[0]&3 == gradproto.ECNCongestion
 		}
 	}
-	return d, true, nil
+	return d
 }
 
 // oobSize holds the IP_TOS control message.

@@ -32,7 +32,10 @@ type Spec struct {
 	Seed          uint64   `json:"seed"`
 	Window        Window   `json:"window"`
 	Timeout       Duration `json:"timeout"`
+	MinTimeout    Duration `json:"min_timeout,omitempty"`
+	MaxTimeout    Duration `json:"max_timeout,omitempty"`
 	Deadline      Duration `json:"deadline"`
+	StartWait     Duration `json:"start_wait,omitempty"`
 	Linger        Duration `json:"linger,omitempty"`
 	Results       string   `json:"results,omitempty"`
 	Start         string   `json:"start,omitempty"`
@@ -76,8 +79,9 @@ type Member struct {
 	Slot int    `json:"slot"`
 }
 
-// Window bounds a worker's fragments in flight: it starts at Initial, grows
-// by one per result and halves on a collision, never beyond Max.
+// Window bounds a worker's fragments in flight (its congestion window): it
+// starts at Initial, grows with results and halves on a control packet or a
+// timeout, never beyond Max.
 type Window struct {
 	Initial int `json:"initial"`
 	Max     int `json:"max"`
@@ -265,8 +269,17 @@ func (s *Spec) Validate() error {
 	if s.Timeout < Duration(minTimeout) {
 		return fmt.Errorf("timeout: %v, below the %v a worker's clock resolves", time.Duration(s.Timeout), minTimeout)
 	}
+	if s.MinTimeout != 0 && s.MinTimeout < Duration(minTimeout) {
+		return fmt.Errorf("min_timeout: %v, below the %v a worker's clock resolves", time.Duration(s.MinTimeout), minTimeout)
+	}
+	if s.MaxTimeout < 0 {
+		return errors.New("max_timeout: negative")
+	}
 	if s.Deadline <= 0 {
 		return errors.New("deadline: missing or not positive (e.g. \"60s\")")
+	}
+	if s.StartWait < 0 {
+		return errors.New("start_wait: negative")
 	}
 	if s.Linger < 0 {
 		return errors.New("linger: negative")
@@ -284,9 +297,31 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
-// minTimeout is the shortest retransmission timeout: the workers' rounds
-// (a third of it) are timer and poll intervals.
+// minTimeout is the shortest retransmission timeout a spec may ask for:
+// below it timers and polls cost more than they measure.
 const minTimeout = 300 * time.Microsecond
+
+// Defaults of the retransmission timeout's bounds (Spec.MinTimeout,
+// MaxTimeout). The floor keeps a scheduler's hiccup on a loaded machine
+// from passing for loss (RFC 6298 asks for a second, for delayed
+// acknowledgements that GRID does not have); the cap bounds the back-off.
+const (
+	DefaultMinTimeout = 10 * time.Millisecond
+	DefaultMaxTimeout = time.Second
+)
+
+// rto is a worker's retransmission timeout estimator: it starts at the
+// spec's timeout and stays within its bounds.
+func (s *Spec) rto() *gradproto.RTO {
+	lo, hi := time.Duration(s.MinTimeout), time.Duration(s.MaxTimeout)
+	if lo == 0 {
+		lo = DefaultMinTimeout
+	}
+	if hi == 0 {
+		hi = DefaultMaxTimeout
+	}
+	return gradproto.NewRTO(time.Duration(s.Timeout), lo, hi)
+}
 
 // WorkerIndex resolves the worker's member index from the flag (flag < 0:
 // not given) and the spec's index and role.
@@ -307,12 +342,22 @@ func (s *Spec) WorkerIndex(flag int) (int, error) {
 	return flag, nil
 }
 
-// linger is how long the PS keeps answering after its last result.
+// startWait is how long a worker on "signal" waits for it.
+func (s *Spec) startWait() time.Duration {
+	if s.StartWait > 0 {
+		return time.Duration(s.StartWait)
+	}
+	return time.Duration(s.Deadline)
+}
+
+// linger is how long the PS keeps answering after it last heard of the
+// job: by default two of the longest retransmission timeouts, so that a
+// worker whose resends backed off to the cap still finds it.
 func (s *Spec) linger() time.Duration {
 	if s.Linger > 0 {
 		return time.Duration(s.Linger)
 	}
-	return 3 * time.Duration(s.Timeout)
+	return 2 * s.rto().Max
 }
 
 // fragment is the id of fragment number i.

@@ -36,8 +36,14 @@ func TestValidSpecParsesIntoThePlan(t *testing.T) {
 	if s.Timeout != Duration(20*time.Millisecond) || s.Deadline != Duration(10*time.Second) {
 		t.Errorf("timeout %v deadline %v", time.Duration(s.Timeout), time.Duration(s.Deadline))
 	}
-	if got := s.linger(); got != 60*time.Millisecond {
-		t.Errorf("default linger %v, want 3 × timeout", got)
+	if got := s.linger(); got != 2*DefaultMaxTimeout {
+		t.Errorf("default linger %v, want twice the default timeout cap", got)
+	}
+	if r := s.rto(); r.Timeout() != 20*time.Millisecond || r.Min != DefaultMinTimeout || r.Max != DefaultMaxTimeout {
+		t.Errorf("retransmission timeout %v within %v..%v, want 20ms within the defaults", r.Timeout(), r.Min, r.Max)
+	}
+	if got := s.startWait(); got != 10*time.Second {
+		t.Errorf("default start wait %v, want the deadline", got)
 	}
 	p := s.Job.Plan()
 	if p.Job != 1 || p.PSIP.String() != "10.0.0.9" || len(p.Members) != 3 || p.Values != 32 {
@@ -97,6 +103,9 @@ func TestBadSpecIsRejectedNamingTheField(t *testing.T) {
 		{`"timeout": "20ms",`, ``, "timeout: missing"},
 		{`"timeout": "20ms"`, `"timeout": "20us"`, "timeout: 20µs, below the 300µs"},
 		{`"deadline": "10s"`, `"deadline": "-1s"`, "deadline: missing or not positive"},
+		{`"timeout": "20ms"`, `"timeout": "20ms", "min_timeout": "10us"`, "min_timeout: 10µs, below the 300µs"},
+		{`"timeout": "20ms"`, `"timeout": "20ms", "max_timeout": "-1s"`, "max_timeout: negative"},
+		{`"deadline": "10s"`, `"deadline": "10s", "start_wait": "-1s"`, "start_wait: negative"},
 		{`"seed": 7`, `"seed": -7`, "line 11: seed: -7 is not a valid uint64"},
 		{`"seed": 7`, `"sead": 7`, `unknown field "sead"`},
 		{`"fragments": 100,`, `"fragments": 100`, "line 11: invalid character"},

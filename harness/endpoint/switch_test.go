@@ -196,10 +196,11 @@ func newStarNet(t testing.TB, fanIn, direct, units int, loss map[uint32]float64)
 // spec is a job of fragments per worker over the star.
 func (n *starNet) spec(fragments int, window Window, timeout time.Duration) *Spec {
 	return &Spec{Job: JobFromPlan(n.star.Plan, "ps", nil), Fragments: fragments, Seed: 2026, Window: window,
-		Timeout: Duration(timeout), Deadline: Duration(40 * time.Second), Linger: Duration(4 * timeout)}
+		Timeout: Duration(timeout), Deadline: Duration(40 * time.Second)}
 }
 
-// run runs the PS and the workers, each in its host's namespace.
+// run runs the PS and the workers, each in its host's namespace; once
+// every worker is done the PS is stopped, as the runner does it.
 func (n *starNet) run(t testing.TB, spec *Spec) (ps *Report, workers []*Report) {
 	t.Helper()
 	if err := spec.Validate(); err != nil {
@@ -207,11 +208,13 @@ func (n *starNet) run(t testing.TB, spec *Spec) (ps *Report, workers []*Report) 
 	}
 	workers = make([]*Report, len(spec.Job.Members))
 	errs := make([]error, len(workers)+1)
-	var wg sync.WaitGroup
+	var wg, psDone sync.WaitGroup
 	psUp := make(chan struct{})
-	wg.Go(func() {
+	psCtx, stopPS := context.WithCancel(context.Background())
+	defer stopPS()
+	psDone.Go(func() {
 		errs[0] = n.hosts[0].Do(func() (err error) {
-			ps, err = RunPS(context.Background(), spec, OnListening(func(netip.AddrPort) { close(psUp) }))
+			ps, err = RunPS(psCtx, spec, OnListening(func(netip.AddrPort) { close(psUp) }))
 			if err != nil {
 				close(psUp)
 			}
@@ -228,6 +231,8 @@ func (n *starNet) run(t testing.TB, spec *Spec) (ps *Report, workers []*Report) 
 		})
 	}
 	wg.Wait()
+	stopPS()
+	psDone.Wait()
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("endpoint %d (-1 = PS): %v", i-1, err)
@@ -280,6 +285,9 @@ func TestJobThroughTheAggregatorSwitchVerifiesExactSums(t *testing.T) {
 	st := n.jobStats(t)
 	t.Logf("switch: %v; PS: %d aggregated, %d direct; worker 0: %.0f fragments/s, %d resends",
 		st, ps.Aggregated, ps.Direct, workers[0].FragmentsPerSecond, workers[0].Resent)
+	if resent, fragments := resends(workers); resent*100 >= fragments {
+		t.Errorf("%d resends for %d fragments without loss; want under 1%%", resent, fragments)
+	}
 	if st[gradproto.EvReceived] < 2*frags || st[gradproto.EvEmitted] == 0 {
 		t.Errorf("the switch received %d fragments and emitted %d partial sums; want ≥ %d and some", st[gradproto.EvReceived], st[gradproto.EvEmitted], 2*frags)
 	}
@@ -461,5 +469,106 @@ func TestJobThroughAGridSwitchProcessWithLossVerifiesExactSums(t *testing.T) {
 	}
 	if resent == 0 || ps.ResultsAgain == 0 {
 		t.Errorf("%d resends, %d results sent again, although the switch lost packets", resent, ps.ResultsAgain)
+	}
+}
+
+// lossOnEveryPort is loss probability p on every port of a star's switch
+// with hosts hosts (the PS and the workers):
+// every link loses p of what the switch sends over it (partial sums and
+// direct fragments to the PS, results and control packets to the workers).
+func lossOnEveryPort(hosts int, p float64) map[uint32]float64 {
+	loss := map[uint32]float64{}
+	for i := range hosts {
+		loss[uint32(i)] = p
+	}
+	return loss
+}
+
+// resends sums the workers' timeout resends.
+func resends(workers []*Report) (resent, fragments int) {
+	for _, w := range workers {
+		resent += w.Resent
+		fragments += w.Fragments
+	}
+	return resent, fragments
+}
+
+// 1% loss on every link: the run finishes with exact sums, and the
+// workers resend about what was lost: a lost partial sum costs each of its
+// workers a resend, a lost result its worker one, so a few percent of the
+// fragments, never a storm.
+func TestJobWithOnePercentLossOnEveryLinkFinishesExactWithBoundedResends(t *testing.T) {
+	n := newStarNet(t, 4, 2, 0, lossOnEveryPort(7, 0.01))
+	const frags = 500
+	ps, workers := n.run(t, n.spec(frags, Window{Initial: 8, Max: 64}, 50*time.Millisecond))
+	requireVerified(t, ps, workers)
+	resent, fragments := resends(workers)
+	t.Logf("resends %d of %d fragments; PS: %d duplicates, %d results again, %d held", resent, fragments, ps.Duplicates, ps.ResultsAgain, ps.AnswersHeld)
+	if resent == 0 || resent > fragments/10 {
+		t.Errorf("%d resends for %d fragments at 1%% loss; want some, at most 10%%", resent, fragments)
+	}
+}
+
+// 10% loss on every link: timeouts back off and windows shrink, and every
+// sum still arrives exact.
+func TestJobWithTenPercentLossOnEveryLinkFinishesExact(t *testing.T) {
+	n := newStarNet(t, 4, 2, 0, lossOnEveryPort(7, 0.1))
+	const frags = 100
+	spec := n.spec(frags, Window{Initial: 8, Max: 64}, 50*time.Millisecond)
+	// A lower cap on the back-off keeps the test short; the default second
+	// works the same, slower.
+	spec.MaxTimeout = Duration(250 * time.Millisecond)
+	ps, workers := n.run(t, spec)
+	requireVerified(t, ps, workers)
+	resent, fragments := resends(workers)
+	timeouts, decreases := 0, 0
+	for _, w := range workers {
+		timeouts += w.Timeouts
+		decreases += w.Decreases
+	}
+	t.Logf("resends %d of %d fragments, %d timeouts, %d window decreases; PS: %d results again", resent, fragments, timeouts, decreases, ps.ResultsAgain)
+	if timeouts == 0 || decreases == 0 {
+		t.Errorf("%d timeouts and %d window decreases at 10%% loss; want both", timeouts, decreases)
+	}
+}
+
+// A CPU-starved machine: busy processes, twice as many as cores, compete
+// with the switch and the endpoints for the whole run. Round trips grow
+// and jitter, and the switch's full receive queues drop what the windows
+// sent: the workers measure the round trips instead of taking the delay
+// for loss, halve their windows on the drops, and resend what was lost, a
+// few percent of the fragments (the old fixed timeout resent the window
+// every 100 ms: several times the fragments).
+func TestJobOnACPUStarvedMachineFinishesExactWithBoundedResends(t *testing.T) {
+	n := newStarNet(t, 4, 2, 0, nil)
+	starve(t, 2*runtime.NumCPU())
+	const frags = 500
+	ps, workers := n.run(t, n.spec(frags, Window{Initial: 8, Max: 64}, 50*time.Millisecond))
+	requireVerified(t, ps, workers)
+	resent, fragments := resends(workers)
+	spurious := 0
+	for _, w := range workers {
+		spurious += w.SpuriousTimeouts
+	}
+	t.Logf("resends %d of %d fragments, %d spurious timeouts undone; worker 0 SRTT %v RTO %v", resent, fragments, spurious,
+		time.Duration(workers[0].SRTT), time.Duration(workers[0].RTO))
+	if resent*10 > fragments {
+		t.Errorf("%d resends for %d fragments on a starved CPU; want at most 10%%", resent, fragments)
+	}
+}
+
+// starve starts n busy-looping processes for the rest of the test and
+// kills them, by their own pids, when it ends.
+func starve(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("busy loop: %v", err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
 	}
 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/grid-ina/grid/harness/gradproto"
@@ -17,6 +17,10 @@ import (
 // a cancelled context soon.
 const pollInterval = 50 * time.Millisecond
 
+// resendBurst is how many resends may leave back to back before pacing
+// spaces them by SRTT / window.
+const resendBurst = 2
+
 // RunWorker runs member index of the spec's job until every fragment has a
 // verified result, the spec's deadline passes or ctx is cancelled. The
 // report is returned in every case once the socket is open; the error is
@@ -25,12 +29,22 @@ const pollInterval = 50 * time.Millisecond
 //
 // The protocol rules are gradproto.Worker's. That model sends all fragments
 // at once (Originals); here fragments enter a window, so each fragment in
-// flight gets its own gradproto.Worker, which decides retries after control
-// packets, resends after timeouts (the worker's round is the retransmission
-// timeout / gradproto.TimeoutRounds) and when the fragment is done. The
-// window is the model's AIMD rule over the whole worker: one more per
-// result, halved (at least 1) on each control packet the model answers with
-// a retry, capped at the spec's window.max.
+// flight gets its own gradproto.Worker, which makes the retries after
+// control packets, the resends and decides when the fragment is done. The
+// transport around it is TCP's: a retransmission timeout estimated from
+// round trips (gradproto.RTO; one fragment at a time is timed, never one
+// sent twice), doubled on consecutive timeouts up to a cap; a congestion
+// window (gradproto.CongestionWindow) that halves once per window of data
+// on a control packet or a timeout. A fragment whose timer expires counts
+// as lost: it leaves the window and waits for room; resends go before new
+// fragments, paced to SRTT / window apart after a short burst, so a
+// stalled network gets back as many packets as the shrunken window holds,
+// not everything outstanding at once. The result of a fragment that timed
+// out but was not resent yet shows the timeout was spurious (a stall held
+// the results back): the window decrease is undone and the fragments
+// waiting for resends get their timers restarted instead (RFC 4015).
+// Resends are never held back for long: the other workers' results wait
+// for them.
 func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Report, error) {
 	began := time.Now()
 	if err := spec.Validate(); err != nil {
@@ -45,30 +59,53 @@ func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Rep
 	}
 	plan := spec.Job.Plan()
 	me := plan.Members[index]
-	conn, err := listen(ctx, me.IP, false)
+	// Results and control packets, a window's worth of each.
+	conn, err := listen(ctx, me.IP, false, receiveBuffer(2*spec.Window.Max))
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
+	rx, err := newReceiver(conn)
+	if err != nil {
+		return nil, err
+	}
 	o.announce(conn)
 	w := &workerRun{
-		spec: spec, plan: &plan, index: index, conn: conn,
+		spec: spec, plan: &plan, index: index, conn: conn, rx: rx,
 		ps:       netip.AddrPortFrom(plan.PSIP, gradproto.UDPPort),
-		inflight: map[uint32]*gradproto.Worker{},
-		window:   float64(spec.Window.Initial),
-		roundLen: time.Duration(spec.Timeout) / gradproto.TimeoutRounds,
+		inflight: map[uint32]*fragment{},
+		window:   gradproto.NewCongestionWindow(spec.Window.Initial, spec.Window.Max),
+		rto:      spec.rto(),
 		sums:     make([]int64, plan.Values),
 		log:      slog.With("job", plan.Job, "worker", index),
 	}
 	w.rep = &Report{Role: RoleWorker, Job: plan.Job, Index: &index, Host: spec.Job.Members[index].Host,
-		IP: me.IP.String(), Fragments: spec.Fragments, MinWindow: w.window}
-	deadline := began.Add(time.Duration(spec.Deadline))
-	if w.waitForStart(ctx, o.start, deadline) {
-		w.run(ctx, deadline)
+		IP: me.IP.String(), Fragments: spec.Fragments, MinWindow: w.window.Size}
+	if w.waitForStart(ctx, o.start, began.Add(spec.startWait())) {
+		w.run(ctx, time.Now().Add(time.Duration(spec.Deadline)))
 	}
-	w.rep.FinalWindow = w.window
+	w.rep.FinalWindow = w.window.Size
+	w.rep.Decreases = w.window.Decreases
+	w.rep.SRTT = Duration(w.rto.SRTT())
+	w.rep.RTO = Duration(w.rto.Timeout())
 	w.rep.finish(time.Now(), plan.Values)
 	return w.rep, nil
+}
+
+// fragment is one fragment the worker sent that has no result yet.
+type fragment struct {
+	model *gradproto.Worker
+	// first is when its original left, timer when its retransmission
+	// timer started (original or last resend; retries after control
+	// packets do not restart it, as in gradproto.Worker).
+	first, timer time.Time
+	// seq is the sequence number of its last transmission, sends how
+	// many it had.
+	seq   uint64
+	sends int
+	// lost is set when its timer expired: it waits in the resend queue,
+	// outside the window.
+	lost bool
 }
 
 type workerRun struct {
@@ -76,29 +113,49 @@ type workerRun struct {
 	plan  *gradproto.Plan
 	index int
 	conn  *net.UDPConn
+	rx    *receiver
 	ps    netip.AddrPort
 	rep   *Report
 	log   *slog.Logger
 
-	// inflight holds the model of each fragment sent and still without
-	// its result; next is the number of the next fragment to send.
-	inflight map[uint32]*gradproto.Worker
+	// inflight holds each fragment sent and still without its result;
+	// next is the number of the next fragment to send, flight how many of
+	// inflight are not lost.
+	inflight map[uint32]*fragment
 	next     int
-	window   float64
-	start    time.Time
-	roundLen time.Duration
-	round    int
+	flight   int
+	// resends are the lost fragments, in the order their timers expired.
+	resends []uint32
+	// resendAt is the earliest time pacing lets the next resend leave.
+	resendAt time.Time
+
+	window *gradproto.CongestionWindow
+	rto    *gradproto.RTO
+	// timeoutDecrease is whether the window's last decrease was for a
+	// timeout (which a spurious timeout undoes).
+	timeoutDecrease bool
+	// seq numbers transmissions; backoffFrom is the first sequence number
+	// sent after the last back-off: a timeout of an earlier transmission is
+	// the same episode.
+	seq, backoffFrom uint64
+	// timed is the fragment whose round trip is being measured.
+	timed  uint32
+	timing bool
+	// round is the protocol model's clock (gradproto.Worker.Round): one
+	// tick per smoothed round trip.
+	round     int
+	roundFrom time.Time
 
 	sums []int64
 }
 
-// waitForStart waits for the start trigger, if there is one; false means
-// the run ended first (the report says why).
-func (w *workerRun) waitForStart(ctx context.Context, start <-chan struct{}, deadline time.Time) bool {
+// waitForStart waits for the start trigger, if there is one, until
+// giveUp; false means the run ended first (the report says why).
+func (w *workerRun) waitForStart(ctx context.Context, start <-chan struct{}, giveUp time.Time) bool {
 	if start == nil {
 		return true
 	}
-	timer := time.NewTimer(time.Until(deadline))
+	timer := time.NewTimer(time.Until(giveUp))
 	defer timer.Stop()
 	select {
 	case <-start:
@@ -106,46 +163,60 @@ func (w *workerRun) waitForStart(ctx context.Context, start <-chan struct{}, dea
 	case <-ctx.Done():
 		w.rep.Error = "interrupted before the start signal: " + context.Cause(ctx).Error()
 	case <-timer.C:
-		w.rep.Error = fmt.Sprintf("deadline %v passed before the start signal", time.Duration(w.spec.Deadline))
+		w.rep.Error = fmt.Sprintf("no start signal within %v", w.spec.startWait())
 	}
 	w.rep.Start = time.Now()
 	return false
 }
 
 func (w *workerRun) run(ctx context.Context, deadline time.Time) {
-	w.start = time.Now()
-	w.rep.Start = w.start
-	buf, oob := make([]byte, 2048), make([]byte, oobSize)
+	w.rep.Start = time.Now()
+	w.roundFrom = w.rep.Start
+	if err := w.loop(ctx, deadline); err != nil {
+		w.rep.Error = err.Error()
+	}
+}
+
+func (w *workerRun) loop(ctx context.Context, deadline time.Time) error {
 	for w.rep.Completed < w.spec.Fragments {
-		if err := w.fill(); err != nil {
-			w.rep.Error = err.Error()
-			return
+		// Everything queued first: a result that waited in the socket
+		// while the CPU was busy is no reason to time its fragment out.
+		for {
+			d, got, err := w.rx.poll()
+			if err != nil {
+				return err
+			}
+			if !got {
+				break
+			}
+			if err := w.receive(w.rx.buf[:d.n], d.ce); err != nil {
+				return err
+			}
+		}
+		if w.rep.Completed == w.spec.Fragments {
+			return nil
 		}
 		now := time.Now()
 		switch {
 		case ctx.Err() != nil:
-			w.rep.Error = "interrupted: " + context.Cause(ctx).Error()
-			return
+			return errors.New("interrupted: " + context.Cause(ctx).Error())
 		case !now.Before(deadline):
-			w.rep.Error = fmt.Sprintf("deadline %v passed", time.Duration(w.spec.Deadline))
-			return
+			return fmt.Errorf("deadline %v passed", time.Duration(w.spec.Deadline))
 		}
-		if r := int(now.Sub(w.start) / w.roundLen); r > w.round {
-			if err := w.tick(r); err != nil {
-				w.rep.Error = err.Error()
-				return
-			}
+		w.clock(now)
+		w.expire(now)
+		if err := w.send(now); err != nil {
+			return err
 		}
-		nextRound := w.start.Add(time.Duration(w.round+1) * w.roundLen)
-		d, got, err := readUntil(w.conn, buf, oob, earliest(nextRound, deadline, now.Add(pollInterval)))
+		d, got, err := w.rx.wait(earliest(w.wake(), deadline, now.Add(pollInterval)))
 		if err == nil && got {
-			err = w.receive(buf[:d.n], d.ce)
+			err = w.receive(w.rx.buf[:d.n], d.ce)
 		}
 		if err != nil {
-			w.rep.Error = err.Error()
-			return
+			return err
 		}
 	}
+	return nil
 }
 
 func earliest(t time.Time, more ...time.Time) time.Time {
@@ -157,18 +228,123 @@ func earliest(t time.Time, more ...time.Time) time.Time {
 	return t
 }
 
-// fill sends originals while the window has room.
-func (w *workerRun) fill() error {
-	for len(w.inflight) < int(w.window) && w.next < w.spec.Fragments {
+// clock advances the models' round once per smoothed round trip.
+func (w *workerRun) clock(now time.Time) {
+	rtt := max(w.rto.SRTT(), w.rto.Min)
+	if now.Sub(w.roundFrom) >= rtt {
+		w.round++
+		w.roundFrom = now
+	}
+}
+
+// expire moves the fragments whose timer ran out of the window into the
+// resend queue: one event for the window (the timeout backs off once and
+// the window halves once per episode, whatever number of fragments it
+// caught).
+func (w *workerRun) expire(now time.Time) {
+	rto := w.rto.Timeout()
+	var expired []uint32
+	oldest := uint64(0)
+	for frag, f := range w.inflight {
+		if f.lost || now.Sub(f.timer) < rto {
+			continue
+		}
+		if len(expired) == 0 || f.seq < oldest {
+			oldest = f.seq
+		}
+		expired = append(expired, frag)
+	}
+	if len(expired) == 0 {
+		return
+	}
+	slices.Sort(expired)
+	for _, frag := range expired {
+		w.inflight[frag].lost = true
+		w.flight--
+		if w.timing && w.timed == frag {
+			w.timing = false
+		}
+	}
+	w.resends = append(w.resends, expired...)
+	w.rep.Timeouts++
+	if oldest >= w.backoffFrom {
+		w.rto.Backoff()
+		w.backoffFrom = w.seq
+	}
+	w.decrease(oldest, true)
+}
+
+// decrease halves the window for a congestion signal about transmission
+// seq: a timeout or a control packet.
+func (w *workerRun) decrease(seq uint64, timeout bool) {
+	if w.window.Congestion(seq, w.seq) {
+		w.rep.MinWindow = min(w.rep.MinWindow, w.window.Size)
+		w.timeoutDecrease = timeout
+	}
+}
+
+// spurious answers the result of a fragment that timed out but was not
+// resent yet: the timeout came too early (a busy CPU held the result
+// back), so the round trip it took is a sample, the window goes back to
+// what it was, and the fragments waiting for resends get their timers
+// restarted instead (RFC 4015's response).
+func (w *workerRun) spurious(f *fragment, now time.Time) {
+	w.rep.SpuriousTimeouts++
+	w.rto.Sample(now.Sub(f.first))
+	if w.timeoutDecrease && w.window.Undo() {
+		w.timeoutDecrease = false
+	}
+	for _, frag := range w.resends {
+		if g := w.inflight[frag]; g != nil && g.lost {
+			g.lost, g.timer = false, now
+			w.flight++
+		}
+	}
+	w.resends = w.resends[:0]
+}
+
+// send fills the window: the resend queue first, paced, then new
+// fragments.
+func (w *workerRun) send(now time.Time) error {
+	for w.flight < w.window.Room() && len(w.resends) > 0 {
+		if now.Before(w.resendAt) {
+			return nil
+		}
+		frag := w.resends[0]
+		w.resends = w.resends[1:]
+		f := w.inflight[frag]
+		if f == nil {
+			continue // its result came after all
+		}
+		p := f.model.Resend(frag)
+		f.lost, f.timer = false, now
+		w.flight++
+		w.rep.Resent++
+		if err := w.transmit(f, p); err != nil {
+			return err
+		}
+		gap := max(w.rto.SRTT(), w.rto.Min) / time.Duration(max(1, w.window.Room()))
+		from := now.Add(-resendBurst * gap)
+		if w.resendAt.After(from) {
+			from = w.resendAt
+		}
+		w.resendAt = from.Add(gap)
+	}
+	for w.flight < w.window.Room() && w.next < w.spec.Fragments {
 		frag := w.spec.fragment(w.next)
 		w.next++
 		vals := make([]int32, w.plan.Values)
 		Gradient(vals, w.spec.Seed, w.index, frag, len(w.plan.Members))
 		m := gradproto.NewWorker(w.plan, w.index, map[uint32][]int32{frag: vals})
 		m.Round = w.round
-		w.inflight[frag] = m
+		f := &fragment{model: m, first: now, timer: now}
+		w.inflight[frag] = f
+		w.flight++
+		if !w.timing {
+			w.timed, w.timing = frag, true
+		}
 		for _, p := range m.Originals() {
-			if err := w.send(p); err != nil {
+			if err := w.transmit(f, p); err != nil {
 				return err
 			}
 		}
@@ -176,22 +352,26 @@ func (w *workerRun) fill() error {
 	return nil
 }
 
-// tick moves the fragments' clocks to round r and sends what timed out.
-func (w *workerRun) tick(r int) error {
-	w.round = r
-	for _, m := range w.inflight {
-		m.Round = r
-		for _, p := range m.Timeout() {
-			w.rep.Resent++
-			if err := w.send(p); err != nil {
-				return err
-			}
+// wake is when the worker has something to do without a packet: the next
+// timer to expire, or the next paced resend.
+func (w *workerRun) wake() time.Time {
+	rto := w.rto.Timeout()
+	t := time.Now().Add(pollInterval)
+	for _, f := range w.inflight {
+		if !f.lost {
+			t = earliest(t, f.timer.Add(rto))
 		}
 	}
-	return nil
+	if len(w.resends) > 0 && w.flight < w.window.Room() {
+		t = earliest(t, w.resendAt)
+	}
+	return t
 }
 
-func (w *workerRun) send(p *gradproto.Packet) error {
+func (w *workerRun) transmit(f *fragment, p *gradproto.Packet) error {
+	f.seq = w.seq
+	w.seq++
+	f.sends++
 	w.rep.Sent++
 	if err := sendTo(w.conn, p.Payload(), w.ps, &w.rep.SendDrops); err != nil {
 		return fmt.Errorf("send fragment %d to %s: %w", p.Frag, w.ps, err)
@@ -210,34 +390,53 @@ func (w *workerRun) receive(b []byte, ce bool) error {
 	case h.Has(gradproto.FlagResult):
 		w.rep.Results++
 		w.verify(p)
-		m := w.inflight[h.Frag]
-		if m == nil {
+		f := w.inflight[h.Frag]
+		if f == nil {
 			w.rep.DuplicateResults++
 			return nil
 		}
-		m.Receive(p)
-		if m.Done() {
-			delete(w.inflight, h.Frag)
-			w.rep.Completed++
-			w.window = math.Min(float64(w.spec.Window.Max), w.window+1)
-			if w.rep.Completed == w.spec.Fragments {
-				w.rep.Done = time.Now()
+		f.model.Receive(p)
+		if !f.model.Done() {
+			return nil
+		}
+		now := time.Now()
+		if f.lost && f.sends == 1 {
+			w.spurious(f, now)
+		}
+		if w.timing && w.timed == h.Frag {
+			// Karn's rule: only a fragment sent once says how long a
+			// round trip takes.
+			if f.sends == 1 {
+				w.rto.Sample(now.Sub(f.first))
 			}
+			w.timing = false
+		}
+		delete(w.inflight, h.Frag)
+		if !f.lost {
+			w.flight--
+		}
+		w.rep.Completed++
+		w.window.Grow()
+		if w.rep.Completed == w.spec.Fragments {
+			w.rep.Done = now
 		}
 	case h.Has(gradproto.FlagCongestion):
 		w.rep.Controls++
 		if ce {
 			w.rep.ECNMarked++
 		}
-		m := w.inflight[h.Frag]
-		if m == nil {
+		f := w.inflight[h.Frag]
+		if f == nil || f.lost {
 			return nil
 		}
-		if re := m.Receive(p); re != nil {
+		f.model.Round = w.round
+		if re := f.model.Receive(p); re != nil {
 			w.rep.Retries++
-			w.window = math.Max(1, w.window/2)
-			w.rep.MinWindow = math.Min(w.rep.MinWindow, w.window)
-			return w.send(re)
+			w.decrease(f.seq, false)
+			if w.timing && w.timed == h.Frag {
+				w.timing = false
+			}
+			return w.transmit(f, re)
 		}
 	default:
 		w.rep.Ignored++

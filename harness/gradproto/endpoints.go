@@ -50,8 +50,9 @@ func (p *Plan) Expected() (map[uint16]uint64, error) {
 //
 //   - A contribution is (node, bitmap): the workers of node whose values it
 //     carries. One whose bitmap is all already received is a duplicate: it
-//     is ignored, and if the fragment is complete the result goes out again
-//     (a worker retransmitted because it missed the result).
+//     is ignored, and if the fragment is complete the result goes again to
+//     the workers it carries, addressed to each (they retransmitted because
+//     they missed the result; the others have it).
 //   - One that overlaps what was received only in part cannot be split, so
 //     it is discarded whole (Overlaps counts them); its other workers have
 //     not got a result and retransmit, and their retransmissions reach the
@@ -89,9 +90,12 @@ func (ps *PS) Complete(frag uint32) bool {
 	return f != nil && f.result != nil
 }
 
-// Receive takes a packet addressed to the PS and returns the result to
-// multicast, or nil.
-func (ps *PS) Receive(p *Packet) (*Packet, error) {
+// Receive takes a packet addressed to the PS and returns what the PS sends
+// in reply: the result, addressed to 255.255.255.255 for the switches to
+// multicast, when the packet completes its fragment; a copy of the result
+// addressed to each worker of the packet's bitmap when it duplicates what
+// a complete fragment already has; else nothing.
+func (ps *PS) Receive(p *Packet) ([]*Packet, error) {
 	if p.Job != ps.plan.Job || p.Flags&(FlagResult|FlagCongestion) != 0 {
 		return nil, fmt.Errorf("PS of job %d got job %d flags %#02x: not a contribution", ps.plan.Job, p.Job, p.Flags)
 	}
@@ -114,7 +118,16 @@ func (ps *PS) Receive(p *Packet) (*Packet, error) {
 	switch {
 	case p.Bitmap&have == p.Bitmap:
 		ps.Duplicates++
-		return f.result, nil
+		if f.result == nil {
+			return nil, nil
+		}
+		var out []*Packet
+		for _, m := range ps.plan.Members {
+			if m.Node == p.Node && p.Bitmap&(1<<m.Slot) != 0 {
+				out = append(out, f.result.To(m))
+			}
+		}
+		return out, nil
 	case p.Bitmap&have != 0:
 		ps.Overlaps++
 		return nil, nil
@@ -129,7 +142,7 @@ func (ps *PS) Receive(p *Packet) (*Packet, error) {
 		}
 	}
 	res := &Packet{
-		DstMAC: ps.plan.Gateway, SrcIP: ps.plan.PSIP, DstIP: netip.AddrFrom4([4]byte{255, 255, 255, 255}),
+		DstMAC: ps.plan.Gateway, SrcIP: ps.plan.PSIP, DstIP: Broadcast,
 		TTL: 64, SrcPort: UDPPort, DstPort: UDPPort,
 		Header: Header{Version: Version, Flags: FlagResult, Job: ps.plan.Job, Node: ps.plan.PSNode,
 			Count: uint16(len(ps.plan.Members)), Frag: p.Frag},
@@ -146,7 +159,15 @@ func (ps *PS) Receive(p *Packet) (*Packet, error) {
 		}
 	}
 	f.result = res
-	return res, nil
+	return []*Packet{res}, nil
+}
+
+// To is a copy of result p addressed to worker m, which the switches route
+// by IPv4 to m alone instead of multicasting it.
+func (p *Packet) To(m Member) *Packet {
+	c := *p
+	c.DstIP = m.IP
+	return &c
 }
 
 // Worker is one worker's side of the protocol for one job:
@@ -265,9 +286,19 @@ func (w *Worker) Timeout() []*Packet {
 	sort.Slice(frags, func(i, j int) bool { return frags[i] < frags[j] })
 	out := make([]*Packet, len(frags))
 	for i, f := range frags {
-		w.sent[f] = FlagResend
-		w.sentAt[f] = w.Round
-		out[i] = w.packet(f, FlagResend)
+		out[i] = w.Resend(f)
 	}
 	return out
+}
+
+// Resend returns the retransmission (FlagResend) of pending fragment frag
+// whose timer expired by the driver's own clock, and restarts its timer;
+// nil when frag has its result.
+func (w *Worker) Resend(frag uint32) *Packet {
+	if _, pending := w.sent[frag]; !pending {
+		return nil
+	}
+	w.sent[frag] = FlagResend
+	w.sentAt[frag] = w.Round
+	return w.packet(frag, FlagResend)
 }

@@ -1,6 +1,8 @@
 package gradproto
 
 import (
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,7 +15,7 @@ func contribution(node uint16, bitmap uint64, v int32) *Packet {
 	return p
 }
 
-func TestPSAddsEachWorkerOnceAndAnswersDuplicatesWithTheResult(t *testing.T) {
+func TestPSAddsEachWorkerOnceAndAnswersDuplicatesOnlyToTheirWorkers(t *testing.T) {
 	st, err := NewStar(1, 3, 1, 32)
 	if err != nil {
 		t.Fatal(err)
@@ -22,35 +24,45 @@ func TestPSAddsEachWorkerOnceAndAnswersDuplicatesWithTheResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	direct := st.Plan.Members[3]
 	steps := []struct {
-		p          *Packet
-		wantResult bool
+		p *Packet
+		// to are the addresses the replies go to.
+		to []netip.Addr
 	}{
-		{contribution(1, 0b011, 5), false},            // partial sum of slots 0, 1
-		{contribution(1, 0b110, 100), false},          // overlaps in part: discarded
-		{contribution(1, 0b001, 100), false},          // duplicate, fragment incomplete: nothing
-		{contribution(st.Plan.PSNode, 0b1, 7), false}, // direct worker
-		{contribution(1, 0b100, 1), true},             // last worker: result
-		{contribution(1, 0b100, 1), true},             // its resend: result again
+		{contribution(1, 0b011, 5), nil},                                 // partial sum of slots 0, 1
+		{contribution(1, 0b110, 100), nil},                               // overlaps in part: discarded
+		{contribution(1, 0b001, 100), nil},                               // duplicate, fragment incomplete: nothing
+		{contribution(st.Plan.PSNode, 0b1, 7), nil},                      // direct worker
+		{contribution(1, 0b100, 1), []netip.Addr{Broadcast}},             // last worker: the result, for the switches to multicast
+		{contribution(1, 0b100, 1), []netip.Addr{st.Plan.Members[2].IP}}, // its resend: the result to it alone
+		{contribution(1, 0b011, 5), []netip.Addr{st.Plan.Members[0].IP, st.Plan.Members[1].IP}},
+		{contribution(st.Plan.PSNode, 0b1, 7), []netip.Addr{direct.IP}},
 	}
 	steps[3].p.Flags = 0
+	steps[7].p.Flags = 0
 	var res *Packet
 	for i, s := range steps {
-		r, err := ps.Receive(s.p)
+		replies, err := ps.Receive(s.p)
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
-		if (r != nil) != s.wantResult {
-			t.Fatalf("step %d: result %v, want one: %v", i, r, s.wantResult)
-		}
-		if r != nil {
+		var to []netip.Addr
+		for _, r := range replies {
+			to = append(to, r.DstIP)
+			if res != nil && (!slices.Equal(r.Values, res.Values) || r.Header != res.Header) {
+				t.Errorf("step %d: reply %+v %v differs from the result %+v %v", i, r.Header, r.Values, res.Header, res.Values)
+			}
 			res = r
+		}
+		if !slices.Equal(to, s.to) {
+			t.Fatalf("step %d: replies to %v, want %v", i, to, s.to)
 		}
 	}
 	if res.Values[0] != 5+7+1 || !res.Has(FlagResult) || res.Count != 4 {
 		t.Fatalf("result %+v values[0] %d", res.Header, res.Values[0])
 	}
-	if ps.Overlaps != 1 || ps.Duplicates != 2 {
+	if ps.Overlaps != 1 || ps.Duplicates != 4 {
 		t.Fatalf("overlaps %d duplicates %d", ps.Overlaps, ps.Duplicates)
 	}
 	if !ps.Complete(4) || ps.Complete(5) {

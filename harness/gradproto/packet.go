@@ -208,6 +208,10 @@ func PutValues(b []byte, vs []int32) {
 	}
 }
 
+// Broadcast is where the PS sends a result meant for every worker of its
+// job: the first switch multicasts it by job and arrival port.
+var Broadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})
+
 // Errors returned by Parse.
 var (
 	ErrNotGRID   = errors.New("not a GRID packet")

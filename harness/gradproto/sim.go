@@ -319,12 +319,12 @@ func (n *Network) Run(opt RunOptions) (*RunReport, error) {
 			if p.DstIP != job.Plan.PSIP {
 				return fmt.Errorf("frame for %v reached the PS of job %d", p.DstIP, p.Job)
 			}
-			res, err := rep.Jobs[j].PS.Receive(p)
+			replies, err := rep.Jobs[j].PS.Receive(p)
 			if err != nil {
 				return err
 			}
-			if res != nil {
-				push(flight{job.PS, res.Marshal()})
+			for _, r := range replies {
+				push(flight{job.PS, r.Marshal()})
 			}
 			return nil
 		}

@@ -252,7 +252,10 @@ func (s *Switch) Process(inPort uint16, frame []byte) []Output {
 		h := getHeader(f[offGRID:])
 		switch {
 		case h.Flags&FlagResult != 0:
-			if g, ok := s.mcast[[2]uint16{h.Job, inPort}]; ok {
+			// A result to 255.255.255.255 is for every worker of the job;
+			// one addressed to a worker (the PS answering its resend) goes
+			// by IPv4 to that worker alone.
+			if g, ok := s.mcast[[2]uint16{h.Job, inPort}]; ok && [4]byte(f[offIP+16:offIP+20]) == Broadcast.As4() {
 				group, rt = g, routeMcast
 				f[offIP+8]--
 			}

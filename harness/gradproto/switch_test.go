@@ -189,7 +189,7 @@ func TestModelCapacityMeterTurnsExcessIntoControlPackets(t *testing.T) {
 
 func TestModelMulticastsResultsToEveryWorkerWithItsAddress(t *testing.T) {
 	st, sw := starWith(t, 3, 1)
-	res := &Packet{DstMAC: st.Plan.Gateway, SrcIP: st.Plan.PSIP, DstIP: st.Plan.PSIP, TTL: 64, SrcPort: UDPPort, DstPort: UDPPort,
+	res := &Packet{DstMAC: st.Plan.Gateway, SrcIP: st.Plan.PSIP, DstIP: Broadcast, TTL: 64, SrcPort: UDPPort, DstPort: UDPPort,
 		Header: Header{Version: Version, Flags: FlagResult, Job: 7, Node: st.Plan.PSNode, Count: 4, Frag: 1}, Values: make([]int32, 32)}
 	outs := sw.Process(StarPSPort, res.Marshal())
 	if len(outs) != 4 {
@@ -204,6 +204,24 @@ func TestModelMulticastsResultsToEveryWorkerWithItsAddress(t *testing.T) {
 		if p.DstIP != m.IP || p.DstMAC != m.MAC || p.SrcMAC != SwitchPortMAC(int(o.Port)) || IPv4Checksum(o.Frame[offIP:offUDP]) != uint16(o.Frame[offIP+10])<<8|uint16(o.Frame[offIP+11]) {
 			t.Fatalf("replica %d on port %d: %+v", i, o.Port, p)
 		}
+	}
+}
+
+func TestModelRoutesAResultAddressedToOneWorkerToItAlone(t *testing.T) {
+	st, sw := starWith(t, 3, 1)
+	m := st.Plan.Members[2]
+	res := &Packet{DstMAC: st.Plan.Gateway, SrcIP: st.Plan.PSIP, DstIP: m.IP, TTL: 64, SrcPort: UDPPort, DstPort: UDPPort,
+		Header: Header{Version: Version, Flags: FlagResult, Job: 7, Node: st.Plan.PSNode, Count: 4, Frag: 1}, Values: make([]int32, 32)}
+	outs := sw.Process(StarPSPort, res.Marshal())
+	if len(outs) != 1 || outs[0].Port != st.WorkerPort(2) {
+		t.Fatalf("outputs %+v, want one on worker 2's port %d", outs, st.WorkerPort(2))
+	}
+	p, err := Parse(outs[0].Frame, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.DstIP != m.IP || p.DstMAC != m.MAC || p.TTL != 63 || !p.Has(FlagResult) {
+		t.Fatalf("routed result %+v", p)
 	}
 }
 

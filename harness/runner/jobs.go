@@ -81,15 +81,17 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 		}
 	}()
 	specs := make([]string, len(d.Jobs))
+	timeout, deadline, startWait := budget(cfg, d)
+	slog.Info("endpoint budget", "initial_timeout", timeout, "deadline", deadline, "start_wait", startWait)
 	for i, jd := range d.Jobs {
 		outcomes[i] = JobOutcome{Name: jd.Name, ID: jd.Plan.Job, Workers: make([]*endpoint.Report, len(jd.Workers))}
 		spec := endpoint.Spec{
 			Job:       endpoint.JobFromPlan(jd.Plan, jd.PS, jd.Workers),
 			Fragments: cfg.Fragments, Seed: cfg.Seed, Window: cfg.Window,
-			Timeout: endpoint.Duration(cfg.Timeout), Deadline: endpoint.Duration(cfg.Deadline),
+			Timeout: endpoint.Duration(timeout), Deadline: endpoint.Duration(deadline),
 			// Workers start together on SIGUSR1, so none waits for one
 			// that is still being launched (and resends meanwhile).
-			Start: endpoint.StartSignal,
+			Start: endpoint.StartSignal, StartWait: endpoint.Duration(startWait),
 		}
 		if err := spec.Validate(); err != nil {
 			return jr, fmt.Errorf("job %s: endpoint spec: %w", jd.Name, err)
@@ -142,7 +144,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 	}
 	slog.Info("endpoints started", "jobs", len(d.Jobs), "processes", len(procs), "fragments", cfg.Fragments, "values", cfg.Values)
 
-	wait, cancel := context.WithTimeout(ctx, cfg.Deadline+exitGrace)
+	wait, cancel := context.WithTimeout(ctx, deadline+exitGrace)
 	defer cancel()
 	// Workers first: once all have exited, nobody needs the PSs' answers
 	// to late resends, so their lingering is cut short (a complete PS
@@ -212,6 +214,20 @@ func (j *JobOutcome) finished() bool {
 		}
 	}
 	return true
+}
+
+// budget is the endpoints' initial retransmission timeout, deadline and
+// start wait: cfg's where given, else derived from the plan's work.
+func budget(cfg *Config, d *aggregator.Deployment) (timeout, deadline, startWait time.Duration) {
+	w := planWork(cfg.Topology, d, cfg.Fragments, cfg.Values, cfg.Window.Initial)
+	timeout, deadline = cfg.Timeout, cfg.Deadline
+	if timeout == 0 {
+		timeout = w.initialTimeout()
+	}
+	if deadline == 0 {
+		deadline = w.deadline()
+	}
+	return timeout, deadline, w.startWait()
 }
 
 // distinctHosts refuses deployments where a host has two endpoints: each

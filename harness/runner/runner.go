@@ -37,8 +37,6 @@ import (
 const (
 	DefaultFragments = 64
 	DefaultSeed      = 1
-	DefaultTimeout   = 100 * time.Millisecond
-	DefaultDeadline  = 30 * time.Second
 	DefaultInterval  = 100 * time.Millisecond
 )
 
@@ -70,9 +68,14 @@ type Config struct {
 	Seed uint64
 	// Window is the workers' AIMD window; zero means DefaultWindow.
 	Window endpoint.Window
-	// Timeout is the workers' retransmission timeout; 0 means DefaultTimeout.
+	// Timeout is the workers' initial retransmission timeout (they measure
+	// round trips and adapt it); 0 derives it from the work of each plan:
+	// the time the first windows take (100 ms to 1 s).
 	Timeout time.Duration
-	// Deadline bounds each plan's run of the endpoints; 0 means DefaultDeadline.
+	// Deadline bounds each plan's run of the endpoints from the start
+	// signal; 0 derives it from the work of each plan (fragments, workers,
+	// hops, the PS's link rate; see budget.go), so a large topology gets
+	// the time it needs.
 	Deadline time.Duration
 	// Interval is the traffic monitor's sampling interval; 0 means DefaultInterval.
 	Interval time.Duration
@@ -239,12 +242,6 @@ func (cfg *Config) defaults() error {
 	}
 	if cfg.Window == (endpoint.Window{}) {
 		cfg.Window = DefaultWindow
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Deadline == 0 {
-		cfg.Deadline = DefaultDeadline
 	}
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval

@@ -55,6 +55,9 @@ const bit<8> FLAG_RESEND     = 0x20;
 const bit<8> FLAG_OVERFLOW   = 0x10;
 const bit<8> FLAG_AGGREGATED = 0x08;
 
+/* Results to this address are multicast to the job's workers. */
+const bit<32> BROADCAST = 0xffffffff;
+
 /* Unit states: the top 16 bits of unit_tag. */
 const bit<16> UNIT_EMPTY  = 0;
 const bit<16> UNIT_ACTIVE = 1;
@@ -334,8 +337,13 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
             meta.route = ROUTE_DROP;
         } else if (hdr.grid.isValid()) {
             if ((hdr.grid.flags & FLAG_RESULT) != 0) {
-                if (job_mcast.apply().hit) {
-                    meta.route = ROUTE_DONE;
+                /* A result to 255.255.255.255 is for every worker of the
+                 * job; one addressed to a worker (the PS answering its
+                 * resend) is routed by IPv4 to that worker alone. */
+                if (hdr.ipv4.dstAddr == BROADCAST) {
+                    if (job_mcast.apply().hit) {
+                        meta.route = ROUTE_DONE;
+                    }
                 }
             } else if ((hdr.grid.flags & (FLAG_AGGREGATED | FLAG_CONGESTION)) == 0) {
                 if (agg_config.apply().hit) {

@@ -31,13 +31,16 @@ func init() {
 		Usage:     "run one emulated worker of a job: send its gradient fragments, check every result sum",
 		ArgsUsage: "--spec FILE --index I [--report FILE]",
 		Description: "worker sends the worker's gradient fragments to the job's PS over UDP port 18258 from its own\n" +
-			"address (run it in the worker host's network namespace), through a window that grows by one\n" +
-			"per result and halves on a switch's control packet (collision or over capacity), resends\n" +
-			"fragments without a result after the timeout, and checks every result the switches multicast\n" +
-			"back against the exact sums of all workers' gradients. It stops when every fragment has its\n" +
+			"address (run it in the worker host's network namespace), through a congestion window that\n" +
+			"grows with results and halves (once per window) on a switch's control packet (collision or\n" +
+			"over capacity) or a timeout, resends fragments without a result after a retransmission\n" +
+			"timeout measured from round trips (the spec's timeout until then; doubled on consecutive\n" +
+			"timeouts), and checks every result the switches multicast back against the exact sums of all\n" +
+			"workers' gradients. It stops when every fragment has its\n" +
 			"result or at the spec's deadline. With \"start\": \"signal\" in the spec it binds, prints its ready\n" +
 			"line (grid worker: listening on IP:18258) and sends only after SIGUSR1, so that a runner can\n" +
-			"start all workers together; the deadline counts the wait.\n\n" + endpointSpecHelp + "\n\n" +
+			"start all workers together; the deadline counts from the signal, the spec's start_wait bounds\n" +
+			"the wait.\n\n" + endpointSpecHelp + "\n\n" +
 			"Example (in host w1's namespace of run testbed):\n" +
 			"   grid exec testbed w1 -- grid worker --spec job1.json --index 0 --report w1.json",
 		Flags: endpointFlags(&cli.IntFlag{Name: "index", Value: -1, DefaultText: "the spec's index",
@@ -65,7 +68,8 @@ func init() {
 			"network namespace): fragments of workers it aggregates itself and the switches' partial sums.\n" +
 			"It adds each worker's contribution exactly once (the recovery protocol of p4/README.md),\n" +
 			"checks each completed fragment against the exact sums and sends the result to 255.255.255.255,\n" +
-			"which the switches multicast to the workers. Late resends get the result again. It stops\n" +
+			"which the switches multicast to the workers. A late resend gets the result again, addressed\n" +
+			"to the worker that sent it alone. It stops\n" +
 			"once every fragment is complete and nothing of the job arrived for the linger time, or at\n" +
 			"the deadline. Start the workers once it printed its ready line:\n\n" +
 			"   grid ps: listening on 10.0.0.9:18258\n\n" +
