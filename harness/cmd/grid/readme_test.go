@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/lab"
 )
 
 // readmeCommand is one "$ grid ..." line of a console block in README.md with
@@ -88,6 +89,14 @@ func TestREADMEExamplesRunAndPrintWhatTheySay(t *testing.T) {
 		if c.root && !isRoot {
 			t.Logf("README.md:%d: skipped, needs root: grid %s", c.line, strings.Join(c.args, " "))
 			continue
+		}
+		if len(c.args) > 1 && c.args[0] == "lab" && !strings.HasPrefix(c.args[1], "-") && c.args[1] != "check" {
+			run := lab.RunName(filepath.Join(root, c.args[1]))
+			t.Cleanup(func() {
+				if _, err := fabric.LoadState(run); err == nil {
+					lab.Stop(run)
+				}
+			})
 		}
 		for i, a := range c.args {
 			if a == "--name" && i+1 < len(c.args) && c.args[0] == "up" {
