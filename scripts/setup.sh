@@ -14,6 +14,29 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
+# Real bmv2 and p4c (simple_switch_grpc with Thrift, simple_switch_CLI, p4c-bm2-ss), when the bundle is there
+# (../shared/p4tools.tar.xz, or GRID_P4TOOLS): unpacked once into /var/cache/grid (the bundle's folder may be
+# read-only), keyed by the bundle's checksum so repeated runs reuse it, with the Debian packages it lists. Without
+# it the real-bmv2 tests skip and say so.
+grid_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+p4tools_bundle=${GRID_P4TOOLS:-$grid_root/../shared/p4tools.tar.xz}
+p4tools_dir=""
+if [ -f "$p4tools_bundle" ]; then
+  p4tools_key=$(sha256sum "$p4tools_bundle" | cut -c1-16)
+  p4tools_dir=/var/cache/grid/p4tools-$p4tools_key
+  if [ ! -x "$p4tools_dir/bin/simple_switch_grpc" ]; then
+    echo "setup: unpacking $p4tools_bundle into $p4tools_dir"
+    mkdir -p /var/cache/grid
+    # Unpack beside, then rename: two runs setting up at once both end with a whole copy.
+    p4tools_tmp=$(mktemp -d /var/cache/grid/.p4tools-XXXXXX)
+    tar -xJf "$p4tools_bundle" -C "$p4tools_tmp"
+    mv -T "$p4tools_tmp/p4tools" "$p4tools_dir" 2>/dev/null || true
+    rm -rf "$p4tools_tmp"
+  fi
+  mapfile -t p4tools_packages < <(grep -v '^\s*\(#\|$\)' "$p4tools_dir/DEBIAN-RUNTIME-PACKAGES")
+  packages+=("${p4tools_packages[@]}")
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -28,7 +51,21 @@ fi
 for d in /usr/local/go/bin /root/go/bin; do
   case ":$PATH:" in *":$d:"*) ;; *) [ -d "$d" ] && PATH="$PATH:$d" ;; esac
 done
+if [ -n "$p4tools_dir" ]; then
+  case ":$PATH:" in *":$p4tools_dir/bin:"*) ;; *) PATH="$p4tools_dir/bin:$PATH" ;; esac
+  export PATH
+  # The bundle is here, so a real-bmv2 test that skips is a broken set-up, not a missing tool.
+  export GRID_REQUIRE_BMV2=1
+  if ! simple_switch_grpc --version >/dev/null 2>&1; then
+    echo "setup: $p4tools_dir/bin/simple_switch_grpc does not run:" >&2
+    simple_switch_grpc --version >&2 || true
+    exit 1
+  fi
+else
+  echo "setup: no p4tools bundle at $p4tools_bundle: the real-bmv2 tests will skip (GRID_P4TOOLS names another)"
+fi
+
 if ! command -v go >/dev/null 2>&1; then
-  echo "setup: Go is not installed; install Go $(sed -n 's/^go //p' "$(dirname "$0")/../go.mod") or newer into /usr/local/go" >&2
+  echo "setup: Go is not installed; install Go $(sed -n 's/^go //p' "$grid_root/go.mod") or newer into /usr/local/go" >&2
   exit 1
 fi

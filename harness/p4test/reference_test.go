@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/internal/repo"
@@ -120,5 +121,125 @@ func TestP4cReferenceOutputPassesOnTheGridSwitch(t *testing.T) {
 				t.Errorf("%s (%s): %s, %d expect lines\n%s", c.name, c.why, got.Summary(), expects, report.String())
 			}
 		})
+	}
+}
+
+// onlyOursFailedBefore are the conformance programs where real p4c's JSON
+// passed on real bmv2 and grid's once crashed simple_switch_grpc, each
+// with the reason (harness/p4c's Because tests pin each fix).
+var onlyOursFailedBefore = map[string]string{
+	"checksum-l4-bmv2":                 "verify condition wrapped twice",
+	"checksum1-bmv2":                   "verify condition wrapped twice",
+	"checksum2-bmv2":                   "verify condition wrapped twice",
+	"checksum3-bmv2":                   "verify condition wrapped twice",
+	"subparser-with-header-stack-bmv2": "verify condition wrapped twice; parser set from a stack_field",
+	"gauntlet_index_1-bmv2":            "stack element at a run-time index as a bare destination",
+	"gauntlet_index_7-bmv2":            "stack element at a run-time index as a bare destination",
+	"gauntlet_index_9-bmv2":            "stack element at a run-time index as a bare destination",
+	"opassign2-bmv2":                   "stack element at a run-time index as a bare destination",
+	"predication_issue_3":              "stack element at a run-time index as a bare destination",
+	"gauntlet_index_5-bmv2":            "copy of an unused inout argument read an out-of-range stack element",
+}
+
+// TestConformanceCorpusOnRealBmv2WithBothJSONs runs every program of
+// ../shared/p4c-conformance on simple_switch_grpc twice through the same
+// driver, over P4Runtime and veth ports: with real p4c's JSON and P4Info
+// (reference/) and with grid's compilation. Wherever p4c's JSON passes,
+// grid's must pass too: the JSON is the contract, so the embedded compiler
+// is a drop-in for p4c-bm2-ss on real bmv2. Programs whose p4c JSON fails
+// (frames shorter than 14 bytes, which a veth cannot carry, and programs
+// p4c rejects) are listed, not run with grid's JSON.
+func TestConformanceCorpusOnRealBmv2WithBothJSONs(t *testing.T) {
+	targettest.Bmv2OrSkip(t)
+	conformance := repo.SharedOrSkip(t, "p4c-conformance")
+	ref := filepath.Join(conformance, "reference")
+	progs, err := filepath.Glob(filepath.Join(ref, "*.json"))
+	if err != nil || len(progs) == 0 {
+		t.Skipf("skipped: p4c's reference output is absent (%v)", err)
+	}
+	type outcome struct {
+		name         string
+		theirs, ours string // "" when passed
+		ran          bool   // ours ran
+	}
+	run := func(name string, prog p4test.Program) string {
+		text, err := os.ReadFile(filepath.Join(conformance, "programs", name+".stf"))
+		if err != nil {
+			return err.Error()
+		}
+		cmds, err := stf.Parse(name+".stf", string(text))
+		if err != nil {
+			return err.Error()
+		}
+		got, err := p4test.RunSTF(context.Background(), p4test.Bmv2, p4test.RemoteConfig{}, prog, cmds, stf.Options{})
+		if err != nil {
+			return err.Error()
+		}
+		if !got.Passed() {
+			return got.Summary()
+		}
+		return ""
+	}
+	outcomes := make([]outcome, len(progs))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	// Two at a time: CI has two cores, and a test spends most of its time
+	// waiting for packets.
+	for range 2 {
+		wg.Go(func() {
+			for i := range work {
+				name := strings.TrimSuffix(filepath.Base(progs[i]), ".json")
+				o := outcome{name: name}
+				o.theirs = func() string {
+					js, err := os.ReadFile(progs[i])
+					if err != nil {
+						return err.Error()
+					}
+					info, err := client.LoadP4Info(filepath.Join(ref, name+".p4info.txtpb"))
+					if err != nil {
+						return err.Error()
+					}
+					return run(name, p4test.Program{JSON: js, P4Info: info})
+				}()
+				if o.theirs == "" {
+					o.ran = true
+					ours, err := p4test.CompileEmbedded(filepath.Join(conformance, "programs", name+".p4"), p4test.CompileOptions{})
+					if err != nil {
+						o.ours = "compile: " + err.Error()
+					} else {
+						o.ours = run(name, ours)
+					}
+				}
+				outcomes[i] = o
+			}
+		})
+	}
+	for i := range progs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	passTheirs, passOurs := 0, 0
+	var theirsFail []string
+	for _, o := range outcomes {
+		switch {
+		case !o.ran:
+			theirsFail = append(theirsFail, o.name)
+		case o.ours != "":
+			passTheirs++
+			why := ""
+			if r, ok := onlyOursFailedBefore[o.name]; ok {
+				why = " (fixed before: " + r + ")"
+			}
+			t.Errorf("%s: p4c's JSON passes on real bmv2, grid's does not%s: %s", o.name, why, o.ours)
+		default:
+			passTheirs++
+			passOurs++
+		}
+	}
+	t.Logf("real bmv2: p4c's JSON passes %d of %d programs, grid's passes %d of those %d; p4c's fails on %d: %s",
+		passTheirs, len(progs), passOurs, passTheirs, len(theirsFail), strings.Join(theirsFail, " "))
+	if passTheirs < 80 {
+		t.Errorf("p4c's JSON passes only %d programs on real bmv2, 80 did when this test was written: the driver or the bundle broke", passTheirs)
 	}
 }
