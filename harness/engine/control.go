@@ -734,6 +734,38 @@ func (s *Switch) ReadDirectMeter(tableName string, h EntryHandle) (MeterConfig, 
 	return e.meter.cfg, e.meter.configured, nil
 }
 
+// ParseVsetBytes gives the byte width of each parser value set's values
+// (the bytes of the select key it matches), by name.
+func (p *Program) ParseVsetBytes() map[string]int {
+	m := map[string]int{}
+	for name, d := range p.vsets {
+		m[name] = d.bytes
+	}
+	return m
+}
+
+// SetParseVsetValues replaces the values of a parser value set (each
+// big-endian, the set's width), all or none.
+func (s *Switch) SetParseVsetValues(name string, values [][]byte) error {
+	d, err := resolveName("parser value set", name, s.prog.vsets)
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	for _, value := range values {
+		v, err := fit(value, d.bytes, d.bytes*8, "parser value set "+d.name+" value")
+		if err != nil {
+			return err
+		}
+		set[string(v)] = true
+	}
+	vs := s.vsets[d.idx]
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	vs.set = set
+	return nil
+}
+
 // AddParseVsetValue adds a value (big-endian, the set's width) to a parser value set.
 func (s *Switch) AddParseVsetValue(name string, value []byte) error {
 	vs, _, v, err := s.vset(name, value)

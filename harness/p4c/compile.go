@@ -25,17 +25,19 @@
 // power-of-two divisor as a shift or mask, like p4c), tuple locals, struct
 // initializers with `...`, structs nested in headers, select ranges and
 // masks, const entries (exact, lpm, ternary, range, optional, @priority),
-// registers, counters, meters (indexed and direct), hash, checksums,
-// clone/resubmit/recirculate with field lists, random, log_msg,
-// assert/assume and truncate, and older P4_16 forms p4c's test suite still
-// uses (`table t()`, VerifyChecksum(in H, ...)). Like p4c it rejects
-// `priority = N` in const entries and headers that are not whole bytes.
-// It reports as unsupported: a table applied twice on one path, non-const
-// entries written `priority = N`, action profiles and selectors, idle
-// timeout, digests, value sets, generic functions, deparser statements
-// other than (validity-guarded) emits, if-statements and loops in
-// functions called from parsers, and run-time indexes into stacks of
-// header unions.
+// entry priorities (`priority = N`, largest_priority_wins, priority_delta),
+// registers, counters, meters (indexed and direct), action profiles and
+// selectors, idle timeouts (support_timeout), digests, parser value sets,
+// hash, checksums, clone/resubmit/recirculate with field lists, random,
+// log_msg, assert/assume, static_assert and truncate, and older P4_16 forms
+// p4c's test suite still uses (`table t()`, VerifyChecksum(in H, ...)).
+// Named arguments bind by name everywhere. Like p4c it rejects headers that
+// are not whole bytes and makes p4c's checks of its error corpus
+// (conflicting control-plane names, @defaultonly/@tableonly misuse, ...).
+// It reports as unsupported: a table applied twice on one path, generic
+// functions, deparser statements other than (validity-guarded) emits,
+// if-statements and loops in functions called from parsers, and run-time
+// indexes into stacks of header unions.
 package p4c
 
 import (

@@ -82,8 +82,10 @@
 //     FAILED_PRECONDITION while a group or entry uses one), groups of
 //     members (the selector picks members uniformly by the program's hash,
 //     so weights above 1 are refused), entries of indirect tables pointing
-//     at a member or a group. The embedded compiler does not emit action
-//     profiles, but bmv2 JSON from p4c does.
+//     at a member or a group.
+//   - Parser value sets: a ValueSetEntry MODIFY replaces the whole set
+//     (exact members, at most the set's size, else RESOURCE_EXHAUSTED);
+//     INSERT and DELETE are INVALID_ARGUMENT; Read returns the members.
 //   - Multicast groups 1..32767 (replicas by egress_port or port bytes,
 //     instance as egress_rid; higher ids are OUT_OF_RANGE) and clone
 //     sessions 1..32767, which replicate through the multicast group
@@ -100,7 +102,8 @@
 //     entry, counter_data (and meter_config) in the request to get direct
 //     counter (and meter) values with the entries; counter, meter and
 //     register id 0 for all of them, index unset for all cells; multicast
-//     group, clone session, action profile, member or group id 0 for all.
+//     group, clone session, action profile, member, group or value set id
+//     0 for all.
 //     Const and initial entries of the program are read back too, with
 //     P4Runtime priority MaxInt32 minus their bmv2 priority (the inverse of
 //     how written priorities map).
@@ -109,8 +112,8 @@
 //
 // UNIMPLEMENTED: atomicity ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC,
 // RECONCILE_AND_COMMIT, one-shot action sets, weighted group members,
-// watch ports, default actions of indirect tables, idle timeouts, digests,
-// value sets and other entities, a clone session's class_of_service,
+// watch ports, default actions of indirect tables, idle timeouts, digests
+// and other entities, a clone session's class_of_service,
 // backup replicas, single-rate meters (eburst), meter counters, direct
 // counters and meters of default entries.
 //

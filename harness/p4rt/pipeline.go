@@ -28,6 +28,7 @@ type pipeline struct {
 	meters    map[uint32]*externDef
 	registers map[uint32]*externDef
 	profiles  map[uint32]*profileDef
+	valueSets map[uint32]*valueSetDef
 	packetIn  *controllerHeader
 	packetOut *controllerHeader
 
@@ -145,6 +146,9 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 		return nil, err
 	}
 	if err := pl.resolveExterns(prog); err != nil {
+		return nil, err
+	}
+	if err := pl.resolveValueSets(prog); err != nil {
 		return nil, err
 	}
 	if err := pl.resolveControllerHeaders(); err != nil {

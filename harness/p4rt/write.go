@@ -70,6 +70,8 @@ func (pl *pipeline) update(u *p4v1.Update) *fieldError {
 		fe = pl.writeMember(u.Type, e.ActionProfileMember)
 	case *p4v1.Entity_ActionProfileGroup:
 		fe = pl.writeGroup(u.Type, e.ActionProfileGroup)
+	case *p4v1.Entity_ValueSetEntry:
+		fe = pl.writeValueSet(u.Type, e.ValueSetEntry)
 	case nil:
 		return errAt(codes.InvalidArgument, "entity", "missing")
 	default:
@@ -157,6 +159,8 @@ func (pl *pipeline) read(e *p4v1.Entity, emit func(*p4v1.Entity)) *fieldError {
 		fe = pl.readMembers(x.ActionProfileMember, emit)
 	case *p4v1.Entity_ActionProfileGroup:
 		fe = pl.readGroups(x.ActionProfileGroup, emit)
+	case *p4v1.Entity_ValueSetEntry:
+		fe = pl.readValueSets(x.ValueSetEntry, emit)
 	case nil:
 		return errAt(codes.InvalidArgument, "entity", "missing")
 	default:

@@ -31,6 +31,9 @@ func Convert(p *midend.Program) (*bmv2json.Program, error) {
 		Program:      p.Source,
 		Meta:         bmv2json.Meta{Version: []int{2, 23}, Compiler: "grid p4c (github.com/grid-ina/grid)"},
 	}
+	for i, vs := range p.ValueSets {
+		out.ParseVsets = append(out.ParseVsets, bmv2json.ParseVset{Name: vs.Name, ID: i, CompressedBitwidth: vs.Width(), MaxSize: vs.Size})
+	}
 	if out.Errors == nil {
 		out.Errors = []bmv2json.NamedValue{}
 	}
@@ -90,6 +93,9 @@ func Convert(p *midend.Program) (*bmv2json.Program, error) {
 			el = []*bmv2json.Value{}
 		}
 		out.FieldLists = append(out.FieldLists, bmv2json.FieldList{ID: fl.ID, Name: fl.Name, Elements: el})
+	}
+	for _, ll := range p.LearnLists {
+		out.LearnLists = append(out.LearnLists, bmv2json.FieldList{ID: ll.ID, Name: ll.Name, Elements: ll.Elements})
 	}
 	if p.Parser != nil {
 		out.Parsers = append(out.Parsers, convertParser(p.Parser))
@@ -176,9 +182,14 @@ func convertParser(p *midend.Parser) bmv2json.Parser {
 		st := bmv2json.ParseState{Name: s.Name, ID: i, ParserOps: ops, TransitionKey: key, Transitions: []bmv2json.Transition{}}
 		for _, t := range s.Transitions {
 			bt := bmv2json.Transition{Type: "hexstr"}
-			if t.Default {
+			switch {
+			case t.ValueSet != "":
+				bt.Type = "parse_vset"
+				v := t.ValueSet
+				bt.Value = &v
+			case t.Default:
 				bt.Type = "default"
-			} else {
+			default:
 				v := t.Value
 				bt.Value = &v
 				if t.Mask != "" {
@@ -221,7 +232,7 @@ func convertPipeline(pl *midend.Pipeline, id int, tableID, profileID *int) (bmv2
 	for _, t := range pl.Tables {
 		bt := bmv2json.Table{
 			Name: t.Name, ID: *tableID, Key: []bmv2json.TableKey{}, MatchType: tableMatchType(t), Type: "simple",
-			MaxSize: t.Size, WithCounters: t.DirectCounter != "", ActionIDs: []int{}, Actions: []string{},
+			MaxSize: t.Size, WithCounters: t.DirectCounter != "", SupportTimeout: t.SupportTimeout, ActionIDs: []int{}, Actions: []string{},
 			NextTables: map[string]*string{},
 		}
 		*tableID++

@@ -255,8 +255,82 @@ func (a *actx) externFunction(c *ast.Call) (val, error) {
 		return nil, nil
 	case "log_msg":
 		return nil, a.logMsg(c)
+	case "digest":
+		return nil, a.digest(c)
 	}
 	return nil, unsupported(c, "extern function %s", name)
+}
+
+// digest lowers digest(receiver, data) as p4c does: data is copied into
+// the temporaries of its type's learn list (bmv2 reads them at the end of
+// ingress, so later writes must not change what this call sent), then
+// generate_digest names the list.
+func (a *actx) digest(c *ast.Call) error {
+	recv, err := a.argData(c, 0)
+	if err != nil {
+		return err
+	}
+	data := c.Args[1].Value
+	v, err := a.value(data)
+	if err != nil {
+		return err
+	}
+	type leaf struct {
+		name string
+		v    *scalarV
+	}
+	var leaves []leaf
+	var walk func(prefix string, v val) error
+	walk = func(prefix string, v val) error {
+		switch x := v.(type) {
+		case *scalarV:
+			leaves = append(leaves, leaf{prefix, x})
+		case *structV:
+			for _, f := range x.decl.Fields {
+				if err := walk(f.Name, x.fields[f.Name]); err != nil {
+					return err
+				}
+			}
+		case *tupleV:
+			for _, e := range x.elems {
+				if err := walk("", e); err != nil {
+					return err
+				}
+			}
+		default:
+			return unsupported(data, "digest of this kind of value")
+		}
+		return nil
+	}
+	if err := walk("", v); err != nil {
+		return err
+	}
+	name, structName := "", ""
+	if sd, ok := data.Info().Type.(*ast.StructDecl); ok {
+		name, structName = sd.Name, sd.Name
+	}
+	ll := a.l.learn[name]
+	if name == "" || ll == nil {
+		if name == "" {
+			name = a.l.uniqueName("tuple")
+		}
+		ll = &LearnList{ID: len(a.l.out.LearnLists) + 1, Name: name, Pos: c.Pos, Struct: structName}
+		for _, lf := range leaves {
+			t := a.l.tempScalar(lf.v.t)
+			ll.Elements = append(ll.Elements, t.ref)
+			ll.Members = append(ll.Members, LearnMember{Name: lf.name, Type: lf.v.t})
+		}
+		a.l.learn[name] = ll
+		a.l.out.LearnLists = append(a.l.out.LearnLists, ll)
+	}
+	if len(ll.Elements) != len(leaves) {
+		return unsupported(data, "digests of type %s with different shapes", name)
+	}
+	for i, lf := range leaves {
+		a.emitPrim(a.assignPrim(ll.Elements[i], lf.v.ref))
+	}
+	a.emit(prim("generate_digest", param(recv), hexInt(int64(ll.ID), 0)))
+	return nil
 }
 
 // fieldList creates the bmv2 field list of a clone/resubmit/recirculate:

@@ -49,6 +49,10 @@ type Program struct {
 	SerEnums []*SerEnum
 	// ControllerHeaders are the @controller_header headers, for P4Info.
 	ControllerHeaders []*ControllerHeader
+	// LearnLists are the digests (bmv2 learn lists), one per digested type.
+	LearnLists []*LearnList
+	// ValueSets are the parser value sets.
+	ValueSets []*ValueSet
 	// ActionProfiles are the action profiles and selectors.
 	ActionProfiles []*ActionProfile
 	// Warnings are what the lowering accepted but p4c warns about.
@@ -147,9 +151,12 @@ type ParseState struct {
 // rejected packet continues to ingress (v1model has no drop on reject).
 type Transition struct {
 	Default bool
-	Value   string
-	Mask    string // "" when there is no mask
-	Next    string // "" means accept
+	// ValueSet, when set, matches the values the control plane put in
+	// that parser value set (a "parse_vset" transition).
+	ValueSet string
+	Value    string
+	Mask     string // "" when there is no mask
+	Next     string // "" means accept
 }
 
 // Deparser is the emit order.
@@ -240,9 +247,58 @@ type Table struct {
 	EntriesConst  bool
 	DirectCounter string
 	DirectMeter   string
+	// SupportTimeout makes entries age: the control plane learns of
+	// entries not hit for their idle timeout.
+	SupportTimeout bool
 	// Profile is the action profile or selector of an indirect table.
 	Profile *ActionProfile
 	Next    map[string]*string
+}
+
+// LearnList is what digest() sends for one type: Elements are the
+// temporaries each digest() call fills before generate_digest, Members
+// their names and P4 types for P4Info (Struct is the struct's name, ""
+// for a tuple).
+type LearnList struct {
+	ID       int
+	Name     string
+	Pos      ast.Pos
+	Struct   string
+	Members  []LearnMember
+	Elements []*bmv2json.Value
+}
+
+// LearnMember is one digested field.
+type LearnMember struct {
+	Name string
+	Type ast.Type
+}
+
+// ValueSet is a parser value set: Fields are the select components it
+// matches (one for a bit string or enum, one per field of a struct).
+type ValueSet struct {
+	Name   string
+	Pos    ast.Pos
+	Annos  ast.Annotations
+	Size   int
+	Fields []ValueSetField
+}
+
+// ValueSetField is one matched component of a value set's elements.
+type ValueSetField struct {
+	Name  string // "" for a bit string element
+	Width int
+	Annos ast.Annotations
+	Enum  string // the serializable enum's name, if the field is one
+}
+
+// Width is the bits of one value set element (bmv2's compressed_bitwidth).
+func (v *ValueSet) Width() int {
+	w := 0
+	for _, f := range v.Fields {
+		w += f.Width
+	}
+	return w
 }
 
 // ActionProfile is an action_profile or, with a Selector, an
@@ -349,4 +405,5 @@ type ControllerField struct {
 	Name  string
 	Width int
 	Annos ast.Annotations
+	Enum  string // the serializable enum's name, if the field is one
 }

@@ -52,6 +52,8 @@ type lowerer struct {
 	tables map[tableKey]*Table
 	// multi are the tables applied at several places.
 	multi map[tableKey]*multiApply
+	// learn are the learn lists by digested type name.
+	learn map[string]*LearnList
 	// objs are the extern instances by declaration and scope prefix.
 	objs      map[objKey]*objV
 	enumVals  map[*ast.EnumMember]int
@@ -103,6 +105,7 @@ func Lower(prog *ast.Program, source string) (_ *Program, err error) {
 		tables:      map[tableKey]*Table{},
 		multi:       map[tableKey]*multiApply{},
 		objs:        map[objKey]*objV{},
+		learn:       map[string]*LearnList{},
 		enumVals:    map[*ast.EnumMember]int{},
 		errorVals:   map[*ast.EnumMember]int{},
 		override:    map[ast.Expr]val{},
@@ -305,8 +308,13 @@ func (l *lowerer) collectHeaderDecls() {
 		name, _ := sd.Annos.StringArg("controller_header")
 		ch := &ControllerHeader{Name: name, Annos: sd.Annos}
 		for _, f := range sd.Fields {
-			ti, _ := scalarType(f.Type.Resolved())
-			ch.Fields = append(ch.Fields, ControllerField{Name: f.Name, Width: ti.width, Annos: f.Annos})
+			ft := f.Type.Resolved()
+			ti, _ := scalarType(ft)
+			cf := ControllerField{Name: f.Name, Width: ti.width, Annos: f.Annos}
+			if e, ok := ft.(*ast.EnumDecl); ok && e.Underlying != nil {
+				cf.Enum = e.Name
+			}
+			ch.Fields = append(ch.Fields, cf)
 		}
 		l.out.ControllerHeaders = append(l.out.ControllerHeaders, ch)
 	}

@@ -53,7 +53,11 @@ func (l *lowerer) parserLocals(pd *ast.ParserDecl, a *actx) error {
 			o.declScope = a.sc
 			a.sc.m[x] = o
 		case *ast.ValueSetDecl:
-			return unsupported(x, "parser value sets")
+			vs, err := l.valueSet(x, a.sc.prefix)
+			if err != nil {
+				return err
+			}
+			a.sc.m[x] = &vsetV{set: vs}
 		}
 	}
 	return nil
@@ -265,8 +269,10 @@ func (l *lowerer) transition(s *ast.StateDecl, sc *scope, ps *ParseState, target
 		if err != nil {
 			return err
 		}
-		ts, err := selectCase(cs, ps.KeyWidths)
-		if err != nil {
+		var ts []*Transition
+		if vs := valueSetKeyset(cs, sc); vs != nil {
+			ts = []*Transition{{ValueSet: vs.Name}}
+		} else if ts, err = selectCase(cs, ps.KeyWidths); err != nil {
 			return err
 		}
 		for _, t := range ts {
@@ -364,6 +370,59 @@ func keysetParts(k ast.Expr, w int) ([]keyPart, bool, error) {
 		return nil, false, err
 	}
 	return []keyPart{{v: new(big.Int).And(v, full), m: m}}, m.Cmp(full) != 0, nil
+}
+
+// valueSet lowers a parser value set declared in the parser named prefix.
+func (l *lowerer) valueSet(d *ast.ValueSetDecl, prefix string) (*ValueSet, error) {
+	size, ok := bigOf(d.Size)
+	if !ok {
+		return nil, unsupported(d.Size, "value_set size that is not a constant")
+	}
+	vs := &ValueSet{Name: l.uniqueName(cpName(d.Annos, d.Name, prefix)), Pos: d.Pos, Annos: d.Annos, Size: int(size.Int64())}
+	var field func(name string, t ast.Type, annos ast.Annotations) error
+	field = func(name string, t ast.Type, annos ast.Annotations) error {
+		if sd, ok := t.(*ast.StructDecl); ok && sd.Kind == ast.KindStruct {
+			for _, f := range sd.Fields {
+				if err := field(f.Name, f.Type.Resolved(), f.Annos); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		st, ok := scalarType(t)
+		if !ok || st.width == 0 {
+			return unsupported(d, "value_set element of type %v", t)
+		}
+		f := ValueSetField{Name: name, Width: st.width, Annos: annos}
+		if e, ok := t.(*ast.EnumDecl); ok {
+			f.Enum = e.Name
+		}
+		vs.Fields = append(vs.Fields, f)
+		return nil
+	}
+	if err := field("", d.Type.Resolved(), nil); err != nil {
+		return nil, err
+	}
+	l.out.ValueSets = append(l.out.ValueSets, vs)
+	return vs, nil
+}
+
+// valueSetKeyset returns the value set a select case's keyset names, if
+// it names one.
+func valueSetKeyset(cs *ast.SelectCase, sc *scope) *ValueSet {
+	if len(cs.Keys) != 1 {
+		return nil
+	}
+	id, ok := cs.Keys[0].(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	if v, ok := sc.lookup(id.Decl); ok {
+		if vs, ok := v.(*vsetV); ok {
+			return vs.set
+		}
+	}
+	return nil
 }
 
 // selectCase encodes a keyset as bmv2 transition values/masks: each key

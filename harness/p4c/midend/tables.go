@@ -463,10 +463,11 @@ func (c *cctx) tableProps(td *ast.TableDecl, t *Table) error {
 			}
 			return unsupported(p, "%s property with %s", p.Name, o.name)
 		case "support_timeout":
-			if cst := p.Value.Info().Const; cst != nil && cst.Kind == ast.ValBool && !cst.Bool {
-				continue
+			cst := p.Value.Info().Const
+			if cst == nil || cst.Kind != ast.ValBool {
+				return srcError(p.Value, "table %s: support_timeout must be a compile-time bool", td.Name)
 			}
-			return unsupported(p, "idle timeout (support_timeout = true)")
+			t.SupportTimeout = cst.Bool
 		case "implementation":
 			if err := c.tableProfile(td, t, p); err != nil {
 				return err

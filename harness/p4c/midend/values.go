@@ -93,6 +93,10 @@ type objV struct {
 	declScope *scope
 }
 
+// vsetV is a parser value set in scope.
+type vsetV struct{ set *ValueSet }
+
+func (*vsetV) isVal()       {}
 func (*scalarV) isVal()     {}
 func (*headerV) isVal()     {}
 func (*stackV) isVal()      {}

@@ -89,6 +89,13 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 	for _, ap := range p.ActionProfiles {
 		add(p4configv1.P4Ids_ACTION_PROFILE, ap.Name, ap.Annos)
 	}
+	for _, vs := range p.ValueSets {
+		add(p4configv1.P4Ids_VALUE_SET, vs.Name, vs.Annos)
+	}
+	digestName := digestNames(p.LearnLists)
+	for _, ll := range p.LearnLists {
+		add(p4configv1.P4Ids_DIGEST, digestName[ll], nil)
+	}
 	for _, sym := range symbols {
 		if err := syms.Add(sym); err != nil {
 			return nil, err
@@ -152,6 +159,9 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 		if t.DirectMeter != "" {
 			pt.DirectResourceIds = append(pt.DirectResourceIds, syms.ID(p4configv1.P4Ids_DIRECT_METER, t.DirectMeter))
 		}
+		if t.SupportTimeout {
+			pt.IdleTimeoutBehavior = p4configv1.Table_NOTIFY_CONTROL
+		}
 		if t.Profile != nil {
 			pt.ImplementationId = syms.ID(p4configv1.P4Ids_ACTION_PROFILE, t.Profile.Name)
 		}
@@ -210,6 +220,18 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 			return syms.ID(p4configv1.P4Ids_TABLE, name)
 		}))
 	}
+	for _, vs := range p.ValueSets {
+		pv := &p4configv1.ValueSet{Preamble: pre(p4configv1.P4Ids_VALUE_SET, vs.Name, vs.Annos), Size: int32(vs.Size)}
+		for i, f := range vs.Fields {
+			mf := &p4configv1.MatchField{Id: uint32(i + 1), Name: f.Name, Bitwidth: int32(f.Width),
+				Match: &p4configv1.MatchField_MatchType_{MatchType: p4configv1.MatchField_EXACT}}
+			if f.Enum != "" {
+				mf.TypeName = &p4configv1.P4NamedType{Name: f.Enum}
+			}
+			pv.Match = append(pv.Match, mf)
+		}
+		info.ValueSets = append(info.ValueSets, pv)
+	}
 	info.TypeInfo = &p4configv1.P4TypeInfo{}
 	// Like p4c, describe the serializable enums the control plane sees:
 	// types of match fields and action parameters.
@@ -223,6 +245,37 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 		for _, prm := range a.Params {
 			usedEnums[prm.Enum] = true
 		}
+	}
+	for _, ch := range p.ControllerHeaders {
+		for _, f := range ch.Fields {
+			usedEnums[f.Enum] = true
+		}
+	}
+	for _, vs := range p.ValueSets {
+		for _, f := range vs.Fields {
+			usedEnums[f.Enum] = true
+		}
+	}
+	for _, ll := range p.LearnLists {
+		d := &p4configv1.Digest{Preamble: pre(p4configv1.P4Ids_DIGEST, digestName[ll], nil), TypeSpec: &p4configv1.P4DataTypeSpec{}}
+		var members []*p4configv1.P4DataTypeSpec
+		for _, m := range ll.Members {
+			members = append(members, typeSpec(m.Type, usedEnums))
+		}
+		if ll.Struct == "" {
+			d.TypeSpec.TypeSpec = &p4configv1.P4DataTypeSpec_Tuple{Tuple: &p4configv1.P4TupleTypeSpec{Members: members}}
+		} else {
+			d.TypeSpec.TypeSpec = &p4configv1.P4DataTypeSpec_Struct{Struct: &p4configv1.P4NamedType{Name: ll.Struct}}
+			st := &p4configv1.P4StructTypeSpec{}
+			for i, m := range ll.Members {
+				st.Members = append(st.Members, &p4configv1.P4StructTypeSpec_Member{Name: m.Name, TypeSpec: members[i]})
+			}
+			if info.TypeInfo.Structs == nil {
+				info.TypeInfo.Structs = map[string]*p4configv1.P4StructTypeSpec{}
+			}
+			info.TypeInfo.Structs[ll.Struct] = st
+		}
+		info.Digests = append(info.Digests, d)
 	}
 	for _, se := range p.SerEnums {
 		if !usedEnums[se.Name] {
@@ -242,7 +295,11 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 	for _, ch := range p.ControllerHeaders {
 		cm := &p4configv1.ControllerPacketMetadata{Preamble: pre(p4configv1.P4Ids_CONTROLLER_HEADER, ch.Name, ch.Annos)}
 		for i, f := range ch.Fields {
-			cm.Metadata = append(cm.Metadata, &p4configv1.ControllerPacketMetadata_Metadata{Id: uint32(i + 1), Name: f.Name, Bitwidth: int32(f.Width)})
+			md := &p4configv1.ControllerPacketMetadata_Metadata{Id: uint32(i + 1), Name: f.Name, Bitwidth: int32(f.Width)}
+			if f.Enum != "" {
+				md.TypeName = &p4configv1.P4NamedType{Name: f.Enum}
+			}
+			cm.Metadata = append(cm.Metadata, md)
 		}
 		info.ControllerPacketMetadata = append(info.ControllerPacketMetadata, cm)
 	}
@@ -326,6 +383,43 @@ func actionProfile(ap *midend.ActionProfile, pre *p4configv1.Preamble, tableID f
 		pa.SelectorSizeSemantics = &p4configv1.ActionProfile_SumOfWeights_{SumOfWeights: &p4configv1.ActionProfile_SumOfWeights{}}
 	}
 	return pa
+}
+
+// digestNames are the P4Info names of the digests: the struct's name, or
+// digest_N for the Nth digest of a tuple (as p4c names them).
+func digestNames(lls []*midend.LearnList) map[*midend.LearnList]string {
+	names := map[*midend.LearnList]string{}
+	tuples := 0
+	for _, ll := range lls {
+		if ll.Struct != "" {
+			names[ll] = ll.Struct
+			continue
+		}
+		names[ll] = fmt.Sprintf("digest_%d", tuples)
+		tuples++
+	}
+	return names
+}
+
+// typeSpec describes a digested field's type; serializable enums it uses
+// are marked in used for type_info.
+func typeSpec(t ast.Type, used map[string]bool) *p4configv1.P4DataTypeSpec {
+	switch x := t.(type) {
+	case *ast.BoolType:
+		return &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_Bool{Bool: &p4configv1.P4BoolType{}}}
+	case *ast.EnumDecl:
+		if x.Underlying != nil {
+			used[x.Name] = true
+			return &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_SerializableEnum{SerializableEnum: &p4configv1.P4NamedType{Name: x.Name}}}
+		}
+	}
+	bs := &p4configv1.P4BitstringLikeTypeSpec{}
+	if b := ast.Bits(t, true); b != nil && b.Signed {
+		bs.TypeSpec = &p4configv1.P4BitstringLikeTypeSpec_Int{Int: &p4configv1.P4IntTypeSpec{Bitwidth: int32(b.Width)}}
+	} else if b != nil {
+		bs.TypeSpec = &p4configv1.P4BitstringLikeTypeSpec_Bit{Bit: &p4configv1.P4BitTypeSpec{Bitwidth: int32(b.Width)}}
+	}
+	return &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_Bitstring{Bitstring: bs}}
 }
 
 // kindOf picks the P4Runtime kind of an indexed or a direct resource.

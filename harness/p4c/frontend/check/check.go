@@ -751,7 +751,7 @@ func (c *checker) localDecl(d ast.Decl, sc *scope) {
 	case *ast.InstanceDecl:
 		c.instanceDecl(x, sc)
 	case *ast.ValueSetDecl:
-		c.unsupportedf(x, "value_set %s (parser value sets are outside the compiler's subset)", x.Name)
+		c.valueSetDecl(x, sc)
 	default:
 		c.unsupportedf(d, "local declaration %T", d)
 	}
@@ -788,6 +788,39 @@ func (c *checker) instanceDecl(d *ast.InstanceDecl, sc *scope) {
 		}
 		d.Ctor = res.ctor
 	}
+}
+
+// valueSetDecl checks `value_set<T>(size) name;`: T is a bit string, a
+// serializable enum or a struct of those (one per select expression).
+func (c *checker) valueSetDecl(x *ast.ValueSetDecl, sc *scope) {
+	t := c.resolveType(x.Type, sc)
+	if n, ok := c.constIntExpr(x.Size, sc, "value_set size"); ok && n <= 0 {
+		c.errorf(x.Size, "value_set %s: the size must be positive", x.Name)
+	}
+	if t == nil {
+		return
+	}
+	elems := valueSetElems(t)
+	for _, e := range elems {
+		if ast.Bits(e, true) == nil && serEnumBits(e) == nil {
+			c.errorf(x.Type, "value_set %s: elements must be bit<W>, int<W>, serializable enums or structs of those, not %s", x.Name, t)
+			return
+		}
+	}
+}
+
+// valueSetElems are the components a value set of element type t matches:
+// t itself, or the fields of a struct (nested structs flattened).
+func valueSetElems(t ast.Type) []ast.Type {
+	st, ok := t.(*ast.StructDecl)
+	if !ok || st.Kind != ast.KindStruct {
+		return []ast.Type{t}
+	}
+	var out []ast.Type
+	for _, f := range st.Fields {
+		out = append(out, valueSetElems(f.Type.Resolved())...)
+	}
+	return out
 }
 
 func describeDecl(d ast.Decl) string {

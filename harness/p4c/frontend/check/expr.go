@@ -141,6 +141,8 @@ func (c *checker) ident(x *ast.Ident, sc *scope) ast.Type {
 		}
 	case *ast.StateDecl:
 		return ast.TState
+	case *ast.ValueSetDecl:
+		return &ast.SetType{Elem: y.Type.Resolved()}
 	}
 	c.errorf(x, "%s: %s is a %s, not a value", x.Name, x.Name, describeDecl(d))
 	return nil

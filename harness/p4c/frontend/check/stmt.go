@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
 )
@@ -435,6 +436,11 @@ func (c *checker) keyset(at ast.Node, keys []ast.Expr, types []ast.Type, what st
 			keys[0] = l.Elems[0]
 		}
 	}
+	if id, ok := keys[0].(*ast.Ident); ok && len(keys) == 1 && strings.HasPrefix(what, "select") {
+		if vs, ok := firstDecl(sc.lookup(id.Name)).(*ast.ValueSetDecl); ok {
+			return c.valueSetKeyset(id, vs, types, sc)
+		}
+	}
 	if len(keys) == 1 && len(types) != 1 {
 		switch keys[0].(type) {
 		case *ast.Default, *ast.DontCare:
@@ -453,6 +459,27 @@ func (c *checker) keyset(at ast.Node, keys []ast.Expr, types []ast.Type, what st
 		}
 	}
 	return good
+}
+
+// valueSetKeyset checks a value set used as a select keyset: its element
+// type matches the select expression, or, a struct, the expressions one
+// field each.
+func (c *checker) valueSetKeyset(id *ast.Ident, vs *ast.ValueSetDecl, types []ast.Type, sc *scope) bool {
+	if c.expr(id, nil, sc) == nil {
+		return false
+	}
+	elems := valueSetElems(vs.Type.Resolved())
+	if len(elems) != len(types) {
+		c.errorf(id, "value_set %s has %d fields, the select matches %d expressions", vs.Name, len(elems), len(types))
+		return false
+	}
+	for i := range elems {
+		if !ast.SameType(elems[i], types[i]) {
+			c.errorf(id, "value_set %s: field %d is %s, the select expression is %s", vs.Name, i+1, elems[i], types[i])
+			return false
+		}
+	}
+	return true
 }
 
 func (c *checker) keyElem(k ast.Expr, t ast.Type, sc *scope) bool {
