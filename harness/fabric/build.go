@@ -609,8 +609,15 @@ func rootQdisc(ip *ifacePlan, netem bool) netlink.Qdisc {
 	if l.Bandwidth <= 0 {
 		return nil
 	}
-	rateBytes := float64(l.Bandwidth) / 8
-	burst, limit := tbfParams(rateBytes, ip.mtu)
+	return tbfQdisc(attrs, float64(l.Bandwidth), ip.mtu)
+}
+
+// tbfQdisc shapes to bits per second an interface of the given MTU; the
+// rates topo.CheckLinkBandwidth admits keep its burst time within tbf's
+// 32-bit ticks.
+func tbfQdisc(attrs netlink.QdiscAttrs, bits float64, mtu int) *netlink.Tbf {
+	rateBytes := bits / 8
+	burst, limit := tbfParams(rateBytes, mtu)
 	return &netlink.Tbf{
 		QdiscAttrs: attrs,
 		Rate:       uint64(rateBytes),

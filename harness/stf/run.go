@@ -58,6 +58,9 @@ const (
 	// Crashed: the engine panicked while applying a command; the panic was
 	// caught and the run stops there.
 	Crashed
+	// NothingTested: the test sends no packet and checks nothing (an
+	// empty file, say), so it would pass without testing anything.
+	NothingTested
 )
 
 func (k FailureKind) String() string {
@@ -74,6 +77,8 @@ func (k FailureKind) String() string {
 		return "command failed"
 	case Crashed:
 		return "engine crashed"
+	case NothingTested:
+		return "nothing tested"
 	}
 	return "unknown"
 }
@@ -147,6 +152,8 @@ func (f Failure) short() string {
 		return fmt.Sprintf("line %d: expected packet #%d on port %d never came out", f.At.Line, f.Index+1, f.Port)
 	case Unexpected:
 		return fmt.Sprintf("unexpected packet on port %d (caused by the packet at line %d)", f.Port, f.At.Line)
+	case NothingTested:
+		return f.Msg
 	}
 	return fmt.Sprintf("line %d: %s", f.At.Line, f.Msg)
 }
@@ -188,6 +195,8 @@ func (r *Result) Report(w io.Writer) {
 				fmt.Fprintf(w, "    hint: %s\n", f.Hint)
 			}
 			io.WriteString(w, HexDump(f.Got.Data))
+		case NothingTested:
+			fmt.Fprintln(w, f.Msg)
 		default:
 			fmt.Fprintf(w, "%s: %s\n", f.At, f.Msg)
 		}
@@ -230,7 +239,25 @@ func (s *Session) run(cmds []Command) *Result {
 			break
 		}
 	}
-	return s.Finish()
+	r := s.Finish()
+	if r.Passed() && !testsSomething(cmds) {
+		r.Failures = append(r.Failures, Failure{Kind: NothingTested,
+			Msg: fmt.Sprintf("nothing tested: %d command(s), but no packet, expect, no_packet, check_counter or check_register line", len(cmds))})
+	}
+	return r
+}
+
+// testsSomething reports whether the commands send a packet or check
+// anything; a test that does neither (an empty file) is a failure, or it
+// would pass without testing anything.
+func testsSomething(cmds []Command) bool {
+	for _, c := range cmds {
+		switch c.(type) {
+		case *Packet, *Expect, *NoPacket, *CounterCheck, *RegisterCheck:
+			return true
+		}
+	}
+	return false
 }
 
 // Session is a switch under test driven by STF commands one at a time; Run

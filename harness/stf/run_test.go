@@ -399,3 +399,38 @@ meter_get_rates rate 2
 		}
 	}
 }
+
+func TestATestThatSendsAndChecksNothingFails(t *testing.T) {
+	program, err := os.ReadFile(filepath.Join("testdata", "l2acl.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"", "# only a comment\n", "setdefault fwd forward(port:2)\nwait\n"} {
+		cmds, err := Parse("t.stf", text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(program, cmds, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Passed() || res.Failures[0].Kind != NothingTested || !strings.HasPrefix(res.Summary(), "1 failure(s): nothing tested") {
+			t.Errorf("%q: %s", text, res.Summary())
+		}
+	}
+	for _, text := range []string{"packet 1 000000000002 00000000000a 0800 01\n", "no_packet\n", "check_counter fwd_hits(B) packets == 0\n"} {
+		cmds, err := Parse("t.stf", text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(program, cmds, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Failures {
+			if f.Kind == NothingTested {
+				t.Errorf("%q tests something, yet: %s", text, res.Summary())
+			}
+		}
+	}
+}

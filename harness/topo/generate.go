@@ -157,6 +157,9 @@ func LeafSpine(spines, leaves, hosts int) (*Topology, error) {
 			return nil, paramError("leaf-spine", p.name, "must be at least 1, got %d", p.value)
 		}
 	}
+	if hosts < 2 {
+		return nil, paramError("leaf-spine", "hosts", "must be at least 2, got %d: the last host is the PS and the others workers", hosts)
+	}
 	if leaves > MaxSwitchPort {
 		return nil, paramError("leaf-spine", "leaves", "%d leaves give every spine %d ports, more than the %d a switch can have", leaves, leaves, MaxSwitchPort)
 	}

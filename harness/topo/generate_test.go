@@ -104,6 +104,7 @@ func TestGeneratorsRejectBadParametersNamingTheParameter(t *testing.T) {
 		{"no spines", func() (*Topology, error) { return LeafSpine(0, 2, 3) }, "leaf-spine: spines: must be at least 1, got 0"},
 		{"no leaves", func() (*Topology, error) { return LeafSpine(2, 0, 3) }, "leaf-spine: leaves: must be at least 1, got 0"},
 		{"no hosts", func() (*Topology, error) { return LeafSpine(2, 2, -1) }, "leaf-spine: hosts: must be at least 1, got -1"},
+		{"a PS and no worker", func() (*Topology, error) { return LeafSpine(1, 1, 1) }, "leaf-spine: hosts: must be at least 2, got 1: the last host is the PS and the others workers"},
 		{"leaves beyond spine ports", func() (*Topology, error) { return LeafSpine(2, 600, 600) }, "leaf-spine: leaves: 600 leaves give every spine 600 ports"},
 		{"hosts beyond the plan", func() (*Topology, error) { return LeafSpine(2, 2, 20000) }, "leaf-spine: hosts: 20000 hosts are more than the 16383"},
 		{"hosts beyond leaf ports", func() (*Topology, error) { return LeafSpine(10, 2, 1100) }, "leaf-spine: hosts: up to 550 hosts per leaf and 10 uplinks need 560 ports"},

@@ -56,13 +56,64 @@ var (
 	linkFields     = []string{"endpoints", "bandwidth", "delay", "loss", "mtu"}
 )
 
-// Load reads and validates a topology file.
+// MaxFileSize bounds a topology file. Decoding YAML takes about forty
+// times the file's size in memory, so a runaway file (a generator loop, a
+// log written by mistake) is refused before it is decoded. The largest
+// topology the model numbers, some 16000 hosts, takes about 4 MB (a k=32
+// fat-tree with 8192 hosts takes 2 MB).
+const MaxFileSize = 8 << 20
+
+// Load reads and validates a topology file. A file larger than MaxFileSize
+// is refused after reading at most that much, naming the line and field
+// where it crosses the limit.
 func Load(path string) (*Topology, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read topology: %w", err)
 	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read topology: %w", err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, tooLarge(path, data[:MaxFileSize])
+	}
 	return Parse(data, path)
+}
+
+// tooLarge locates where a file crosses MaxFileSize: the line and the
+// field, a top-level key and the index of its list item then.
+func tooLarge(path string, head []byte) error {
+	line, key, item, itemIndent := 1, "", -1, -1
+	for len(head) > 0 {
+		text, rest, _ := bytes.Cut(head, []byte("\n"))
+		trimmed := bytes.TrimLeft(text, " ")
+		indent := len(text) - len(trimmed)
+		switch {
+		case indent == 0 && len(trimmed) > 0 && trimmed[0] != '#' && trimmed[0] != '-' && bytes.Contains(trimmed, []byte(":")):
+			key, _, _ = strings.Cut(string(trimmed), ":")
+			item, itemIndent = -1, -1
+		case bytes.HasPrefix(trimmed, []byte("- ")) || bytes.Equal(trimmed, []byte("-")):
+			if itemIndent < 0 {
+				itemIndent = indent
+			}
+			if indent == itemIndent {
+				item++
+			}
+		}
+		if len(rest) == 0 {
+			break
+		}
+		head = rest
+		line++
+	}
+	field := key
+	if item >= 0 {
+		field = fmt.Sprintf("%s[%d]", key, item)
+	}
+	return &Error{Source: path, Line: line, Field: field,
+		Msg: fmt.Sprintf("the file goes on past %d MiB, the most a topology file may hold (the largest topology grid numbers takes about 4 MB)", MaxFileSize>>20)}
 }
 
 // Parse decodes a topology in the YAML format of topologies/schema.json and

@@ -1,7 +1,12 @@
 package topo
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +229,42 @@ func TestParseBandwidthRejectsSpaceBeforeUnit(t *testing.T) {
 	_, err := ParseBandwidth("10 Gbps")
 	if err == nil || !strings.Contains(err.Error(), "right after the number: 10Gbps") {
 		t.Errorf("error = %v", err)
+	}
+}
+
+// TestAHugeFileIsRefusedAfterReadingLittleNamingLineAndField writes a
+// topology that goes on with links far past MaxFileSize: Load refuses it
+// naming the line and the link where the limit falls, having allocated
+// little more than the limit (decoding it would take gigabytes).
+func TestAHugeFileIsRefusedAfterReadingLittleNamingLineAndField(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprint(w, "name: huge\nnodes:\n  - {name: s1, kind: switch}\n  - {name: h1, kind: host}\nlinks:\n")
+	const link = "  - {endpoints: [\"s1:p1\", \"h1:eth0\"], bandwidth: 1Gbps}\n"
+	n := 3 * MaxFileSize / len(link)
+	for range n {
+		w.WriteString(link)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Load(path)
+	runtime.ReadMemStats(&after)
+	// The limit falls inside link number (MaxFileSize-header)/len(link).
+	header := len("name: huge\nnodes:\n  - {name: s1, kind: switch}\n  - {name: h1, kind: host}\nlinks:\n")
+	index := (MaxFileSize - header) / len(link)
+	want := fmt.Sprintf("%s:%d: links[%d]: the file goes on past 8 MiB", path, 6+index, index)
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want it to start with %q", err, want)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*MaxFileSize {
+		t.Errorf("refusing a %d MiB file allocated %d MiB", 3*MaxFileSize>>20, alloc>>20)
 	}
 }

@@ -17,6 +17,24 @@ const (
 	DefaultMTU        = 1500
 )
 
+// The link rates the fabric can shape. tbf keeps a link's burst as a time
+// in 32-bit scheduler ticks (1/15.625 µs): below about 540 bit/s the burst
+// a 9216-byte MTU needs overflows it, and above about 20 Pbit/s one tick
+// holds more than the whole burst, which the kernel refuses. A fabric test
+// adds tbf at both bounds with the smallest and largest MTU.
+const (
+	MinLinkBandwidth = Kbps
+	MaxLinkBandwidth = 100 * Tbps
+)
+
+// CheckLinkBandwidth refuses a link rate the fabric cannot shape.
+func CheckLinkBandwidth(b Bandwidth) error {
+	if b < MinLinkBandwidth || b > MaxLinkBandwidth {
+		return fmt.Errorf("%v is outside the %v..%v the kernel's tbf can shape", b, MinLinkBandwidth, MaxLinkBandwidth)
+	}
+	return nil
+}
+
 // NamePattern is the grammar of node names: they become parts of namespace
 // and interface names, so they stay short and plain.
 const NamePattern = `^[A-Za-z][A-Za-z0-9_-]{0,31}$`
@@ -149,6 +167,11 @@ func (t *Topology) Validate() error {
 		pairs[pair] = l
 		if l.Bandwidth < 0 {
 			return errAt(l.Line, field("bandwidth"), "negative bandwidth")
+		}
+		if l.Bandwidth != 0 {
+			if err := CheckLinkBandwidth(l.Bandwidth); err != nil {
+				return errAt(l.Line, field("bandwidth"), "%v", err)
+			}
 		}
 		if l.Delay < 0 {
 			return errAt(l.Line, field("delay"), "negative delay")

@@ -239,3 +239,14 @@ func TestP4testRunsOnTheGridSwitch(t *testing.T) {
 // TestMain builds the grid binary of the grid-switch tests at most once and
 // removes it afterwards.
 func TestMain(m *testing.M) { targettest.Main(m) }
+
+func TestP4testFailsOnAnEmptyTestFile(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.stf")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := exitCode(t, "p4test", examples+"basic_ipv4.p4", empty)
+	if code == 0 || strings.Contains(out, "PASS") || !strings.Contains(out, "FAIL empty.stf: 1 failure(s): nothing tested: 0 command(s)") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+}

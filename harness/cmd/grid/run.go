@@ -125,7 +125,11 @@ func checkRunFlags(c *cli.Context) error {
 		}
 	}
 	if rate := c.String("link-rate"); rate != "" {
-		if _, err := topo.ParseBandwidth(rate); err != nil {
+		bw, err := topo.ParseBandwidth(rate)
+		if err == nil {
+			err = topo.CheckLinkBandwidth(bw)
+		}
+		if err != nil {
 			return fmt.Errorf("--link-rate: %w", err)
 		}
 	}

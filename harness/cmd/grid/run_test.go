@@ -131,6 +131,7 @@ func TestRunRefusesBadFlagsBeforeAnythingIsBuilt(t *testing.T) {
 		{[]string{"--seed", "0"}, "--seed 0"},
 		{[]string{"--name", "Upper"}, `--name: run name "Upper"`},
 		{[]string{"--link-rate", "20"}, `--link-rate: bandwidth "20" without a unit`},
+		{[]string{"--link-rate", "1bps"}, "--link-rate: 1bps is outside the 1Kbps..100Tbps the kernel's tbf can shape"},
 		{[]string{"--topo", "/nonexistent/topo.yaml"}, "--topo: stat /nonexistent/topo.yaml"},
 		{[]string{"--program", "/nonexistent/agg.p4"}, "--program: stat /nonexistent/agg.p4"},
 		{[]string{"--results", "/etc/hostname"}, "--results /etc/hostname: not a directory"},

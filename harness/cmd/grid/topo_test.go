@@ -52,6 +52,7 @@ func TestTopoGeneratorsNameTheBadFlagAndWriteNothing(t *testing.T) {
 		{[]string{"fattree", "--k", "200"}, "topo fattree: --k 200: k=200 with 100 hosts per edge switch has 2000000 hosts"},
 		{[]string{"leafspine", "--spines", "0", "--leaves", "2", "--hosts", "3"}, "topo leafspine: --spines 0: must be at least 1, got 0"},
 		{[]string{"leafspine", "--spines", "2", "--leaves", "2", "--hosts", "20000"}, "topo leafspine: --hosts 20000: 20000 hosts are more than"},
+		{[]string{"leafspine", "--spines", "1", "--leaves", "1", "--hosts", "1"}, "topo leafspine: --hosts 1: must be at least 2, got 1: the last host is the PS"},
 	} {
 		out := filepath.Join(t.TempDir(), "t.yaml")
 		_, err := runGrid(t, append(append([]string{"topo"}, c.args...), "-o", out)...)
@@ -123,5 +124,21 @@ func TestTopoNamesAnUnknownSubcommand(t *testing.T) {
 	out, err := runGrid(t, "topo")
 	if err != nil || !strings.Contains(out, "COMMANDS:") || !strings.Contains(out, "fattree ") {
 		t.Errorf("grid topo without a subcommand: %v\n%s", err, out)
+	}
+}
+
+// TestTopoShowRefusesRatesTheKernelCannotShape: the 1bps and
+// 99999999999999Tbps passed 'grid topo show' and failed in 'grid up'.
+func TestTopoShowRefusesRatesTheKernelCannotShape(t *testing.T) {
+	for _, rate := range []string{"1bps", "99999999999999Tbps"} {
+		file := filepath.Join(t.TempDir(), "rate.yaml")
+		yaml := "name: rate\nnodes:\n  - {name: s1, kind: switch}\n  - {name: h1, kind: host}\nlinks:\n  - {endpoints: [\"s1:p1\", \"h1:eth0\"], bandwidth: " + rate + "}\n"
+		if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := file + ":6: links[0].bandwidth: " + rate + " is outside the 1Kbps..100Tbps the kernel's tbf can shape"
+		if _, err := runGrid(t, "topo", "show", file); err == nil || err.Error() != want {
+			t.Errorf("bandwidth %s: %v, want %q", rate, err, want)
+		}
 	}
 }
