@@ -149,6 +149,9 @@ func (s *Switch) AddEntry(tableName string, en Entry) (EntryHandle, error) {
 	if err != nil {
 		return 0, err
 	}
+	if t.decl.supportTimeout {
+		e.idle.hit(s.now())
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.insert(e); err != nil {

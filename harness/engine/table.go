@@ -55,6 +55,8 @@ type tableDecl struct {
 	counter      int // direct counter array, or -1
 	meter        int // direct meter array, or -1
 	entries      []Entry
+	// supportTimeout makes entries remember their last hit (idle.go).
+	supportTimeout bool
 }
 
 // actionCall is an action bound to its data.
@@ -77,6 +79,7 @@ type entry struct {
 	call     atomic.Pointer[actionCall]
 	ctr      counterCell
 	meter    meterState
+	idle     idleState
 }
 
 type rangeKey struct {
@@ -185,7 +188,7 @@ func (p *Program) compileTables(j *bmv2json.Program) error {
 }
 
 func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
-	td := &tableDecl{name: jt.Name, maxSize: jt.MaxSize, counter: -1, meter: -1, profile: -1}
+	td := &tableDecl{name: jt.Name, maxSize: jt.MaxSize, counter: -1, meter: -1, profile: -1, supportTimeout: jt.SupportTimeout}
 	switch jt.Type {
 	case "simple", "indirect", "indirect_ws":
 	default:
@@ -540,6 +543,9 @@ func (t *table) apply(k *pkt) *node {
 		}
 		if td.counter >= 0 {
 			e.ctr.add(k.inLen)
+		}
+		if td.supportTimeout {
+			e.idle.hit(k.sw.now())
 		}
 		if td.meter >= 0 {
 			ma := k.sw.meters[td.meter]

@@ -83,6 +83,15 @@
 //     members (the selector picks members uniformly by the program's hash,
 //     so weights above 1 are refused), entries of indirect tables pointing
 //     at a member or a group.
+//   - Digests: once the controller inserts a digest's DigestEntry, digest()
+//     calls stream as DigestLists to the primary (batched by max_list_size
+//     and max_timeout_ns); data sent is not sent again until its list is
+//     acknowledged (DigestListAck) or ack_timeout_ns passes.
+//   - Idle timeouts: entries of tables with idle_timeout_behavior
+//     NOTIFY_CONTROL take idle_timeout_ns; an entry no packet hit for that
+//     long is streamed to the primary in an IdleTimeoutNotification, once
+//     until it is hit again (swept every 100 ms); Read with
+//     time_since_last_hit gives its idle time.
 //   - Parser value sets: a ValueSetEntry MODIFY replaces the whole set
 //     (exact members, at most the set's size, else RESOURCE_EXHAUSTED);
 //     INSERT and DELETE are INVALID_ARGUMENT; Read returns the members.
@@ -112,8 +121,7 @@
 //
 // UNIMPLEMENTED: atomicity ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC,
 // RECONCILE_AND_COMMIT, one-shot action sets, weighted group members,
-// watch ports, default actions of indirect tables, idle timeouts, digests
-// and other entities, a clone session's class_of_service,
+// watch ports, default actions of indirect tables, other entities, a clone session's class_of_service,
 // backup replicas, single-rate meters (eburst), meter counters, direct
 // counters and meters of default entries.
 //

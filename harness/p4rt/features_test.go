@@ -2,6 +2,7 @@ package p4rt
 
 import (
 	"testing"
+	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc/codes"
@@ -83,5 +84,121 @@ func TestValueSetEntriesSteerTheParser(t *testing.T) {
 		if len(details) != 1 || codes.Code(details[0].CanonicalCode) != c.code {
 			t.Errorf("%s: %v, want %v", c.name, details, c.code)
 		}
+	}
+}
+
+// nextDigest waits for the next DigestList on c's stream (nil if none
+// comes within wait).
+func (c *controller) nextDigest(t *testing.T, wait time.Duration) *p4v1.DigestList {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case m := <-c.msgs:
+			if d := m.GetDigest(); d != nil {
+				return d
+			}
+		case err := <-c.ended:
+			t.Fatalf("stream ended: %v", err)
+		case <-deadline:
+			return nil
+		}
+	}
+}
+
+func digestEntryEntity(id uint32, cfg *p4v1.DigestEntry_Config) *p4v1.Entity {
+	return &p4v1.Entity{Entity: &p4v1.Entity_DigestEntry{DigestEntry: &p4v1.DigestEntry{DigestId: id, Config: cfg}}}
+}
+
+// digest() calls reach the primary controller as DigestLists once it has
+// inserted the digest's DigestEntry; data sent is not sent again until
+// the controller acknowledges its list.
+func TestDigestsStreamToThePrimaryWithAcks(t *testing.T) {
+	f, c := newFeaturesFixture(t)
+	id := preambleID(t, f.prog.P4Info.Digests, "learn_t")
+	f.process(4, ethFrame(2, 3, 0x0800))
+	if d := c.nextDigest(t, 100*time.Millisecond); d != nil {
+		t.Fatalf("a digest without a DigestEntry: %v", d)
+	}
+	f.mustWrite(update(p4v1.Update_INSERT, digestEntryEntity(id, &p4v1.DigestEntry_Config{MaxListSize: 1, AckTimeoutNs: int64(time.Hour)})))
+	f.process(4, ethFrame(2, 3, 0x0800))
+	d := c.nextDigest(t, 5*time.Second)
+	if d == nil {
+		t.Fatal("no DigestList after the DigestEntry was inserted")
+	}
+	members := d.GetData()[0].GetStruct().GetMembers()
+	if d.DigestId != id || len(d.Data) != 1 || len(members) != 2 || string(members[0].GetBitstring()) != "\x03" || string(members[1].GetBitstring()) != "\x04" {
+		t.Fatalf("DigestList %v, want one learn_t {src 3, port 4}", d)
+	}
+	f.process(4, ethFrame(2, 3, 0x0800))
+	if again := c.nextDigest(t, 100*time.Millisecond); again != nil {
+		t.Fatalf("the same data again before its ack: %v", again)
+	}
+	if err := c.stream.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_DigestAck{DigestAck: &p4v1.DigestListAck{DigestId: id, ListId: d.ListId}}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the ack travels the stream
+	f.process(4, ethFrame(2, 3, 0x0800))
+	if after := c.nextDigest(t, 5*time.Second); after == nil || after.ListId == d.ListId {
+		t.Fatalf("after the ack the data comes again in a new list, got %v", after)
+	}
+	if got := f.read(digestEntryEntity(0, nil)); len(got) != 1 || got[0].GetDigestEntry().GetConfig().GetMaxListSize() != 1 {
+		t.Errorf("read digest entries %v", got)
+	}
+	f.mustWrite(update(p4v1.Update_DELETE, digestEntryEntity(id, nil)))
+	f.process(4, ethFrame(2, 5, 0x0800))
+	if d := c.nextDigest(t, 100*time.Millisecond); d != nil {
+		t.Errorf("a digest after its DigestEntry was deleted: %v", d)
+	}
+}
+
+// nextIdleNotification waits for the next IdleTimeoutNotification (nil if
+// none comes within wait).
+func (c *controller) nextIdleNotification(t *testing.T, wait time.Duration) *p4v1.IdleTimeoutNotification {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case m := <-c.msgs:
+			if n := m.GetIdleTimeoutNotification(); n != nil {
+				return n
+			}
+		case err := <-c.ended:
+			t.Fatalf("stream ended: %v", err)
+		case <-deadline:
+			return nil
+		}
+	}
+}
+
+// An entry with idle_timeout_ns that no packet hits for that long is
+// reported once in an IdleTimeoutNotification; a hit restarts its idle
+// time; Read gives time_since_last_hit.
+func TestIdleEntriesAreNotifiedOnce(t *testing.T) {
+	f, c := newFeaturesFixture(t)
+	flows := f.tableID("Ig.flows")
+	fwd := f.actionID("Ig.fwd")
+	entry := func(dst byte, ttl time.Duration) *p4v1.TableEntry {
+		return &p4v1.TableEntry{TableId: flows, Match: []*p4v1.FieldMatch{{FieldId: 1, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: []byte{dst}}}}},
+			Action: action(fwd, []byte{2}), IdleTimeoutNs: int64(ttl)}
+	}
+	f.mustWrite(update(p4v1.Update_INSERT, tableEntity(entry(2, time.Second))), update(p4v1.Update_INSERT, tableEntity(entry(3, time.Minute))))
+	f.advance(600 * time.Millisecond)
+	f.process(0, ethFrame(2, 9, 0x0800)) // a hit restarts dst 2's idle time
+	f.advance(600 * time.Millisecond)
+	if n := c.nextIdleNotification(t, 300*time.Millisecond); n != nil {
+		t.Fatalf("notified %v, but dst 2 was hit 0.6 s ago (timeout 1 s)", n)
+	}
+	f.advance(600 * time.Millisecond)
+	n := c.nextIdleNotification(t, 5*time.Second)
+	if n == nil || len(n.TableEntry) != 1 || string(n.TableEntry[0].Match[0].GetExact().Value) != "\x02" || n.TableEntry[0].IdleTimeoutNs != int64(time.Second) {
+		t.Fatalf("notification %v, want dst 2's entry alone", n)
+	}
+	if again := c.nextIdleNotification(t, 300*time.Millisecond); again != nil {
+		t.Errorf("notified again without a hit: %v", again)
+	}
+	got := f.read(tableEntity(&p4v1.TableEntry{TableId: flows, TimeSinceLastHit: &p4v1.TableEntry_IdleTimeout{}}))
+	if len(got) != 2 || got[0].GetTableEntry().GetTimeSinceLastHit().GetElapsedNs() != int64(1200*time.Millisecond) {
+		t.Errorf("read %v, want two entries, dst 2 idle 1.2 s", got)
 	}
 }

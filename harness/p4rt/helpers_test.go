@@ -54,14 +54,30 @@ type fixture struct {
 	// transmitted collects PacketOut results sent to data-plane ports.
 	mu          sync.Mutex
 	transmitted []engine.Output
+	now         time.Time // the server's clock (under mu)
+}
+
+// clock is the server's clock.
+func (f *fixture) clock() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+// advance moves the server's clock on.
+func (f *fixture) advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
 }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{t: t, prog: testProgram(t)}
-	// A clock that stands still makes meters deterministic: buckets never refill.
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	f.srv = NewServer(Options{DeviceID: testDevice, CPUPort: testCPUPort, Ports: testPorts, Now: func() time.Time { return now }, Transmit: func(o engine.Output) {
+	// A clock that stands still makes meters deterministic: buckets never
+	// refill. Tests of idle timeouts move it with advance.
+	f.now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.srv = NewServer(Options{DeviceID: testDevice, CPUPort: testCPUPort, Ports: testPorts, Now: f.clock, Transmit: func(o engine.Output) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.transmitted = append(f.transmitted, engine.Output{Port: o.Port, Data: append([]byte(nil), o.Data...), Instance: o.Instance})

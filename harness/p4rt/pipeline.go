@@ -29,8 +29,16 @@ type pipeline struct {
 	registers map[uint32]*externDef
 	profiles  map[uint32]*profileDef
 	valueSets map[uint32]*valueSetDef
-	packetIn  *controllerHeader
-	packetOut *controllerHeader
+	digests   map[uint32]*digestDef
+	// digestByList finds a digest by its bmv2 learn list id.
+	digestByList map[int]*digestDef
+	packetIn     *controllerHeader
+	packetOut    *controllerHeader
+
+	// now is the server's clock; send streams a message to the primary
+	// controller (set when the pipeline is committed).
+	now  func() time.Time
+	send func(*p4v1.StreamMessageResponse)
 
 	// state written by Write (under Server.mu)
 	groups map[uint32]*p4v1.MulticastGroupEntry
@@ -49,6 +57,7 @@ type tableDef struct {
 	directCtr   uint32           // direct counter id, 0 if none
 	directMtr   uint32           // direct meter id, 0 if none
 	profile     *profileDef      // of an indirect table, else nil
+	idleTimeout bool             // entries take idle_timeout_ns (NOTIFY_CONTROL)
 
 	// state (under Server.mu)
 	entries    map[string]*storedEntry // by matchKey
@@ -135,7 +144,8 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 	// as in simple_switch's single ingress thread, so a read-modify-write
 	// of registers split over several actions (GRID's aggregation units)
 	// stays atomic.
-	pl.sw = engine.NewSwitch(prog, engine.Config{Now: now, Trace: opts.Trace, Serial: true})
+	pl.now = now
+	pl.sw = engine.NewSwitch(prog, engine.Config{Now: now, Trace: opts.Trace, Serial: true, Digest: func(d engine.Digest) { pl.digest(d) }})
 	if err := pl.resolveActions(prog); err != nil {
 		return nil, err
 	}
@@ -149,6 +159,9 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 		return nil, err
 	}
 	if err := pl.resolveValueSets(prog); err != nil {
+		return nil, err
+	}
+	if err := pl.resolveDigests(prog); err != nil {
 		return nil, err
 	}
 	if err := pl.resolveControllerHeaders(); err != nil {
@@ -228,6 +241,12 @@ func (pl *pipeline) resolveTables(prog *engine.Program) error {
 		}
 		td := &tableDef{info: t, name: pre.Name, fields: map[uint32]*matchFieldDef{}, actions: map[uint32]p4configv1.ActionRef_Scope{},
 			isConst: t.IsConstTable, entries: map[string]*storedEntry{}}
+		if t.IdleTimeoutBehavior == p4configv1.Table_NOTIFY_CONTROL {
+			if ok, err := prog.SupportsTimeout(pre.Name); err != nil || !ok {
+				return fmt.Errorf("%s.idle_timeout_behavior: table %q notifies idle entries in the P4Info, but its bmv2 JSON table has no support_timeout", path, pre.Name)
+			}
+			td.idleTimeout = true
+		}
 		for j, mf := range t.MatchFields {
 			k := et.Keys[j]
 			fpath := fmt.Sprintf("%s.match_fields[%d]", path, j)

@@ -85,6 +85,28 @@ func NewServer(opts Options) *Server {
 	return s
 }
 
+// idleSweep is how often idle entries are looked for (bmv2's ageing
+// monitor sweeps on a similar period).
+const idleSweep = 100 * time.Millisecond
+
+// sweepIdleEntries streams IdleTimeoutNotifications for pl's idle entries
+// until another pipeline replaces it.
+func (s *Server) sweepIdleEntries(pl *pipeline) {
+	t := time.NewTicker(idleSweep)
+	defer t.Stop()
+	for range t.C {
+		if s.pipe.Load() != pl {
+			return
+		}
+		s.mu.RLock()
+		n := pl.idleNotification()
+		s.mu.RUnlock()
+		if n != nil {
+			s.toPrimary(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_IdleTimeoutNotification{IdleTimeoutNotification: n}})
+		}
+	}
+}
+
 // Register registers the P4Runtime service on g.
 func (s *Server) Register(g *grpc.Server) { p4v1.RegisterP4RuntimeServer(g, s) }
 
@@ -104,7 +126,14 @@ func (s *Server) LoadPipeline(p4info *p4configv1.P4Info, bmv2JSON []byte) error 
 
 // commit makes pl the running pipeline; the caller holds s.mu.
 func (s *Server) commit(pl *pipeline) {
+	pl.send = s.toPrimary
 	s.pipe.Store(pl)
+	for _, td := range pl.tables {
+		if td.idleTimeout {
+			go s.sweepIdleEntries(pl)
+			break
+		}
+	}
 	s.saved = nil
 	s.log.Info("pipeline committed", "tables", len(pl.tables), "actions", len(pl.actions))
 }

@@ -175,7 +175,9 @@ func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error 
 		case *p4v1.StreamMessageRequest_Packet:
 			s.packetOut(c, u.Packet)
 		case *p4v1.StreamMessageRequest_DigestAck:
-			// digests are not generated: nothing to acknowledge
+			if pl := s.pipe.Load(); pl != nil {
+				pl.ackDigests(u.DigestAck)
+			}
 		default:
 			sendOrDrop(c.control, streamError(codes.Unimplemented, fmt.Sprintf("stream message %T is not supported", req.Update), nil))
 		}
@@ -275,15 +277,23 @@ func (s *Server) packetIn(pl *pipeline, data []byte) {
 		data = data[h.bytes:]
 	}
 	pi.Payload = append([]byte(nil), data...)
+	s.toPrimary(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Packet{Packet: pi}})
+}
+
+// toPrimary streams a PacketIn, DigestList or IdleTimeoutNotification to
+// the primary controller (dropped, and logged, without one or when its
+// stream is full).
+func (s *Server) toPrimary(m *p4v1.StreamMessageResponse) {
 	s.arb.mu.Lock()
 	primary := s.arb.primary
 	s.arb.mu.Unlock()
+	kind := fmt.Sprintf("%T", m.GetUpdate())
 	if primary == nil {
-		s.log.Debug("dropped a PacketIn: no primary controller")
+		s.log.Debug("dropped a stream message: no primary controller", "kind", kind)
 		return
 	}
-	if !sendOrDrop(primary.packets, &p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Packet{Packet: pi}}) {
-		s.log.Warn("dropped a PacketIn: the primary controller's stream is full")
+	if !sendOrDrop(primary.packets, m) {
+		s.log.Warn("dropped a stream message: the primary controller's stream is full", "kind", kind)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -324,8 +325,8 @@ func (pl *pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry) *
 	if td.isConst {
 		return errAt(codes.PermissionDenied, "table_entry.table_id", "table %s has const entries: it cannot be written", td.name)
 	}
-	if te.IdleTimeoutNs != 0 {
-		return errAt(codes.Unimplemented, "table_entry.idle_timeout_ns", "idle timeouts are not supported")
+	if te.IdleTimeoutNs < 0 || te.IdleTimeoutNs != 0 && !td.idleTimeout {
+		return errAt(codes.InvalidArgument, "table_entry.idle_timeout_ns", "table %s has no idle timeouts (its idle_timeout_behavior is NO_TIMEOUT), or the timeout is negative", td.name)
 	}
 	pm, fe := td.parseMatch(te)
 	if fe != nil {
@@ -359,6 +360,9 @@ func (pl *pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry) *
 		stored = &storedEntry{handle: h}
 		td.entries[pm.key] = stored
 		stored.entry = canonicalEntry(te, pm, pa)
+		if fe := pl.setIdleTimeout(td, h, te); fe != nil {
+			return fe
+		}
 		return pl.writeDirectData(td, h, te)
 	case p4v1.Update_MODIFY:
 		if stored == nil {
@@ -381,6 +385,9 @@ func (pl *pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry) *
 			return errAt(codes.InvalidArgument, "table_entry", "%v", err)
 		}
 		stored.entry = canonicalEntry(te, pm, pa)
+		if fe := pl.setIdleTimeout(td, stored.handle, te); fe != nil {
+			return fe
+		}
 		return pl.writeDirectData(td, stored.handle, te)
 	default: // DELETE: update accepts no other type
 		if stored == nil {
@@ -396,7 +403,49 @@ func (pl *pipeline) writeTableEntry(typ p4v1.Update_Type, te *p4v1.TableEntry) *
 
 func canonicalEntry(te *p4v1.TableEntry, pm *parsedMatch, pa *parsedAction) *p4v1.TableEntry {
 	return &p4v1.TableEntry{TableId: te.TableId, Match: pm.canon, Action: pa.canon, Priority: te.Priority,
-		Metadata: bytes.Clone(te.Metadata)}
+		Metadata: bytes.Clone(te.Metadata), IdleTimeoutNs: te.IdleTimeoutNs}
+}
+
+// setIdleTimeout gives an entry of a table with idle timeouts its time to
+// live (restarting its idle time, as a MODIFY does in simple_switch_grpc).
+func (pl *pipeline) setIdleTimeout(td *tableDef, h engine.EntryHandle, te *p4v1.TableEntry) *fieldError {
+	if !td.idleTimeout {
+		return nil
+	}
+	if err := pl.sw.SetEntryIdleTimeout(td.name, h, time.Duration(te.IdleTimeoutNs)); err != nil {
+		return errAt(codes.Internal, "table_entry.idle_timeout_ns", "%v", err)
+	}
+	return nil
+}
+
+// idleNotification lists the entries of the pipeline's tables that have
+// been idle for their timeout since they were last reported (nil if none);
+// the caller holds Server.mu for reading.
+func (pl *pipeline) idleNotification() *p4v1.IdleTimeoutNotification {
+	var out *p4v1.IdleTimeoutNotification
+	for _, td := range pl.sortedTables() {
+		if !td.idleTimeout {
+			continue
+		}
+		expired, err := pl.sw.ExpiredEntries(td.name)
+		if err != nil || len(expired) == 0 {
+			continue
+		}
+		byHandle := map[engine.EntryHandle]bool{}
+		for _, h := range expired {
+			byHandle[h] = true
+		}
+		for _, se := range td.sortedEntries() {
+			if !byHandle[se.handle] {
+				continue
+			}
+			if out == nil {
+				out = &p4v1.IdleTimeoutNotification{Timestamp: pl.now().UnixNano()}
+			}
+			out.TableEntry = append(out.TableEntry, proto.Clone(se.entry).(*p4v1.TableEntry))
+		}
+	}
+	return out
 }
 
 // checkDirectData refuses counter data or a meter config for a table
@@ -510,6 +559,13 @@ func (pl *pipeline) readTableEntries(te *p4v1.TableEntry, emit func(*p4v1.Entity
 					return errAt(codes.Internal, "table_entry.counter_data", "%v", err)
 				}
 				out.CounterData = counterData(v)
+			}
+			if te.TimeSinceLastHit != nil && td.idleTimeout {
+				_, idle, err := pl.sw.EntryIdleTime(td.name, se.handle)
+				if err != nil {
+					return errAt(codes.Internal, "table_entry.time_since_last_hit", "%v", err)
+				}
+				out.TimeSinceLastHit = &p4v1.TableEntry_IdleTimeout{ElapsedNs: idle.Nanoseconds()}
 			}
 			if te.MeterConfig != nil && td.directMtr != 0 {
 				cfg, ok, err := pl.sw.ReadDirectMeter(td.name, se.handle)

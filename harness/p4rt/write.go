@@ -72,6 +72,8 @@ func (pl *pipeline) update(u *p4v1.Update) *fieldError {
 		fe = pl.writeGroup(u.Type, e.ActionProfileGroup)
 	case *p4v1.Entity_ValueSetEntry:
 		fe = pl.writeValueSet(u.Type, e.ValueSetEntry)
+	case *p4v1.Entity_DigestEntry:
+		fe = pl.writeDigestEntry(u.Type, e.DigestEntry)
 	case nil:
 		return errAt(codes.InvalidArgument, "entity", "missing")
 	default:
@@ -161,6 +163,8 @@ func (pl *pipeline) read(e *p4v1.Entity, emit func(*p4v1.Entity)) *fieldError {
 		fe = pl.readGroups(x.ActionProfileGroup, emit)
 	case *p4v1.Entity_ValueSetEntry:
 		fe = pl.readValueSets(x.ValueSetEntry, emit)
+	case *p4v1.Entity_DigestEntry:
+		fe = pl.readDigestEntries(x.DigestEntry, emit)
 	case nil:
 		return errAt(codes.InvalidArgument, "entity", "missing")
 	default:
