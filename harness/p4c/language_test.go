@@ -203,3 +203,22 @@ func TestActionSelectorTablesRunGroupsOfMembers(t *testing.T) {
 		t.Errorf("a miss ran NoAction and should leave on port 0, left on %v", out)
 	}
 }
+
+// A serializable enum in a packet_in header is described in P4Info's
+// type_info, and the metadata field names it (as p4c does), so that
+// controllers can decode it.
+func TestControllerHeaderEnumsReachTypeInfo(t *testing.T) {
+	res, err := compileSnippet(t, holes{top: `enum bit<8> Reason { MISS = 1, TTL = 2 }
+@controller_header("packet_in") header packet_in_t { Reason reason; bit<8> pad; }`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	se := res.P4Info.GetTypeInfo().GetSerializableEnums()["Reason"]
+	if se == nil || len(se.Members) != 2 || se.UnderlyingType.GetBitwidth() != 8 {
+		t.Errorf("type_info serializable enums %v, want Reason with 2 members", res.P4Info.GetTypeInfo().GetSerializableEnums())
+	}
+	md := res.P4Info.GetControllerPacketMetadata()
+	if len(md) != 1 || md[0].Metadata[0].GetTypeName().GetName() != "Reason" {
+		t.Errorf("controller packet metadata %v, want field reason of type Reason", md)
+	}
+}

@@ -198,12 +198,37 @@ func Check(prog *ast.Program, diags *diag.List, features Features) {
 	c.reportRecursion()
 	c.controlPlaneNameConflicts()
 	c.v1modelVersion()
+	c.fieldListAnnotations()
 	if prog.Main == nil && !diags.HasErrors() {
 		at := prog.Position()
 		if n := len(prog.Decls); n > 0 {
 			at = prog.Decls[n-1].Position() // the end of the main file
 		}
 		diags.Errorf(at, "program has no package instance named main (e.g. V1Switch(...) main;)")
+	}
+}
+
+// fieldListAnnotations evaluates the arguments of v1model's @field_list
+// on struct fields: they may name constants (@field_list(FL_CLONE)), which
+// the lowering needs as numbers.
+func (c *checker) fieldListAnnotations() {
+	for _, d := range c.prog.Decls {
+		sd, ok := d.(*ast.StructDecl)
+		if !ok {
+			continue
+		}
+		for _, f := range sd.Fields {
+			for _, an := range f.Annos {
+				if an.Name != "field_list" {
+					continue
+				}
+				for _, arg := range an.Args {
+					if c.expr(arg, nil, c.global) != nil && arg.Info().Const == nil {
+						c.errorAtExpr(arg, "@field_list: %s is not a compile-time constant", exprText(arg))
+					}
+				}
+			}
+		}
 	}
 }
 
