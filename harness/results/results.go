@@ -54,7 +54,7 @@ type Status string
 
 const (
 	StatusComplete    Status = "complete"
-	StatusFailed      Status = "failed"      // an error stopped it (a switch or endpoint that failed)
+	StatusFailed      Status = "failed"      // an error stopped it (a switch or endpoint that failed), or a job did not verify
 	StatusInterrupted Status = "interrupted" // Ctrl-C or SIGTERM stopped it
 )
 

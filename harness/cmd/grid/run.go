@@ -115,7 +115,8 @@ func checkRunFlags(c *cli.Context) error {
 		return errors.New("--seed 0: seeds start at 1")
 	}
 	for _, flag := range []string{"timeout", "deadline"} {
-		if d := c.Duration(flag); d <= 0 {
+		// Unset, they are derived from the work.
+		if d := c.Duration(flag); c.IsSet(flag) && d <= 0 {
 			return fmt.Errorf("--%s %v: want a positive duration, e.g. 100ms or 30s", flag, d)
 		}
 	}
@@ -242,11 +243,16 @@ func runExperiment(c *cli.Context) error {
 		return runErr
 	}
 	status := results.StatusComplete
+	reason := runErr
 	switch {
 	case runErr != nil && ctx.Err() != nil:
 		status = results.StatusInterrupted
 	case runErr != nil:
 		status = results.StatusFailed
+	case exp.Failure() != nil:
+		// Every plan ran, but a job did not verify (a wrong sum, or its
+		// deadline passed): the run failed all the same.
+		status, reason = results.StatusFailed, exp.Failure()
 	}
 	if runErr == nil && c.Bool("keep") {
 		keptUp = true
@@ -282,8 +288,8 @@ func runExperiment(c *cli.Context) error {
 	relocate := func(s string) string {
 		return strings.ReplaceAll(s, work, filepath.Join(resultsDir, name, "logs"))
 	}
-	if runErr != nil {
-		r.Reason = relocate(runErr.Error())
+	if reason != nil {
+		r.Reason = relocate(reason.Error())
 	}
 	for i := range r.Algorithms {
 		r.Algorithms[i].Failed = relocate(r.Algorithms[i].Failed)
