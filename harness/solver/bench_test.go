@@ -8,6 +8,8 @@ import (
 
 	"github.com/grid-ina/grid/harness/internal/cputime"
 	"github.com/grid-ina/grid/harness/lp"
+	"github.com/grid-ina/grid/harness/topo"
+	"github.com/grid-ina/grid/harness/workload"
 )
 
 // BenchmarkSolvePaperScale times every algorithm on the paper's four
@@ -104,4 +106,51 @@ func BenchmarkPapersFullLPOnCBC(b *testing.B) {
 		}
 		reportCPU(b, start)
 	})
+}
+
+// BenchmarkSolveFatTreeK16 times every algorithm on a k=16 fat-tree (320
+// switches, 1,024 hosts) with one job of 1,023 workers and with four jobs
+// of 255 workers sharing it, on each LP backend. Target: every algorithm
+// interactive, under 10 s. Peer: the same algorithm on the paper-scale
+// fat-tree (BenchmarkSolvePaperScale).
+func BenchmarkSolveFatTreeK16(b *testing.B) {
+	backends := []lp.Backend{lp.Embedded}
+	if lp.CBCAvailable() {
+		backends = append(backends, lp.CBC)
+	}
+	tp, err := topo.FatTree(16, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	one, err := workload.Default(tp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hosts := one[0].Workers
+	var four []workload.Job
+	for j := 0; j < 4; j++ {
+		four = append(four, workload.Job{Name: fmt.Sprintf("job%d", j+1), PS: hosts[j*256], Workers: hosts[j*256+1 : min(len(hosts), (j+1)*256)]})
+	}
+	for name, jobs := range map[string][]workload.Job{"1x1023": one, "4x255": four} {
+		in, err := NewInstance(tp, jobs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, algo := range Algorithms() {
+			for _, be := range backends {
+				if be == lp.CBC && (algo == AlgoATP || algo == AlgoSwitchML || algo == AlgoGeryon) {
+					continue // no LP
+				}
+				b.Run(fmt.Sprintf("%s/%s/%s", name, algo, be), func(b *testing.B) {
+					start := cputime.Used()
+					for b.Loop() {
+						if _, err := Solve(context.Background(), in, algo, Options{Seed: 1, LP: be}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					reportCPU(b, start)
+				})
+			}
+		}
+	}
 }

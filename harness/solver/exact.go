@@ -45,7 +45,7 @@ func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 		a = in.placeCounts(dc, 0, counts)
 	} else {
 		var err error
-		lam, a, err = in.paperExactJobs(ctx, dc, opt.LP)
+		lam, a, err = in.paperExactJobs(ctx, dc, opt.LP, 0)
 		if errors.Is(err, errUndecided) {
 			return in.boundedSearch(ctx, dc, opt, err.Error())
 		}
@@ -61,17 +61,24 @@ func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 }
 
 // linksCannotLimit says whether every finite link is a worker's access
-// link: each carries only its worker's gradients one way and its job's
-// results the other, both at most T, which is at most the link's bandwidth.
+// link or a PS's link at least as fast as its ingress. A worker's link
+// carries its gradients one way and its job's results the other, both at
+// most T, which is at most the link's bandwidth; a PS's link carries at
+// most its ingress up and its jobs' results down, which are no more than
+// the streams that came up.
 func (in *Instance) linksCannotLimit() bool {
-	worker := make([]bool, len(in.names))
+	roomy := make([]float64, len(in.names)) // links of these hosts at least this fast cannot limit
+	for i := range roomy {
+		roomy[i] = math.Inf(1)
+	}
 	for _, jb := range in.jobs {
 		for _, w := range jb.workers {
-			worker[w] = true
+			roomy[w] = 0
 		}
+		roomy[jb.ps] = min(roomy[jb.ps], jb.ingress)
 	}
 	for _, a := range in.arcs {
-		if !math.IsInf(a.cap, 1) && !worker[a.from] && !worker[a.to] {
+		if !math.IsInf(a.cap, 1) && a.cap < roomy[a.from] && a.cap < roomy[a.to] {
 			return false
 		}
 	}
@@ -90,7 +97,7 @@ func (in *Instance) boundedSearch(ctx context.Context, dc distCache, opt Options
 	bound := r.ceiling
 	if len(in.jobs) > 1 {
 		// The jobs share switches: their joint paper-model optimum is a tighter bound, when proved.
-		if lam, _, err := in.paperExactJobs(ctx, dc, opt.LP); err == nil {
+		if lam, _, err := in.paperExactJobs(ctx, dc, opt.LP, r.lambda); err == nil {
 			bound = math.Min(bound, lam)
 		} else if ctx.Err() != nil {
 			return nil, err
@@ -607,9 +614,18 @@ func (in *Instance) ingressOf(ps int) float64 {
 // n_js workers of job j at switch s, u_js whether j streams from s —
 // with sum_j n_js <= floor(C_s/lambda) and, per PS host, its unaggregated
 // workers plus streams <= floor(B/lambda).
-func (in *Instance) paperExactJobs(ctx context.Context, dc distCache, backend lp.Backend) (float64, *assignment, error) {
+//
+// Only rates above floor are tried (a rate known feasible); when none is
+// feasible it returns floor and no assignment.
+func (in *Instance) paperExactJobs(ctx context.Context, dc distCache, backend lp.Backend, floor float64) (float64, *assignment, error) {
 	var counts [][]int
-	lam, err := maxMinBisect(in.rateCandidates(false), func(lambda float64) (bool, error) {
+	var cands []float64
+	for _, c := range in.rateCandidates(false) {
+		if c > floor*(1+1e-9) {
+			cands = append(cands, c)
+		}
+	}
+	lam, err := maxMinBisect(cands, func(lambda float64) (bool, error) {
 		m := lp.NewModel("gria-jobs-feasibility")
 		n := make([][]lp.Var, len(in.jobs))
 		psTerms := map[int][]lp.Term{}
@@ -620,12 +636,19 @@ func (in *Instance) paperExactJobs(ctx context.Context, dc distCache, backend lp
 			}
 			N := float64(len(jb.workers))
 			var all []lp.Term
-			for range in.progList {
-				v := m.AddVar("n", 0, N, true)
+			for _, s := range in.progList {
+				// A switch holds at most its slots (and one that holds a
+				// single worker saves nothing): the tight big-M keeps the
+				// relaxation close to the integers.
+				slots := min(N, slotsAt(in.capS[s], lambda))
+				if slots < 2 {
+					slots = 0
+				}
+				v := m.AddVar("n", 0, slots, true)
 				u := m.AddVar("u", 0, 1, true)
 				n[j] = append(n[j], v)
 				all = append(all, lp.Term{Var: v, Coef: 1})
-				m.AddConstraint("n<=Nu", []lp.Term{{Var: v, Coef: 1}, {Var: u, Coef: -N}}, lp.LE, 0)
+				m.AddConstraint("n<=Nu", []lp.Term{{Var: v, Coef: 1}, {Var: u, Coef: -slots}}, lp.LE, 0)
 				psTerms[jb.ps] = append(psTerms[jb.ps], lp.Term{Var: u, Coef: 1}, lp.Term{Var: v, Coef: -1})
 			}
 			m.AddConstraint("at-most-all", all, lp.LE, N)
@@ -659,6 +682,9 @@ func (in *Instance) paperExactJobs(ctx context.Context, dc distCache, backend lp
 		}
 		return true, nil
 	})
+	if errors.Is(err, errNoneFeasible) && floor > 0 {
+		return floor, nil, nil
+	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("paper-model exact for %d jobs: %w", len(in.jobs), err)
 	}

@@ -2,16 +2,28 @@ package solver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"sort"
+	"time"
 
 	"github.com/grid-ina/grid/harness/lp"
 )
 
 // searchBudget is how many evaluations grid-paths' local search may spend per start.
 const searchBudget = 120
+
+// classLPBudget bounds each stage of grid-paths' LP relaxation. The
+// embedded simplex keeps a dense basis inverse, so on a k=16 fat-tree with
+// several jobs it needs minutes where CBC needs a fraction of a second;
+// past the budget grid-paths goes on from its other starts.
+var classLPBudget = 3 * time.Second
+
+// errLPBudget is an LP stage that ran out of its time budget.
+var errLPBudget = errors.New("the LP ran out of its time budget")
 
 // candidatesPerClass bounds the switches each class of workers may use in
 // grid-paths' LP: the nearest ones and the ones with the most capacity.
@@ -41,8 +53,12 @@ func (in *Instance) gridPaths(ctx context.Context, opt Options) (*Plan, error) {
 	plan := in.buildPlan(AlgoGRIDPaths, "links", r.best)
 	plan.Seed = ptr(opt.Seed)
 	plan.LPBackend = r.backend
-	plan.RelaxationGbps = ptr(round9(r.lpLambda))
-	plan.Notes = append(plan.Notes, fmt.Sprintf("link-aware LP relaxation over %d worker classes: %.4g Gbps; best plan started from %s", r.classes, r.lpLambda, r.from))
+	if r.lpSkipped == "" {
+		plan.RelaxationGbps = ptr(round9(r.lpLambda))
+		plan.Notes = append(plan.Notes, fmt.Sprintf("link-aware LP relaxation over %d worker classes: %.4g Gbps; best plan started from %s", r.classes, r.lpLambda, r.from))
+	} else {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("no LP rounding start: %s; best plan started from %s", r.lpSkipped, r.from))
+	}
 	return plan, nil
 }
 
@@ -54,33 +70,27 @@ type pathsResult struct {
 	classes  int
 	from     string
 	backend  string
+	// lpSkipped says why there is no LP rounding start ("" when there is one).
+	lpSkipped string
 }
 
 func (in *Instance) gridPathsSearch(ctx context.Context, opt Options) (*pathsResult, error) {
 	dc := distCache{}
 	classes := in.classes(dc)
+	r := &pathsResult{classes: len(classes), backend: string(opt.LP.Resolve())}
 	lpLambda, weights, backend, err := in.classLP(ctx, dc, classes, opt.LP)
-	if err != nil {
+	switch {
+	case errors.Is(err, errLPBudget) && ctx.Err() == nil:
+		r.lpSkipped = fmt.Sprintf("the %s LP relaxation took more than %v", opt.LP.Resolve(), classLPBudget)
+		slog.Info("grid-paths: no LP rounding start", "why", r.lpSkipped)
+	case err != nil:
 		return nil, err
+	default:
+		r.lpLambda, r.backend = lpLambda, backend
 	}
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x51ed27))
-	a := in.newAssignment()
-	for ci, c := range classes {
-		total := 0.0
-		for _, w := range weights[ci] {
-			total += w
-		}
-		for _, w := range c.members {
-			a.shares[c.job][w] = []share{c.cands[pick(rng, weights[ci], total)]}
-		}
-	}
-	// Rounding keeps a class's path for all its members; swap in each worker's own access link.
-	for _, c := range classes {
-		for _, w := range c.members {
-			sh := a.shares[c.job][w][0]
-			path := append([]int{in.jobs[c.job].workers[w]}, sh.path[1:]...)
-			a.shares[c.job][w][0] = share{node: sh.node, frac: 1, path: path}
-		}
+	var a *assignment
+	if r.lpSkipped == "" {
+		a = in.roundClasses(classes, weights, opt.Seed)
 	}
 	// Each job alone in the paper's model is an upper bound on its lambda
 	// with links and other jobs added; a start reaching it cannot improve.
@@ -89,24 +99,57 @@ func (in *Instance) gridPathsSearch(ctx context.Context, opt Options) (*pathsRes
 		lam, _ := in.paperExact(j)
 		ceiling = math.Min(ceiling, lam)
 	}
-	ls := in.newSearch(dc, opt.paths())
-	ls.ceiling = ceiling
-	best, from := ls.improve(a, searchBudget), "LP rounding"
-	bestScore := scoreOf(in.evaluate(best))
+	var best *assignment
+	var bestScore score
+	from := ""
 	try := func(name string, a *assignment) {
 		ls := in.newSearch(dc, opt.paths())
-		ls.ceiling = ceiling
+		ls.ceiling, ls.ctx = ceiling, ctx
 		s := ls.improve(a, searchBudget)
-		if sc := scoreOf(in.evaluate(s)); sc.better(bestScore) {
+		if sc := scoreOf(in.evaluate(s)); best == nil || sc.better(bestScore) {
 			best, from, bestScore = s, name, sc
 		}
 	}
+	if a != nil {
+		try("LP rounding", a)
+	}
 	try("the paper model's exact solution", in.paperSeed(dc))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	// Greedy packing only needs to look above the best rate found so far.
-	if a := in.packStart(dc, opt.paths(), bestScore.lambda, ceiling); a != nil {
+	a, err = in.packStart(ctx, dc, opt.paths(), bestScore.lambda, ceiling)
+	if err != nil {
+		return nil, err
+	}
+	if a != nil {
 		try("link-aware greedy packing", a)
 	}
-	return &pathsResult{best: best, lambda: bestScore.lambda, ceiling: ceiling, lpLambda: lpLambda, classes: len(classes), from: from, backend: backend}, nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r.best, r.lambda, r.ceiling, r.from = best, bestScore.lambda, ceiling, from
+	return r, nil
+}
+
+// roundClasses is R-GRIA's randomized rounding on the class LP: every
+// member of a class picks a candidate with probability proportional to its
+// rate there (seeded), over its own access link and the class's path.
+func (in *Instance) roundClasses(classes []workerClass, weights [][]float64, seed uint64) *assignment {
+	rng := rand.New(rand.NewPCG(seed, 0x51ed27))
+	a := in.newAssignment()
+	for ci, c := range classes {
+		total := 0.0
+		for _, w := range weights[ci] {
+			total += w
+		}
+		for _, w := range c.members {
+			sh := c.cands[pick(rng, weights[ci], total)]
+			path := append([]int{in.jobs[c.job].workers[w]}, sh.path[1:]...)
+			a.shares[c.job][w] = []share{{node: sh.node, frac: 1, path: path}}
+		}
+	}
+	return a
 }
 
 // paperSeed is the paper model's exact placement for every job (each job
@@ -256,7 +299,7 @@ func (in *Instance) classLP(ctx context.Context, dc distCache, classes []workerC
 	for _, rs := range r {
 		rates = append(rates, rs...)
 	}
-	sol, err := lexSolve(ctx, backend, m, lam, tieBreak(psLoad, rates))
+	sol, err := lexSolve(ctx, backend, m, lam, tieBreak(psLoad, rates), classLPBudget)
 	if err != nil {
 		return 0, nil, "", err
 	}

@@ -1,6 +1,9 @@
 package solver
 
-import "sort"
+import (
+	"context"
+	"sort"
+)
 
 // packFirsts is how many of the largest switches packStart tries as the
 // first aggregator when the greedy choice fails; packScored how many
@@ -227,8 +230,9 @@ func (pk *packer) packAt(lambda float64, first int) (*assignment, bool) {
 }
 
 // packStart bisects packAt over the candidate rates in (floor, ceiling] and
-// returns the placement at the highest rate it managed, nil if none.
-func (in *Instance) packStart(dc distCache, k int, floor, ceiling float64) *assignment {
+// returns the placement at the highest rate it managed, nil if none. It
+// stops with ctx's error once ctx is done.
+func (in *Instance) packStart(ctx context.Context, dc distCache, k int, floor, ceiling float64) (*assignment, error) {
 	pk := &packer{in: in, dc: dc, routes: in.newRouteCache(dc, k), memo: map[[2]int][]route{}, results: in.staticResults()}
 	firsts := append([]int(nil), in.progList...)
 	sort.SliceStable(firsts, func(x, y int) bool { return in.capS[firsts[x]] > in.capS[firsts[y]] })
@@ -237,6 +241,9 @@ func (in *Instance) packStart(dc distCache, k int, floor, ceiling float64) *assi
 	}
 	var best *assignment
 	feasible := func(l float64) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
 		// When the greedy choice of the first aggregator fails, the largest switches get a turn.
 		for _, f := range append([]int{-1}, firsts...) {
 			if a, ok := pk.packAt(l, f); ok {
@@ -258,6 +265,9 @@ func (in *Instance) packStart(dc distCache, k int, floor, ceiling float64) *assi
 		}
 	}
 	lo, err := maxMinBisect(coarse, feasible)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		lo = floor
 	}
@@ -276,7 +286,7 @@ func (in *Instance) packStart(dc distCache, k int, floor, ceiling float64) *assi
 	if len(fine) > 0 {
 		maxMinBisect(fine, feasible) //nolint:errcheck // errNoneFeasible keeps the coarse result
 	}
-	return best
+	return best, ctx.Err()
 }
 
 // augment places left worker w of job j on one of the open aggregators by

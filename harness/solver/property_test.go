@@ -302,3 +302,48 @@ func TestShippedFabricsPlansDeliverEachResultOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiJobRGRIAIsTheSameOnEveryLPBackend solves R-GRIA for several
+// jobs sharing switches with the embedded simplex and with CBC: the
+// relaxation has many optimal vertices (two jobs can trade switches), and
+// the plan must not depend on which one a backend finds.
+func TestMultiJobRGRIAIsTheSameOnEveryLPBackend(t *testing.T) {
+	if !lp.CBCAvailable() {
+		t.Skip("cbc not installed (apt-get install coinor-cbc): one backend cannot disagree with itself")
+	}
+	compared := 0
+	for seed := uint64(1); seed <= 24; seed++ {
+		tp, jobs := randomFabric(t, seed)
+		if len(jobs) < 2 {
+			continue
+		}
+		in, err := NewInstance(tp, jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plans []*Plan
+		for _, be := range []lp.Backend{lp.Embedded, lp.CBC} {
+			p, err := Solve(context.Background(), in, AlgoGRID, Options{Seed: seed, LP: be})
+			if err != nil {
+				t.Fatalf("seed %d %s: %v", seed, be, err)
+			}
+			plans = append(plans, p)
+		}
+		compared++
+		a, b := plans[0], plans[1]
+		if math.Abs(a.LambdaGbps-b.LambdaGbps) > 1e-6*a.LambdaGbps || math.Abs(*a.IntendedLambdaGbps-*b.IntendedLambdaGbps) > 1e-6**a.IntendedLambdaGbps {
+			t.Errorf("seed %d (%d jobs): embedded lambda %g (intended %g), cbc %g (intended %g)", seed, len(jobs), a.LambdaGbps, *a.IntendedLambdaGbps, b.LambdaGbps, *b.IntendedLambdaGbps)
+			continue
+		}
+		for j := range a.Jobs {
+			for w := range a.Jobs[j].Workers {
+				if x, y := a.Jobs[j].Workers[w].Shares[0].Node, b.Jobs[j].Workers[w].Shares[0].Node; x != y {
+					t.Errorf("seed %d: job %s worker %s aggregated at %s with the embedded LP, at %s with CBC", seed, a.Jobs[j].Name, a.Jobs[j].Workers[w].Host, x, y)
+				}
+			}
+		}
+	}
+	if compared < 5 {
+		t.Fatalf("only %d multi-job instances compared", compared)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/grid-ina/grid/harness/lp"
 )
@@ -16,20 +17,22 @@ import (
 // workers gives another solution with the same lambda: the relaxation has an
 // optimal solution in which all workers of a job have the same rates r_j^s.
 // Eliminating x (x_n^s = r_n^s / T) then leaves, per job j and node s in
-// S ∪ {PS}, the per-worker rate r_j^s and per switch the stream rate y_j^s:
+// S ∪ {PS}, the per-worker rate r_j^s and per switch the stream rate y_j^s
+// >= r_j^s. A stream costs only PS ingress, so y_j^s = r_j^s at an optimum
+// and it is substituted:
 //
-//	max lambda  s.t.  lambda <= sum_s r_j^s <= T_j,  r_j^s <= y_j^s,
+//	max lambda  s.t.  lambda <= sum_s r_j^s <= T_j,
 //	                  sum_j N_j r_j^s <= C_s,
-//	                  sum_{j at PS p} (N_j r_j^PS + sum_s y_j^s) <= B_p.
+//	                  sum_{j at PS p} (N_j r_j^PS + sum_s r_j^s) <= B_p.
 //
 // Its optimum equals the full per-worker relaxation's (a test checks this
-// against CBC on the full model), with |jobs|·(|S|+1) variables instead of
-// |N|·|S|·2, which is why it solves in milliseconds where PuLP takes minutes.
+// against CBC on the full model), with |jobs|·(|S|+1) variables and about
+// |S| rows instead of |N|·|S|·2 variables, which is why it solves in
+// milliseconds where PuLP takes minutes.
 type paperLP struct {
 	m      *lp.Model
 	lambda lp.Var
 	r      [][]lp.Var // [job][k]: k < len(progList) a switch, last the PS
-	y      [][]lp.Var // [job][k] switch streams
 }
 
 func (in *Instance) buildPaperLP() *paperLP {
@@ -38,20 +41,14 @@ func (in *Instance) buildPaperLP() *paperLP {
 	S := len(in.progList)
 	for j, jb := range in.jobs {
 		r := make([]lp.Var, S+1)
-		y := make([]lp.Var, S)
 		sum := []lp.Term{}
 		for k := 0; k <= S; k++ {
 			r[k] = m.AddVar(fmt.Sprintf("r_%d_%d", j, k), 0, jb.maxRate, false)
 			sum = append(sum, lp.Term{Var: r[k], Coef: 1})
-			if k < S {
-				y[k] = m.AddVar(fmt.Sprintf("y_%d_%d", j, k), 0, lp.Inf, false)
-				m.AddConstraint("stream", []lp.Term{{Var: r[k], Coef: 1}, {Var: y[k], Coef: -1}}, lp.LE, 0)
-			}
 		}
 		m.AddConstraint("rate-cap", sum, lp.LE, jb.maxRate)
 		m.AddConstraint("lambda", append([]lp.Term{{Var: p.lambda, Coef: 1}}, negate(sum)...), lp.LE, 0)
 		p.r = append(p.r, r)
-		p.y = append(p.y, y)
 	}
 	for k, s := range in.progList {
 		var terms []lp.Term
@@ -68,15 +65,23 @@ func (in *Instance) buildPaperLP() *paperLP {
 				continue
 			}
 			ingress = jb.ingress
-			terms = append(terms, lp.Term{Var: p.r[j][S], Coef: float64(len(jb.workers))})
-			for k := range in.progList {
-				terms = append(terms, lp.Term{Var: p.y[j][k], Coef: 1})
-			}
+			terms = append(terms, p.psLoad(in, j)...)
 		}
 		m.AddConstraint("ps-"+in.names[ps], terms, lp.LE, ingress)
 	}
 	m.SetObjective([]lp.Term{{Var: p.lambda, Coef: 1}}, true)
 	return p
+}
+
+// psLoad is job j's load on its PS: its unaggregated workers and one
+// stream per switch at the rate of its workers there.
+func (p *paperLP) psLoad(in *Instance, j int) []lp.Term {
+	S := len(in.progList)
+	terms := []lp.Term{{Var: p.r[j][S], Coef: float64(len(in.jobs[j].workers))}}
+	for k := 0; k < S; k++ {
+		terms = append(terms, lp.Term{Var: p.r[j][k], Coef: 1})
+	}
+	return terms
 }
 
 func negate(ts []lp.Term) []lp.Term {
@@ -102,13 +107,17 @@ func (in *Instance) psHosts() []int {
 
 // lexSolve maximises lambda (m's objective), then picks one optimal
 // solution independent of the backend: with lambda held at its optimum, the
-// one minimising tie (the PS load plus a small preference for earlier
-// variables, which makes the optimum unique). The returned objective is the
-// first stage's optimum.
-func lexSolve(ctx context.Context, backend lp.Backend, m *lp.Model, lambda lp.Var, tie []lp.Term) (*lp.Solution, error) {
-	sol, err := lp.Solve(ctx, m, lp.Options{Backend: backend})
+// one minimising tie (the PS load plus a small, generic preference among
+// the rate variables, which makes the optimum unique). The returned
+// objective is the first stage's optimum. budget bounds each stage (0: no
+// bound); a stage that runs out returns errLPBudget.
+func lexSolve(ctx context.Context, backend lp.Backend, m *lp.Model, lambda lp.Var, tie []lp.Term, budget time.Duration) (*lp.Solution, error) {
+	sol, err := lp.Solve(ctx, m, lp.Options{Backend: backend, TimeLimit: budget})
 	if err != nil {
 		return nil, err
+	}
+	if sol.Status == lp.Limit {
+		return nil, fmt.Errorf("%s: %w", m.Name, errLPBudget)
 	}
 	if sol.Status != lp.Optimal {
 		return nil, fmt.Errorf("%s is %v", m.Name, sol.Status)
@@ -117,11 +126,13 @@ func lexSolve(ctx context.Context, backend lp.Backend, m *lp.Model, lambda lp.Va
 	// Within 1e-7: solvers hold constraints only to their tolerance.
 	m.AddConstraint("lambda-optimal", []lp.Term{{Var: lambda, Coef: 1}}, lp.GE, best*(1-1e-7)-1e-9)
 	m.SetObjective(tie, false)
-	sol2, err := lp.Solve(ctx, m, lp.Options{Backend: backend})
+	sol2, err := lp.Solve(ctx, m, lp.Options{Backend: backend, TimeLimit: budget})
 	if err != nil {
 		return nil, err
 	}
-
+	if sol2.Status == lp.Limit {
+		return nil, fmt.Errorf("%s (tie-break stage): %w", m.Name, errLPBudget)
+	}
 	if sol2.Status != lp.Optimal {
 		return nil, fmt.Errorf("%s (tie-break stage) is %v", m.Name, sol2.Status)
 	}
@@ -129,11 +140,17 @@ func lexSolve(ctx context.Context, backend lp.Backend, m *lp.Model, lambda lp.Va
 	return sol2, nil
 }
 
-// tieBreak is the PS load plus 1e-4 times a weight in (0, 1] rising along rates.
+// tieBreak is the PS load plus 1e-2 times a weight in [1, 2) per rate.
+// The weights are generic (drawn from a fixed seed): weights in arithmetic
+// progression tie whenever two jobs trade two switches (i1+k2 = i2+k1), and
+// then each backend returns a different optimal vertex. They are large
+// enough that two weights differ by more than a backend's optimality
+// tolerance (CBC's 1e-7), which smaller ones do not.
 func tieBreak(psLoad []lp.Term, rates []lp.Var) []lp.Term {
 	out := append([]lp.Term(nil), psLoad...)
-	for i, v := range rates {
-		out = append(out, lp.Term{Var: v, Coef: 1e-4 * float64(i+1) / float64(len(rates))})
+	rng := rand.New(rand.NewPCG(0x7469, 0x65))
+	for _, v := range rates {
+		out = append(out, lp.Term{Var: v, Coef: 1e-2 * (1 + rng.Float64())})
 	}
 	return out
 }
@@ -144,14 +161,11 @@ func (in *Instance) solvePaperLP(ctx context.Context, backend lp.Backend) (*pape
 	var psLoad []lp.Term
 	var rates []lp.Var
 	S := len(in.progList)
-	for j, jb := range in.jobs {
-		psLoad = append(psLoad, lp.Term{Var: p.r[j][S], Coef: float64(len(jb.workers))})
-		for k := 0; k < S; k++ {
-			psLoad = append(psLoad, lp.Term{Var: p.y[j][k], Coef: 1})
-			rates = append(rates, p.r[j][k])
-		}
+	for j := range in.jobs {
+		psLoad = append(psLoad, p.psLoad(in, j)...)
+		rates = append(rates, p.r[j][:S]...)
 	}
-	sol, err := lexSolve(ctx, backend, p.m, p.lambda, tieBreak(psLoad, rates))
+	sol, err := lexSolve(ctx, backend, p.m, p.lambda, tieBreak(psLoad, rates), 0)
 	if err != nil {
 		return nil, nil, err
 	}

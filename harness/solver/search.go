@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"context"
 	"math"
 	"slices"
 	"sort"
@@ -21,6 +22,8 @@ type search struct {
 	ceiling float64
 	routes  *routeCache
 	evals   int
+	// ctx, when set, stops the search once it is done.
+	ctx context.Context
 }
 
 func (in *Instance) newSearch(dc distCache, k int) *search {
@@ -75,7 +78,7 @@ func (s *search) improve(a *assignment, budget int) *assignment {
 	in := s.in
 	s.in.completeStreams(a, s.dc, nil)
 	ev, cur := s.eval(a)
-	for s.evals < budget && (s.ceiling == 0 || cur.lambda < s.ceiling*(1-1e-9)) {
+	for s.evals < budget && (s.ceiling == 0 || cur.lambda < s.ceiling*(1-1e-9)) && (s.ctx == nil || s.ctx.Err() == nil) {
 		var next *assignment
 		var nextScore score
 		try := func(c *assignment) bool {
