@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/dataplane"
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/p4rt/client"
 	"github.com/grid-ina/grid/harness/topo"
@@ -23,6 +24,15 @@ func TestSwitchCommandLineHasEveryPortAndTheLinksTheKernelCouldNotImpair(t *test
 	}
 	got := strings.Join(switchArgs(&st.Nodes[0], portSpecs(st, &st.Nodes[0])), " ")
 	want := "switch --device-id 7 -i 1@gx-s7-p1 -i 4@gx-s7-p4 --delay 4=2ms --loss 4=0.015 --no-p4 -- --grpc-server-addr 127.0.0.1:9559"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestBmv2CommandLineIsSimpleSwitchGRPCsWithThriftAndP4Runtime(t *testing.T) {
+	ports := []dataplane.PortSpec{{Port: 1, Interface: "gx-s7-p1"}, {Port: 4, Interface: "gx-s7-p4", Delay: time.Millisecond}}
+	got := strings.Join(Bmv2Args(7, ports, Bmv2ThriftPort, P4RuntimeAddr), " ")
+	want := "--device-id 7 -i 1@gx-s7-p1 -i 4@gx-s7-p4 --no-p4 --thrift-port 9090 -- --grpc-server-addr 127.0.0.1:9559"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -94,7 +94,10 @@ type Options struct {
 	// Program is the compiled aggregator (aggregator.Compile) that every
 	// switch loads.
 	Program *p4c.Result
-	// Hosting says how the switches run as processes.
+	// Backend starts the switches; nil means grid's own, hosted as
+	// Hosting says.
+	Backend Backend
+	// Hosting says how grid's switches run as processes.
 	Hosting Hosting
 	// StartTimeout bounds each switch's start: until its ready line, and
 	// again for connecting and loading the program. 0 means
@@ -170,10 +173,12 @@ func Start(ctx context.Context, st *fabric.State, opts Options) (*Controller, er
 		c.switches = append(c.switches, s)
 	}
 	var err error
-	switch opts.Hosting {
-	case HostTogether:
+	switch {
+	case opts.Backend != nil:
+		c.procs, err = opts.Backend.Start(ctx, st, c.switches, opts)
+	case opts.Hosting == HostTogether:
 		err = c.startHost(ctx, st, opts)
-	case ProcessPerSwitch:
+	case opts.Hosting == ProcessPerSwitch:
 		err = c.startEach(st, opts)
 	default:
 		err = fmt.Errorf("controller: unknown hosting %v", opts.Hosting)
@@ -193,9 +198,17 @@ func Start(ctx context.Context, st *fabric.State, opts Options) (*Controller, er
 	if err != nil {
 		return nil, errors.Join(err, c.disconnect(), c.stop())
 	}
-	slog.Info("switches ready", "run", st.Run, "switches", len(c.switches), "hosting", opts.Hosting.String(),
+	slog.Info("switches ready", "run", st.Run, "switches", len(c.switches), "back end", backendName(opts),
 		"took", time.Since(began).Round(time.Millisecond))
 	return c, nil
+}
+
+// backendName names the back end and hosting of opts in logs.
+func backendName(opts Options) string {
+	if opts.Backend != nil {
+		return opts.Backend.Name()
+	}
+	return "grid switch, " + opts.Hosting.String()
 }
 
 // startEach starts a `grid switch` process per switch; each one's ready

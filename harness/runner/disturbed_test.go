@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -62,14 +61,7 @@ func TestAnExperimentBesideOtherLoadSaysItWasDisturbed(t *testing.T) {
 	// Long enough for the CPU accounting's 10 ms ticks to see the load.
 	cfg.Fragments = 1024
 	spinElsewhere(t, 2)
-	exp, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGone(t, exp.Run, cfg.Binary)
-	if err := exp.Failure(); err != nil {
-		t.Fatal(err)
-	}
+	exp := runOK(t, cfg)
 	o := exp.Outcomes[0]
 	if o.CPU.Wall <= 0 || o.CPU.Tree <= 0 || o.CPU.Cores < 1 {
 		t.Fatalf("CPU share %+v: the run's own use was not measured", o.CPU)

@@ -59,6 +59,9 @@ type Config struct {
 	// Binary is the grid executable that runs switches, workers and PSs;
 	// "" means os.Executable().
 	Binary string
+	// Backend runs the switches; nil means grid switch (controller.Bmv2
+	// is real bmv2).
+	Backend controller.Backend
 	// Name is the fabric run's name; "" means fabric.DefaultRunName.
 	Name string
 	// Fragments is how many gradient fragments each worker sends (of
@@ -290,7 +293,7 @@ func Run(ctx context.Context, cfg Config) (exp *Experiment, err error) {
 	if dir == "" {
 		dir = filepath.Join(fabric.StateDir, st.Run)
 	}
-	ctl, err := controller.Start(ctx, st, controller.Options{Binary: cfg.Binary, Program: cfg.Program, Detach: cfg.Keep,
+	ctl, err := controller.Start(ctx, st, controller.Options{Binary: cfg.Binary, Backend: cfg.Backend, Program: cfg.Program, Detach: cfg.Keep,
 		LogDir: filepath.Join(dir, "switches")})
 	if err != nil {
 		return exp.end(err)

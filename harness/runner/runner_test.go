@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/controller/controllertest"
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
@@ -39,6 +40,21 @@ func runName() string {
 	defer runs.Unlock()
 	runs.n++
 	return fmt.Sprintf("gr%d-%d", os.Getpid(), runs.n)
+}
+
+// runOK runs the experiment, checks it left nothing behind and failed
+// nowhere, and returns it.
+func runOK(t *testing.T, cfg Config) *Experiment {
+	t.Helper()
+	exp, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGone(t, exp.Run, cfg.Binary)
+	if err := exp.Failure(); err != nil {
+		t.Fatal(err)
+	}
+	return exp
 }
 
 // testConfig is an experiment of the testbed's default job with algos'
@@ -87,14 +103,7 @@ func checkGone(t *testing.T, run, bin string) {
 // GRID; afterwards nothing of the run is left.
 func TestTestbedExperimentVerifiesEverySumAndAggregatesInTheNetwork(t *testing.T) {
 	cfg := testConfig(t, solver.AlgoGRIDPaths, solver.AlgoGeryon)
-	exp, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGone(t, exp.Run, cfg.Binary)
-	if err := exp.Failure(); err != nil {
-		t.Fatal(err)
-	}
+	exp := runOK(t, cfg)
 	if len(exp.Outcomes) != 2 {
 		t.Fatalf("%d outcomes, want 2", len(exp.Outcomes))
 	}
@@ -295,14 +304,7 @@ func TestTwoJobsWithTheirOwnPSsShareTheSwitches(t *testing.T) {
 	}
 	cfg.Topology = tp
 	cfg.Plans = []*solver.Plan{controllertest.SolveJobs(t, tp, jobs, solver.AlgoGRIDPaths)}
-	exp, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGone(t, exp.Run, cfg.Binary)
-	if err := exp.Failure(); err != nil {
-		t.Fatal(err)
-	}
+	exp := runOK(t, cfg)
 	o := exp.Outcomes[0]
 	if len(o.Jobs) != 2 || o.Jobs[0].PS.Host == o.Jobs[1].PS.Host {
 		t.Fatalf("jobs %+v, want two with their own PS", o.Jobs)
@@ -358,5 +360,34 @@ func TestConfigRefusesNegativeValuesAndBadNamesBeforeBuilding(t *testing.T) {
 				t.Errorf("run %s was built", name)
 			}
 		}
+	}
+}
+
+// TestDefaultExperimentOnRealBmv2GivesExactSums runs the default
+// experiment (the testbed, grid-paths' plan) with a simple_switch_grpc per
+// switch, loaded with grid's compilation of the aggregator and the plan
+// over P4Runtime exactly as grid switch is: every worker and the PS check
+// every sum, and the switches the plan has aggregate send partial sums.
+func TestDefaultExperimentOnRealBmv2GivesExactSums(t *testing.T) {
+	targettest.Bmv2OrSkip(t)
+	cfg := testConfig(t, solver.AlgoGRIDPaths)
+	cfg.Backend = controller.Bmv2{}
+	exp := runOK(t, cfg)
+	o := exp.Outcomes[0]
+	j := o.Jobs[0]
+	if j.PS == nil || len(j.Workers) != 8 {
+		t.Fatalf("PS report %v, %d worker reports, want 8", j.PS != nil, len(j.Workers))
+	}
+	for _, r := range append(j.Workers, j.PS) {
+		if r.Completed != cfg.Fragments || r.Checked == 0 {
+			t.Errorf("%s %s completed %d of %d fragments, checked %d", r.Role, r.Host, r.Completed, cfg.Fragments, r.Checked)
+		}
+	}
+	emitted := 0
+	for _, c := range o.Switches {
+		emitted += int(c.Jobs[j.ID][gradproto.EvEmitted])
+	}
+	if emitted == 0 {
+		t.Error("no bmv2 switch sent a partial sum: the plan's aggregation did not happen in the network")
 	}
 }

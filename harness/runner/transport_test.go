@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -21,14 +20,7 @@ func TestTestbedWithOnePercentLossOnEveryLinkVerifiesWithBoundedResends(t *testi
 	}
 	cfg.Fragments = 256
 	cfg.Timeout = 0 // derived, as grid run does it
-	exp, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGone(t, exp.Run, cfg.Binary)
-	if err := exp.Failure(); err != nil {
-		t.Fatal(err)
-	}
+	exp := runOK(t, cfg)
 	j := exp.Outcomes[0].Jobs[0]
 	resent, fragments := 0, 0
 	for _, r := range j.Workers {

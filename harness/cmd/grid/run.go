@@ -7,11 +7,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -22,9 +24,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/bmv2json"
+	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/lp"
+	"github.com/grid-ina/grid/harness/p4c"
+	"github.com/grid-ina/grid/harness/p4test"
 	"github.com/grid-ina/grid/harness/results"
 	"github.com/grid-ina/grid/harness/runner"
 	"github.com/grid-ina/grid/harness/solver"
@@ -78,11 +84,46 @@ func init() {
 			&cli.StringFlag{Name: "name", Usage: "run name (default: from the topology file)"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "`DIR` that receives the run's folder (the default is the grid tree's results/)"},
 			&cli.StringFlag{Name: "link-rate", Usage: "shape every link to `RATE` (e.g. 20Mbps) instead of the topology's rates, so the PS's link is the bottleneck as in the paper's testbed"},
+			&cli.StringFlag{Name: "backend", Value: backendGrid, Usage: "the switches: grid (grid switch) or bmv2 (real simple_switch_grpc, one per switch; no per-port delay or loss)"},
+			&cli.StringFlag{Name: "compiler", Value: compilerGrid, Usage: "the aggregator's compiler: grid (grid p4c) or p4c (p4c-bm2-ss on PATH)"},
 			&cli.BoolFlag{Name: "keep", Usage: "leave the topology and its switches up (remove them later with 'grid down RUN')"},
 			&cli.BoolFlag{Name: "force", Usage: "run even when the estimate says this machine cannot hold the experiment"},
 		},
 		Action: runExperiment,
 	})
+}
+
+// The switch back ends and compilers of grid run.
+const (
+	backendGrid  = "grid"
+	backendBmv2  = "bmv2"
+	compilerGrid = "grid"
+	compilerP4c  = "p4c"
+)
+
+// runBackend is the controller's back end for --backend.
+func runBackend(name string) controller.Backend {
+	if name == backendBmv2 {
+		return controller.Bmv2{}
+	}
+	return nil
+}
+
+// compileAggregator compiles the aggregator with grid's compiler or with
+// p4c-bm2-ss; either JSON runs on either back end.
+func compileAggregator(ctx context.Context, compiler, program string, b aggregator.Build) (*p4c.Result, error) {
+	if compiler != compilerP4c {
+		return aggregator.Compile(program, b)
+	}
+	out, err := p4test.CompileWithP4c(ctx, program, p4test.CompileOptions{Defines: b.Defines()})
+	if err != nil {
+		return nil, err
+	}
+	j, err := bmv2json.Parse(out.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("p4c-bm2-ss's JSON for %s: %w", program, err)
+	}
+	return &p4c.Result{Name: strings.TrimSuffix(filepath.Base(program), ".p4"), JSON: out.JSON, Program: j, P4Info: out.P4Info}, nil
 }
 
 // checkRunFlags refuses flag values that could not run, naming the flag,
@@ -119,6 +160,24 @@ func checkRunFlags(c *cli.Context) error {
 		if d := c.Duration(flag); c.IsSet(flag) && d <= 0 {
 			return fmt.Errorf("--%s %v: want a positive duration, e.g. 100ms or 30s", flag, d)
 		}
+	}
+	switch b := c.String("backend"); b {
+	case backendGrid:
+	case backendBmv2:
+		if _, err := exec.LookPath(controller.SimpleSwitchGRPC); err != nil {
+			return fmt.Errorf("--backend bmv2: %w (scripts/setup.sh puts the p4tools bundle's bin/ on PATH)", err)
+		}
+	default:
+		return fmt.Errorf("--backend %q: want %s or %s", b, backendGrid, backendBmv2)
+	}
+	switch comp := c.String("compiler"); comp {
+	case compilerGrid:
+	case compilerP4c:
+		if _, err := exec.LookPath(p4test.P4cCompiler); err != nil {
+			return fmt.Errorf("--compiler p4c: %w (scripts/setup.sh puts the p4tools bundle's bin/ on PATH)", err)
+		}
+	default:
+		return fmt.Errorf("--compiler %q: want %s or %s", comp, compilerGrid, compilerP4c)
 	}
 	if name := c.String("name"); name != "" {
 		if err := fabric.CheckRunName(name); err != nil {
@@ -172,8 +231,8 @@ func runExperiment(c *cli.Context) error {
 		return fmt.Errorf("run %q exists: remove it with 'grid down %s' or choose another --name", runName, runName)
 	}
 	values := c.Int("values")
-	slog.Info("compiling the aggregator", "program", program, "values", values)
-	prog, err := aggregator.Compile(program, aggregator.Build{Values: values})
+	slog.Info("compiling the aggregator", "program", program, "values", values, "compiler", c.String("compiler"))
+	prog, err := compileAggregator(ctx, c.String("compiler"), program, aggregator.Build{Values: values})
 	if err != nil {
 		return err
 	}
@@ -227,7 +286,7 @@ func runExperiment(c *cli.Context) error {
 		}
 	}()
 	cfg := runner.Config{
-		Topology: t, Plans: run, Program: prog, Values: values, Name: runName,
+		Topology: t, Plans: run, Program: prog, Values: values, Name: runName, Backend: runBackend(c.String("backend")),
 		Fragments: c.Int("fragments"), Seed: c.Uint64("seed"), Timeout: c.Duration("timeout"),
 		Deadline: c.Duration("deadline"), Keep: c.Bool("keep"), WorkDir: work,
 		OnUp: func(st *fabric.State) {

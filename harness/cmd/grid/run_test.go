@@ -135,6 +135,8 @@ func TestRunRefusesBadFlagsBeforeAnythingIsBuilt(t *testing.T) {
 		{[]string{"--topo", "/nonexistent/topo.yaml"}, "--topo: stat /nonexistent/topo.yaml"},
 		{[]string{"--program", "/nonexistent/agg.p4"}, "--program: stat /nonexistent/agg.p4"},
 		{[]string{"--results", "/etc/hostname"}, "--results /etc/hostname: not a directory"},
+		{[]string{"--backend", "tofino"}, `--backend "tofino": want grid or bmv2`},
+		{[]string{"--compiler", "p4c-dpdk"}, `--compiler "p4c-dpdk": want grid or p4c`},
 	} {
 		run := newRunName()
 		args := append([]string{"run", "--topo", shippedTopology(t, "testbed.yaml"), "--name", run}, c.args...)
