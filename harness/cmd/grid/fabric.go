@@ -235,6 +235,18 @@ func listRuns(c *cli.Context) error {
 	return w.Flush()
 }
 
+// summarizeRun is listNodes in a few lines, for a fabric of hundreds of
+// nodes: how many of each, and where the whole list is.
+func summarizeRun(w io.Writer, st *fabric.State) {
+	hosts, switches := st.Count()
+	fmt.Fprintf(w, "run %s (%s), topology %s, interface tag %s: %d hosts, %d switches, %d links (every node and interface: --nodes, or grid ls %s)\n",
+		st.Run, st.Describe(), st.TopologyName, st.Tag, hosts, switches, len(st.Links), st.Run)
+	if pending := st.Emulation.Pending; len(pending) > 0 {
+		fmt.Fprintf(w, "delay and loss of %d link(s) emulated by the switches (netem unavailable: %s)\n",
+			len(pending), strings.TrimSpace(st.Emulation.NetemError))
+	}
+}
+
 func listNodes(c *cli.Context, st *fabric.State) error {
 	fmt.Fprintf(c.App.Writer, "run %s (%s), topology %s, interface tag %s\n", st.Run, st.Describe(), st.TopologyName, st.Tag)
 	w := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)

@@ -88,6 +88,7 @@ func init() {
 			&cli.StringFlag{Name: "compiler", Value: compilerGrid, Usage: "the aggregator's compiler: grid (grid p4c) or p4c (p4c-bm2-ss on PATH)"},
 			&cli.BoolFlag{Name: "keep", Usage: "leave the topology and its switches up (remove them later with 'grid down RUN')"},
 			&cli.BoolFlag{Name: "force", Usage: "run even when the estimate says this machine cannot hold the experiment"},
+			&cli.BoolFlag{Name: "nodes", Usage: "list every node and interface of the fabric once it is built, not just how many there are ('grid ls RUN' lists them while it runs)"},
 		},
 		Action: runExperiment,
 	})
@@ -291,6 +292,10 @@ func runExperiment(c *cli.Context) error {
 		Deadline: c.Duration("deadline"), Keep: c.Bool("keep"), WorkDir: work,
 		OnUp: func(st *fabric.State) {
 			fmt.Fprintf(w, "\nbuilt in %v\n", time.Since(st.Created).Round(time.Millisecond))
+			if !c.Bool("nodes") {
+				summarizeRun(w, st)
+				return
+			}
 			if err := listNodes(c, st); err != nil {
 				slog.Warn("listing the run", "err", err)
 			}

@@ -47,6 +47,7 @@ func TestRunSendsRealGradientsThroughTheTestbedAndLeavesNothing(t *testing.T) {
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^\s*grid-paths\s+links\s`), // the comparison
 		regexp.MustCompile(`(?m)^built in \d`),
+		regexp.MustCompile(`(?m)^run ` + run + ` \(up\), topology .*: 9 hosts, 3 switches, \d+ links \(every node and interface: --nodes`),
 		regexp.MustCompile(`(?m)^run ` + run + ` down$`),
 		regexp.MustCompile(`(?m)^64 fragments of 32 values per worker$`),
 		regexp.MustCompile(`(?m)^grid-paths\s+job1\s+8\s+exact\s`),
@@ -55,6 +56,9 @@ func TestRunSendsRealGradientsThroughTheTestbedAndLeavesNothing(t *testing.T) {
 		if !want.Match(out) {
 			t.Errorf("output lacks %s:\n%s", want, out)
 		}
+	}
+	if bytes.Contains(out, []byte("NODE  KIND")) {
+		t.Errorf("the node table is listed without --nodes:\n%s", out)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(results, run+"-*"))
 	if len(dirs) != 1 {
