@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -55,12 +56,16 @@ func (f PipelineFunc) Process(port uint32, frame []byte, emit func(engine.Output
 
 // PortSpec attaches switch port Port to the network interface Interface.
 // Delay and Loss impair the frames the port sends: each is held Delay
-// before it leaves, and dropped with probability Loss (0 to 1).
+// before it leaves, and dropped with probability Loss (0 to 1). Rate, when
+// set, is the bits per second of the port's link: the port's egress queue
+// (Queues) drains at that rate, so it fills as simple_switch's queue does
+// behind a slower link.
 type PortSpec struct {
 	Port      uint32
 	Interface string
 	Delay     time.Duration
 	Loss      float64
+	Rate      float64
 }
 
 // String is the port as bmv2's -i option writes it, PORT@INTERFACE.
@@ -113,7 +118,7 @@ type port struct {
 	lossMu sync.Mutex
 	loss   *rand.Rand
 
-	delayed chan delayedFrame // nil when the port has no Delay
+	delayed chan delayedFrame // frames held for Delay or their queueing wait
 
 	rxFrames, rxBytes, rxErrors         atomic.Uint64
 	txFrames, txBytes, txErrors         atomic.Uint64
@@ -144,9 +149,9 @@ func Open(specs []PortSpec, opts Options) (*Dataplane, error) {
 		if spec.Loss > 0 && spec.Loss < 1 {
 			p.loss = rand.New(rand.NewPCG(opts.LossSeed, uint64(spec.Port)))
 		}
-		if spec.Delay > 0 {
-			p.delayed = make(chan delayedFrame, delayQueueLen)
-		}
+		// Every port can hold frames back: for its Delay, and for the time
+		// a frame waits in its egress queue (engine.Output.Wait).
+		p.delayed = make(chan delayedFrame, delayQueueLen)
 		d.ports = append(d.ports, p)
 		d.byPort[spec.Port] = p
 	}
@@ -181,6 +186,8 @@ func checkSpecs(specs []PortSpec) error {
 			return fmt.Errorf("port %s: loss %v is not a fraction between 0 and 1", s, s.Loss)
 		case s.Delay < 0:
 			return fmt.Errorf("port %s: delay %v is negative", s, s.Delay)
+		case !(s.Rate >= 0) || math.IsInf(s.Rate, 0):
+			return fmt.Errorf("port %s: rate %v is not bits per second", s, s.Rate)
 		}
 		ports[s.Port], ifaces[s.Interface] = true, true
 	}
@@ -245,9 +252,7 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 	stopDelays := make(chan struct{})
 	var delays sync.WaitGroup
 	for _, p := range d.ports {
-		if p.delayed != nil {
-			delays.Go(func() { p.sendDelayed(stopDelays) })
-		}
+		delays.Go(func() { p.sendDelayed(stopDelays) })
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -270,9 +275,7 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 	close(stopDelays)
 	delays.Wait()
 	for _, p := range d.ports {
-		if p.delayed != nil {
-			p.unsentAtStop.Add(uint64(len(p.delayed)))
-		}
+		p.unsentAtStop.Add(uint64(len(p.delayed)))
 	}
 	close(errs)
 	return errors.Join(collect(errs)...)
@@ -344,12 +347,13 @@ func (d *Dataplane) Transmit(o engine.Output) {
 		}
 		return
 	}
-	if p.delayed == nil {
+	hold := p.spec.Delay + o.Wait
+	if hold == 0 && len(p.delayed) == 0 {
 		p.send(o.Data)
 		return
 	}
 	select {
-	case p.delayed <- delayedFrame{due: time.Now().Add(p.spec.Delay), data: append([]byte(nil), o.Data...)}:
+	case p.delayed <- delayedFrame{due: time.Now().Add(hold), data: append([]byte(nil), o.Data...)}:
 	default:
 		p.queueDrops.Add(1)
 	}
@@ -383,7 +387,9 @@ func (p *port) send(frame []byte) {
 }
 
 // sendDelayed sends the port's delayed frames when they are due, in the order
-// they were queued (all have the same delay), until stop is closed.
+// they were queued (the egress queue's schedule keeps their due times in
+// order, except for a higher priority's frame queued behind a lower one's,
+// which then leaves right after it), until stop is closed.
 func (p *port) sendDelayed(stop <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -418,7 +424,8 @@ type PortStats struct {
 	TxErrors uint64
 	// LossDrops counts frames dropped by loss emulation.
 	LossDrops uint64
-	// QueueDrops counts frames dropped because the delay queue was full.
+	// QueueDrops counts frames dropped because the frames held back
+	// (delayQueueLen) filled the port's hold queue.
 	QueueDrops uint64
 	// UnsentAtStop counts delayed frames still waiting when Run stopped.
 	UnsentAtStop uint64

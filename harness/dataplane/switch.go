@@ -46,6 +46,9 @@ type SwitchConfig struct {
 	// as simple_switch_grpc does with a program on its command line. nil
 	// (--no-p4) drops every frame until then.
 	Program []byte
+	// PriorityQueues is the number of egress queues per port
+	// (--priority-queues); 0 means 1.
+	PriorityQueues int
 	// PcapDir, LossSeed and Logger are as in Options.
 	PcapDir  string
 	LossSeed uint64
@@ -65,6 +68,8 @@ type Switch struct {
 	grpc *grpc.Server
 	lis  net.Listener
 	log  *slog.Logger
+
+	queues *Queues
 
 	// initial runs SwitchConfig.Program until controlled is set.
 	initial    *engine.Switch
@@ -90,12 +95,18 @@ func NewSwitch(cfg SwitchConfig) (sw *Switch, err error) {
 		log = slog.Default()
 	}
 	s := &Switch{log: log}
+	if cfg.PriorityQueues == 0 {
+		cfg.PriorityQueues = 1
+	}
+	if s.queues, err = NewQueues(cfg.Ports, cfg.PriorityQueues); err != nil {
+		return nil, err
+	}
 	if cfg.Program != nil {
 		prog, err := engine.Load(cfg.Program)
 		if err != nil {
 			return nil, fmt.Errorf("program: %w", err)
 		}
-		s.initial = engine.NewSwitch(prog, engine.Config{Trace: cfg.Trace, Serial: true})
+		s.initial = engine.NewSwitch(prog, engine.Config{Trace: cfg.Trace, Serial: true, Queues: s.queues})
 	}
 	dp, err := Open(cfg.Ports, Options{PcapDir: cfg.PcapDir, LossSeed: cfg.LossSeed, Logger: log})
 	if err != nil {
@@ -103,7 +114,7 @@ func NewSwitch(cfg SwitchConfig) (sw *Switch, err error) {
 	}
 	s.dp = dp
 	s.rt = p4rt.NewServer(p4rt.Options{DeviceID: cfg.DeviceID, CPUPort: cfg.CPUPort, Logger: log,
-		Transmit: dp.Transmit, Trace: cfg.Trace})
+		Transmit: dp.Transmit, Trace: cfg.Trace, Queues: s.queues})
 	addr := cfg.GRPCAddr
 	if addr == "" {
 		addr = DefaultGRPCAddr
@@ -121,6 +132,7 @@ func NewSwitch(cfg SwitchConfig) (sw *Switch, err error) {
 	}
 	s.grpc = grpc.NewServer(opts...)
 	s.rt.Register(s.grpc)
+	s.grpc.RegisterService(&queueServiceDesc, s)
 	return s, nil
 }
 
@@ -139,6 +151,10 @@ func (s *Switch) watchPipeline(ctx context.Context, req any, _ *grpc.UnaryServer
 	}
 	return resp, err
 }
+
+// Queues is the switch's egress queue model, for set_queue_rate and
+// set_queue_depth.
+func (s *Switch) Queues() *Queues { return s.queues }
 
 // Addr is the address the P4Runtime server listens on.
 func (s *Switch) Addr() net.Addr { return s.lis.Addr() }

@@ -36,9 +36,14 @@
 //     traces why. So it does for an action whose loop (backward _jump) runs
 //     more than a million primitives, where bmv2 would hang. A header stack index out of range aborts bmv2 too; the
 //     engine uses the last element.
-//   - There are no queues: enq_qdepth, deq_qdepth and deq_timedelta stay 0,
-//     priority queues are not modelled, and packets leave in the order of
-//     processing (per port, the order bmv2 would produce).
+//   - Without Config.Queues there are no queues: enq_qdepth, deq_qdepth and
+//     deq_timedelta stay 0 and packets leave in the order of processing (per
+//     port, the order bmv2 would produce). With it (grid switch sets one),
+//     each packet leaving ingress is admitted to its port's queue model,
+//     which gives its queueing metadata and how long its frame waits; a
+//     packet's egress still runs at once, so deq_qdepth is the model's
+//     estimate (see Queues), and a full queue drops the packet where bmv2's
+//     would hold back ingress.
 //   - Signed fields hold their two's complement bits; bmv2 keeps a value
 //     assigned to a signed field unwrapped while it lies in (max, 2^w). p4c
 //     wraps signed results with two_comp_mod or sat_cast before storing
@@ -100,6 +105,11 @@ type Config struct {
 	// parallel, which is faster and safe for programs whose state updates sit
 	// in one action.
 	Serial bool
+	// Queues, when set, models the egress queues between ingress and
+	// egress, as simple_switch's egress buffers: it fills enq_qdepth,
+	// deq_qdepth, deq_timedelta and qid, drops packets a full queue has no
+	// room for, and sets Output.Wait.
+	Queues Queues
 	// Digest, when set, receives the digests (v1model digest(), bmv2
 	// learning) a packet generates, at the end of its ingress pipeline as
 	// simple_switch sends them. It is called on the packet's goroutine and
@@ -125,6 +135,40 @@ type Output struct {
 	Port     uint32
 	Data     []byte
 	Instance InstanceType
+	// Wait is how long the packet waits in its egress queue
+	// (Config.Queues) before it leaves: the data plane holds the frame
+	// that long.
+	Wait time.Duration
+}
+
+// Queues is the egress queueing a switch models, per port and queue
+// (package dataplane gives each port a rate and a depth, as
+// simple_switch's set_queue_rate and set_queue_depth do). Enqueue is
+// called with the engine's serial lock held when Config.Serial is set, and
+// concurrently otherwise.
+type Queues interface {
+	// Enqueue admits a packet of size bytes, leaving ingress at now, to
+	// the queue of port for priority (standard_metadata.priority). It
+	// returns what the packet's egress sees of the queue, and ok false
+	// when the packet is dropped (the queue is full, or the priority is
+	// beyond the port's queues, as simple_switch drops it).
+	Enqueue(port uint32, priority uint8, size int, now time.Time) (st QueueState, ok bool)
+}
+
+// QueueState is a packet's view of its egress queue, as simple_switch's
+// queueing metadata gives it.
+type QueueState struct {
+	// EnqDepth is the number of packets the port's queues held when it
+	// arrived (enq_qdepth).
+	EnqDepth uint32
+	// DeqDepth is the number it leaves behind when it is dequeued
+	// (deq_qdepth). Egress runs at once, before later arrivals are known,
+	// so models estimate it.
+	DeqDepth uint32
+	// Wait is the time from its arrival to its dequeue (deq_timedelta).
+	Wait time.Duration
+	// QID is the queue it waits in (qid): with N priority queues, N-1-priority.
+	QID uint8
 }
 
 // MatchKind is a key's match kind.

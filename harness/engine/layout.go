@@ -244,6 +244,7 @@ type stdFields struct {
 	ingressPort, egressSpec, egressPort, instanceType, packetLength int
 	mcastGrp, egressRid, checksumError, parserError, priority       int
 	ingressTS, egressTS, enqTS                                      int
+	enqQdepth, deqQdepth, deqTimedelta, qid                         int
 }
 
 func (p *Program) resolveStdFields(j *bmv2json.Program) error {
@@ -276,9 +277,16 @@ func (p *Program) resolveStdFields(j *bmv2json.Program) error {
 	s.ingressTS = find("ingress_global_timestamp")
 	s.egressTS = find("egress_global_timestamp")
 	s.enqTS = find("enq_timestamp")
-	if t, ok := aliases["queueing_metadata.enq_timestamp"]; ok && len(t) == 2 {
-		if fi, err := p.lookupField(t[0], t[1]); err == nil {
-			s.enqTS = fi
+	s.enqQdepth = find("enq_qdepth")
+	s.deqQdepth = find("deq_qdepth")
+	s.deqTimedelta = find("deq_timedelta")
+	s.qid = find("qid")
+	for alias, fi := range map[string]*int{"enq_timestamp": &s.enqTS, "enq_qdepth": &s.enqQdepth,
+		"deq_qdepth": &s.deqQdepth, "deq_timedelta": &s.deqTimedelta, "qid": &s.qid} {
+		if t, ok := aliases["queueing_metadata."+alias]; ok && len(t) == 2 {
+			if f, err := p.lookupField(t[0], t[1]); err == nil {
+				*fi = f
+			}
 		}
 	}
 	for name, fi := range map[string]int{"ingress_port": s.ingressPort, "egress_spec": s.egressSpec,

@@ -59,6 +59,7 @@ type job struct {
 	ingress bool
 	port    uint32 // ingress or egress port
 	passes  int
+	wait    time.Duration // in the egress queue (Config.Queues)
 }
 
 // NewSwitch creates a switch running prog, with the program's const entries
@@ -301,13 +302,42 @@ func (s *Switch) multicast(w *worker, k *pkt, mgid uint16, inst InstanceType, pa
 func (s *Switch) micros() uint64 { return uint64(s.now().Sub(s.start).Microseconds()) }
 
 func (s *Switch) enqueue(w *worker, k *pkt, port uint32, passes int) {
-	if s.prog.reads(s.prog.std.enqTS) {
-		k.setU(s.prog.std.enqTS, s.micros())
+	p := s.prog
+	if p.reads(p.std.enqTS) {
+		k.setU(p.std.enqTS, s.micros())
 	}
 	if k.tr != nil {
 		k.tr.printf("Egress port is %d", port)
 	}
-	w.queue = append(w.queue, job{k: k, port: port, passes: passes})
+	var wait time.Duration
+	if q := s.cfg.Queues; q != nil {
+		var prio uint8
+		if p.std.priority >= 0 {
+			prio = uint8(k.getU(p.std.priority))
+		}
+		st, ok := q.Enqueue(port, prio, k.lenReg, s.now())
+		if !ok {
+			s.drop(w, k, fmt.Sprintf("Egress queue of port %d (priority %d) has no room: packet dropped", port, prio))
+			return
+		}
+		s.setQueueing(k, st)
+		wait = st.Wait
+	}
+	w.queue = append(w.queue, job{k: k, port: port, passes: passes, wait: wait})
+}
+
+// setQueueing fills the queueing metadata the program declares.
+func (s *Switch) setQueueing(k *pkt, st QueueState) {
+	std := &s.prog.std
+	for _, f := range [...]struct {
+		field int
+		v     uint64
+	}{{std.enqQdepth, uint64(st.EnqDepth)}, {std.deqQdepth, uint64(st.DeqDepth)},
+		{std.deqTimedelta, uint64(st.Wait.Microseconds())}, {std.qid, uint64(st.QID)}} {
+		if f.field >= 0 {
+			k.setU(f.field, f.v)
+		}
+	}
 }
 
 func (s *Switch) egress(w *worker, j job, emit func(Output)) {
@@ -377,7 +407,7 @@ func (s *Switch) egress(w *worker, j job, emit func(Output)) {
 	if k.tr != nil {
 		k.tr.printf("Transmitting packet of size %d out of port %d", len(out), j.port)
 	}
-	emit(Output{Port: j.port, Data: out, Instance: k.instance})
+	emit(Output{Port: j.port, Data: out, Instance: k.instance, Wait: j.wait})
 	w.put(k)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 
+	"github.com/grid-ina/grid/harness/dataplane"
 	"github.com/grid-ina/grid/harness/p4rt/client"
 )
 
@@ -27,12 +28,14 @@ import (
 // table_clear, mirroring_add, mc_mgrp_create, mc_mgrp_destroy,
 // mc_node_create, mc_node_associate, mc_node_dissociate, counter_read,
 // counter_reset, register_read, register_write, register_reset,
-// meter_set_rates, meter_array_set_rates. Values are numbers (decimal or
+// meter_set_rates, meter_array_set_rates, set_queue_rate,
+// set_queue_depth. Values are numbers (decimal or
 // 0x hex), IPv4, IPv6 or MAC addresses; lpm keys are VALUE/LENGTH, ternary
 // keys VALUE&&&MASK, range keys LOW->HIGH. As in bmv2, a table with
 // ternary or range keys takes a priority after the action's parameters,
-// lower numbers first. set_queue_rate and set_queue_depth are refused:
-// grid switch has no egress queues to set yet.
+// lower numbers first. set_queue_rate and set_queue_depth go to grid
+// switch's queue service (dataplane.QueueService), which
+// simple_switch_grpc does not have.
 type Session struct {
 	c    *client.Client
 	info *p4configv1.P4Info
@@ -183,9 +186,9 @@ func (s *Session) Exec(ctx context.Context, line string) error {
 	case "meter_set_rates", "meter_array_set_rates":
 		return s.meterSetRates(ctx, cmd, args)
 	case "set_queue_rate", "set_queue_depth":
-		return fmt.Errorf("%s: grid switch has no egress queues to set yet", cmd)
+		return s.setQueue(ctx, cmd, args)
 	}
-	return fmt.Errorf("%s: not a command grid's runtime CLI knows (it has simple_switch_CLI's table_*, mirroring_add, mc_*, counter_*, register_* and meter_*set_rates)", cmd)
+	return fmt.Errorf("%s: not a command grid's runtime CLI knows (it has simple_switch_CLI's table_*, mirroring_add, mc_*, counter_*, register_*, meter_*set_rates and set_queue_*)", cmd)
 }
 
 func (s *Session) uintArg(cmd string, args []string, i, n int) (uint64, error) {
@@ -697,4 +700,32 @@ func parseValue(s string, width int32) ([]byte, error) {
 		return nil, fmt.Errorf("%s does not fit in %d bits", s, width)
 	}
 	return n.Bytes(), nil
+}
+
+// setQueue: set_queue_rate RATE_PPS [PORT] and set_queue_depth DEPTH [PORT].
+func (s *Session) setQueue(ctx context.Context, cmd string, args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return fmt.Errorf("%s VALUE [EGRESS_PORT]", cmd)
+	}
+	var port *uint32
+	if len(args) == 2 {
+		p, err := strconv.ParseUint(args[1], 0, 9)
+		if err != nil {
+			return fmt.Errorf("%s: port %q is not a v1model port", cmd, args[1])
+		}
+		p32 := uint32(p)
+		port = &p32
+	}
+	if cmd == "set_queue_rate" {
+		rate, err := strconv.ParseFloat(args[0], 64)
+		if err != nil {
+			return fmt.Errorf("set_queue_rate: %q is not packets per second", args[0])
+		}
+		return dataplane.SetQueueRate(ctx, s.c.Conn(), port, rate)
+	}
+	depth, err := strconv.Atoi(args[0])
+	if err != nil {
+		return fmt.Errorf("set_queue_depth: %q is not a number of packets", args[0])
+	}
+	return dataplane.SetQueueDepth(ctx, s.c.Conn(), port, depth)
 }

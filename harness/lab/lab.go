@@ -228,18 +228,24 @@ func (ex *Exercise) startSwitch(st *fabric.State, i int, sw Switch, opts Options
 		ThriftPort: DefaultThriftBasePort + i, Log: filepath.Join(ex.Dir, "logs", sw.Name+".log")}
 	args := append([]string{}, opts.SwitchCommand[1:]...)
 	args = append(args, "--port-netns", node.NamespacePath())
-	delays := map[int]time.Duration{}
+	// Each port's link: its latency delays what the switch sends, and its
+	// bandwidth drains the port's egress queue, which fills as bmv2's does
+	// behind a slow link.
+	links := map[int]Link{}
 	for _, l := range ex.Topology.Links {
 		for _, e := range []Endpoint{l.A, l.B} {
-			if e.Node == sw.Name && l.Latency > 0 {
-				delays[e.Port] = l.Latency
+			if e.Node == sw.Name {
+				links[e.Port] = l
 			}
 		}
 	}
 	for _, ifc := range node.Interfaces {
 		args = append(args, "-i", fmt.Sprintf("%d@%s", ifc.Port, ifc.Name))
-		if d := delays[ifc.Port]; d > 0 {
+		if d := links[ifc.Port].Latency; d > 0 {
 			args = append(args, "--delay", fmt.Sprintf("%d=%s", ifc.Port, d))
+		}
+		if bw := links[ifc.Port].Bandwidth; bw > 0 {
+			args = append(args, "--rate", fmt.Sprintf("%d=%sbps", ifc.Port, strconv.FormatFloat(bw*1e6, 'f', -1, 64)))
 		}
 	}
 	args = append(args, "--pcap", filepath.Join(ex.Dir, "pcaps"), "--nanolog", fmt.Sprintf("ipc:///tmp/bm-%d-log.ipc", i),

@@ -130,7 +130,9 @@
 //   - Register reads and writes work; simple_switch_grpc answers register
 //     reads with UNIMPLEMENTED (PI issue 376), so controllers of real bmv2
 //     read registers with simple_switch_CLI instead.
-//   - There is no Thrift server: simple_switch_CLI cannot talk to it.
+//   - There is no Thrift server: simple_switch_CLI cannot talk to it (grid
+//     cli speaks its commands over P4Runtime, and set_queue_rate and
+//     set_queue_depth over grid switch's own queue service).
 //   - One packet at a time runs through ingress and then egress;
 //     simple_switch runs egress on other threads than ingress, so where a
 //     program's ingress and egress share registers, the order in which

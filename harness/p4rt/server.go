@@ -46,6 +46,9 @@ type Options struct {
 	// pipeline send to data-plane ports (the data plane's transmit
 	// function; Output.Data is only valid during the call). nil drops them.
 	Transmit func(engine.Output)
+	// Queues, when set, is the egress queue model of every pipeline
+	// (engine.Config.Queues).
+	Queues engine.Queues
 }
 
 // Server is a P4Runtime server over the engine. Its zero value is not

@@ -20,6 +20,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/grid-ina/grid/harness/dataplane"
+	"github.com/grid-ina/grid/harness/topo"
 )
 
 func init() {
@@ -39,8 +40,12 @@ func init() {
 			"bmv2's command line works unchanged, as courses' launchers write it: --log-console and --log-file\n" +
 			"log every frame and, at -L trace or debug, the per-packet trace; --thrift-port, --nanolog, --log-flush,\n" +
 			"--dump-packet-data, --debugger and --notifications-addr are accepted and noted once, as are the\n" +
-			"target options --priority-queues, --enable-swap, --load-modules and --dp-grpc-server-addr. There\n" +
-			"is no Thrift server (simple_switch_CLI cannot connect).\n\n" +
+			"target options --enable-swap, --load-modules and --dp-grpc-server-addr. There is no Thrift server\n" +
+			"(simple_switch_CLI cannot connect; 'grid cli' speaks its commands over P4Runtime).\n\n" +
+			"Each port has an egress queue, as simple_switch's: 64 packets (set_queue_depth), --priority-queues N\n" +
+			"of them served by priority, draining at the port's --rate (the link's bits per second behind it)\n" +
+			"and at most set_queue_rate packets per second ('grid cli'); without either a queue stays empty.\n" +
+			"Programs see enq_qdepth, deq_qdepth, deq_timedelta and enq_timestamp as bmv2 fills them.\n\n" +
 			"Beyond bmv2, --delay and --loss impair what a port sends (the kernel's netem is not needed):\n" +
 			"each frame waits DURATION before it leaves, or is dropped with probability FRACTION (drawn\n" +
 			"from --loss-seed, so runs repeat). --pcap writes INTERFACE_in.pcap and INTERFACE_out.pcap per\n" +
@@ -69,6 +74,7 @@ func init() {
 			&cli.StringSliceFlag{Name: "delay", Usage: "hold every frame port sends for a while: `PORT=DURATION`, e.g. 1=5ms (repeatable)"},
 			&cli.StringSliceFlag{Name: "loss", Usage: "drop frames port sends with a probability: `PORT=FRACTION`, e.g. 1=0.01 (repeatable)"},
 			&cli.Uint64Flag{Name: "loss-seed", Value: 1, Usage: "seed `N` of the generators --loss draws from"},
+			&cli.StringSliceFlag{Name: "rate", Usage: "the link rate behind a port, at which its egress queue drains: `PORT=RATE`, e.g. 1=512Kbps or 2=10Mbps (repeatable)"},
 			&cli.StringFlag{Name: "port-netns", Usage: "open the ports (-i) in the network namespace at `PATH` (e.g. /run/netns/NAME) while the P4Runtime server listens where grid switch runs, as Mininet's switches share the root namespace with their controllers"},
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -92,14 +98,14 @@ func runSwitch(c *cli.Context) error {
 		// flag would become the directory.
 		return usage("--pcap %s: want a directory (for the current one, --pcap .)", cfg.PcapDir)
 	}
-	if cfg.Ports, err = switchPorts(c.StringSlice("interface"), c.StringSlice("delay"), c.StringSlice("loss")); err != nil {
+	if cfg.Ports, err = switchPorts(c.StringSlice("interface"), c.StringSlice("delay"), c.StringSlice("loss"), c.StringSlice("rate")); err != nil {
 		return usage("%v", err)
 	}
 	opts, err := targetOptions(target)
 	if err != nil {
 		return usage("after '--': %v", err)
 	}
-	cfg.GRPCAddr, cfg.CPUPort = opts.grpcAddr, opts.cpuPort
+	cfg.GRPCAddr, cfg.CPUPort, cfg.PriorityQueues = opts.grpcAddr, opts.cpuPort, int(opts.priorityQueues)
 	for _, p := range cfg.Ports {
 		if cfg.CPUPort != 0 && p.Port == cfg.CPUPort {
 			return usage("port %d is the CPU port (--cpu-port) and cannot have an interface (-i %s)", p.Port, p)
@@ -355,10 +361,6 @@ func targetOptions(args []string) (targets, error) {
 	if *dropPort != 511 {
 		return t, fmt.Errorf("--drop-port %d: grid switch drops on port 511, v1model's drop port, only", *dropPort)
 	}
-	if t.priorityQueues > 1 {
-		t.notes = append(t.notes, note{"--priority-queues: each port has one FIFO queue; the queues' priorities are not kept apart",
-			[]any{"priority-queues", t.priorityQueues}})
-	}
 	for _, n := range []struct{ flag, why string }{
 		{"enable-swap", "programs are swapped with SetForwardingPipelineConfig"},
 		{"load-modules", "there are no extern modules to load"},
@@ -373,7 +375,7 @@ func targetOptions(args []string) (targets, error) {
 
 // switchPorts builds the port specifications from -i PORT@INTERFACE,
 // --delay PORT=DURATION and --loss PORT=FRACTION.
-func switchPorts(ifaces, delays, losses []string) ([]dataplane.PortSpec, error) {
+func switchPorts(ifaces, delays, losses, rates []string) ([]dataplane.PortSpec, error) {
 	var specs []dataplane.PortSpec
 	index := map[uint32]int{}
 	attached := map[string]bool{}
@@ -421,6 +423,20 @@ func switchPorts(ifaces, delays, losses []string) ([]dataplane.PortSpec, error) 
 				err = fmt.Errorf("%v is negative", d)
 			}
 			s.Delay = d
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	seen = map[uint32]bool{}
+	for _, arg := range rates {
+		err := impair("rate", arg, seen, func(s *dataplane.PortSpec, v string) error {
+			bw, err := topo.ParseBandwidth(v)
+			if err == nil && bw <= 0 {
+				err = fmt.Errorf("%q is not a positive rate", v)
+			}
+			s.Rate = float64(bw)
 			return err
 		})
 		if err != nil {

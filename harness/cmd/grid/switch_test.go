@@ -65,13 +65,13 @@ func TestSwitchRejectsBadCommandLinesWithExitTwo(t *testing.T) {
 }
 
 func TestSwitchPortsTakeTheirDelayAndLoss(t *testing.T) {
-	specs, err := switchPorts([]string{"0@sw0", "7@sw7", "1@sw1"}, []string{"1=2ms", "7=1.5s"}, []string{"0=0.25", "1=1"})
+	specs, err := switchPorts([]string{"0@sw0", "7@sw7", "1@sw1"}, []string{"1=2ms", "7=1.5s"}, []string{"0=0.25", "1=1"}, []string{"7=512Kbps"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []dataplane.PortSpec{
 		{Port: 0, Interface: "sw0", Loss: 0.25},
-		{Port: 7, Interface: "sw7", Delay: 1500 * time.Millisecond},
+		{Port: 7, Interface: "sw7", Delay: 1500 * time.Millisecond, Rate: 512e3},
 		{Port: 1, Interface: "sw1", Delay: 2 * time.Millisecond, Loss: 1},
 	}
 	if !reflect.DeepEqual(specs, want) {

@@ -192,6 +192,10 @@ func (c *Client) readStream() {
 }
 
 // Close ends the stream (the server then elects another primary) and the
+// Conn is the client's gRPC connection, for services a switch serves
+// beside P4Runtime.
+func (c *Client) Conn() grpc.ClientConnInterface { return c.conn }
+
 // connection.
 func (c *Client) Close() error {
 	c.mu.Lock()
