@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/grid-ina/grid/harness/dataplane"
 	"github.com/grid-ina/grid/harness/fabric"
@@ -370,6 +372,23 @@ func (s *Switch) connect(parent context.Context, opts Options) error {
 		case <-ctx.Done():
 		}
 	}()
+	cl, err := s.dial(ctx)
+	if err != nil {
+		return s.failure("connect over P4Runtime", err)
+	}
+	s.client = cl
+	err = s.asPrimary(ctx, func(cl *client.Client) error { return cl.SetPipeline(ctx, opts.Program.P4Info, opts.Program.JSON) })
+	if err != nil {
+		s.client.Close()
+		s.client = nil
+		return s.failure("load the program", err)
+	}
+	return nil
+}
+
+// dial connects to the switch's P4Runtime server, from inside its
+// namespace, as the primary controller.
+func (s *Switch) dial(ctx context.Context) (*client.Client, error) {
 	dialer := grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 		var conn net.Conn
 		err := s.node.Do(func() (err error) {
@@ -378,16 +397,33 @@ func (s *Switch) connect(parent context.Context, opts Options) error {
 		})
 		return conn, err
 	})
-	cl, err := client.Dial(ctx, P4RuntimeAddr, uint64(s.ID), electionID, dialer)
-	if err != nil {
-		return s.failure("connect over P4Runtime", err)
+	return client.Dial(ctx, P4RuntimeAddr, uint64(s.ID), electionID, dialer)
+}
+
+// asPrimary runs change, which the switch accepts only from its primary
+// controller. A switch that refuses it (PERMISSION_DENIED: "there is no
+// primary controller") has lost this controller's stream, which a loaded
+// machine can end; the controller then connects again, becoming the primary
+// anew, and repeats the change once. The warning says why the stream ended.
+func (s *Switch) asPrimary(ctx context.Context, change func(*client.Client) error) error {
+	err := change(s.client)
+	if status.Code(err) != codes.PermissionDenied {
+		return err
 	}
-	if err := cl.SetPipeline(ctx, opts.Program.P4Info, opts.Program.JSON); err != nil {
-		cl.Close()
-		return s.failure("load the program", err)
+	slog.Warn("the switch no longer takes this controller as its primary; connecting again", "switch", s.Name,
+		"refusal", err, "stream", s.client.Err())
+	old := s.client
+	old.Close()
+	cl, derr := s.dial(ctx)
+	if derr != nil {
+		s.client = nil
+		return errors.Join(err, fmt.Errorf("connecting again: %w", derr))
+	}
+	if info := old.P4Info(); info != nil {
+		cl.UseP4Info(info) // the switch still runs the program
 	}
 	s.client = cl
-	return nil
+	return change(cl)
 }
 
 // Reload loads the program into every switch again, which starts it
@@ -399,7 +435,8 @@ func (c *Controller) Reload(ctx context.Context) error {
 		if s.client == nil {
 			return fmt.Errorf("switch %s: not connected", s.Name)
 		}
-		if err := s.client.SetPipeline(ctx, c.program.P4Info, c.program.JSON); err != nil {
+		err := s.asPrimary(ctx, func(cl *client.Client) error { return cl.SetPipeline(ctx, c.program.P4Info, c.program.JSON) })
+		if err != nil {
 			return s.failure("reload the program", err)
 		}
 		return nil

@@ -18,10 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/grid-ina/grid/harness/aggregator"
 	"github.com/grid-ina/grid/harness/controller/controllertest"
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/p4rt/client"
 	"github.com/grid-ina/grid/harness/p4test/targettest"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
@@ -415,4 +419,58 @@ func TestReloadEmptiesEveryTableAndGroup(t *testing.T) {
 	if err := ctl.Install(ctx, deploy(t, tp, solver.AlgoGRIDPaths)); err != nil {
 		t.Fatalf("installing again after Reload: %v", err)
 	}
+}
+
+// TestASwitchThatLostItsPrimaryIsConnectedAgainAndTheChangeRepeated: a
+// change the switch refuses as not from its primary (what a stream ended
+// under load leads to: "there is no primary controller") makes the
+// controller connect again and repeat it once; the plan then installs.
+func TestASwitchThatLostItsPrimaryIsConnectedAgainAndTheChangeRepeated(t *testing.T) {
+	controllertest.NeedFabric(t)
+	tp := oneSwitch(t)
+	st := upRun(t, tp)
+	ctx := context.Background()
+	ctl, err := Start(ctx, st, startOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	s := ctl.Switch("s1")
+	first := s.Client()
+	calls := 0
+	err = s.asPrimary(ctx, func(cl *client.Client) error {
+		calls++
+		if calls == 1 {
+			return status.Error(codes.PermissionDenied, "election_id: there is no primary controller")
+		}
+		return InstallSetup(ctx, cl, mustEntries(t, deploy(t, tp, solver.AlgoGRIDPaths), "s1"))
+	})
+	if err != nil {
+		t.Fatalf("after connecting again: %v", err)
+	}
+	if calls != 2 || s.Client() == first {
+		t.Errorf("%d calls, client replaced: %v; want the change repeated once on a new connection", calls, s.Client() != first)
+	}
+	if first.Err() == nil {
+		if _, err := first.ReadEntries(ctx, aggregator.TableIPv4LPM); err == nil {
+			t.Error("the old connection still works: it was not closed")
+		}
+	}
+	routes, err := s.Client().ReadEntries(ctx, aggregator.TableIPv4LPM)
+	if err != nil || len(routes) != 2 {
+		t.Errorf("after the repeated install: %d routes (%v), want one per host", len(routes), err)
+	}
+}
+
+func mustEntries(t *testing.T, d *aggregator.Deployment, name string) *aggregator.Setup {
+	t.Helper()
+	sd, ok := d.Switch(name)
+	if !ok {
+		t.Fatalf("deployment has no switch %s", name)
+	}
+	setup, err := aggregator.Entries(sd.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return setup
 }

@@ -38,7 +38,7 @@ func (c *Controller) Install(ctx context.Context, d *aggregator.Deployment) erro
 		if s.client == nil {
 			return fmt.Errorf("switch %s: not connected", s.Name)
 		}
-		if err := InstallSetup(ctx, s.client, setup); err != nil {
+		if err := s.asPrimary(ctx, func(cl *client.Client) error { return InstallSetup(ctx, cl, setup) }); err != nil {
 			return s.failure("install the plan", err)
 		}
 		slog.Debug("plan installed", "switch", s.Name, "entries", len(setup.Entries), "groups", len(setup.Groups), "meter", setup.Capacity != nil)

@@ -42,6 +42,10 @@ func (e *WriteError) Error() string {
 	return "write: " + strings.Join(parts, "; ")
 }
 
+// GRPCStatus is the call's status, so status.Code and status.FromError
+// see through a WriteError.
+func (e *WriteError) GRPCStatus() *status.Status { return e.Status }
+
 // Code is the gRPC code of the first failed update, or of the call.
 func (e *WriteError) Code() codes.Code {
 	if len(e.Updates) > 0 {
