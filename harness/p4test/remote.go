@@ -380,3 +380,6 @@ func (r *Remote) Close() error {
 	r.readers.Wait()
 	return errors.Join(errs...)
 }
+
+// PID is the switch process's id (for its CPU time in /proc).
+func (r *Remote) PID() int { return r.proc.cmd.Process.Pid }
