@@ -40,6 +40,10 @@ type Exercise struct {
 	// switches run unless their "program" says otherwise.
 	Sources []string
 	Default string
+	// NoP4 is the Makefile's NO_P4 (the tutorials' p4runtime exercise):
+	// switches start without a program (--no-p4) until a controller sets
+	// one, unless their "program" names one.
+	NoP4 bool
 }
 
 // Load reads an exercise folder: its Makefile's TOPO and DEFAULT_PROG
@@ -57,6 +61,7 @@ func Load(dir string) (*Exercise, error) {
 	if err != nil {
 		return nil, err
 	}
+	ex.NoP4 = vars["NO_P4"] != ""
 	ex.Sources, _ = filepath.Glob(filepath.Join(abs, "*.p4"))
 	slices.Sort(ex.Sources)
 	switch prog := vars["DEFAULT_PROG"]; {

@@ -248,8 +248,12 @@ func (ex *Exercise) startSwitch(st *fabric.State, i int, sw Switch, opts Options
 			args = append(args, "--rate", fmt.Sprintf("%d=%sbps", ifc.Port, strconv.FormatFloat(bw*1e6, 'f', -1, 64)))
 		}
 	}
+	program := ex.switchProgram(sw)
+	if ex.NoP4 && sw.Program == "" {
+		program = "--no-p4"
+	}
 	args = append(args, "--pcap", filepath.Join(ex.Dir, "pcaps"), "--nanolog", fmt.Sprintf("ipc:///tmp/bm-%d-log.ipc", i),
-		"--device-id", strconv.Itoa(i), ex.switchProgram(sw), "--log-console", "--thrift-port", strconv.Itoa(sp.ThriftPort),
+		"--device-id", strconv.Itoa(i), program, "--log-console", "--thrift-port", strconv.Itoa(sp.ThriftPort),
 		"--", "--grpc-server-addr", sp.GRPCAddr)
 	if sw.CPUPort > 0 {
 		args = append(args, "--cpu-port", strconv.Itoa(sw.CPUPort))

@@ -120,7 +120,13 @@ func TestPythonControllerAsTheTutorialsWriteItProgramsTheLab(t *testing.T) {
 	data = regexp.MustCompile(`"s1": \{[^}]*\}`).ReplaceAll(data, []byte(`"s1": {}`))
 	data = regexp.MustCompile(`"s2": \{[^}]*\}`).ReplaceAll(data, []byte(`"s2": {}`))
 	os.WriteFile(topoPath, data, 0o644)
+	// As the p4runtime exercise's Makefile: switches start without a program.
+	mk, _ := os.ReadFile(filepath.Join(dir, "Makefile"))
+	os.WriteFile(filepath.Join(dir, "Makefile"), append([]byte("NO_P4 = true\n"), mk...), 0o644)
 	l, st, _ := startLab(t, dir)
+	if cmdline := tail(l.Switches[0].Log, 1000); !strings.Contains(strings.SplitN(cmdline, "\n", 2)[0], " --no-p4 ") {
+		t.Errorf("with NO_P4 the switch starts without a program; it ran\n%s", strings.SplitN(cmdline, "\n", 2)[0])
+	}
 
 	controller, _ := filepath.Abs("testdata/controller.py")
 	control := func(sw SwitchProcess, args ...string) string {
