@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/lab"
+)
+
+// A student's session through the binary: grid lab, a shell on a host,
+// simple_switch_CLI commands by Thrift port, grid lab stop, all from the
+// exercise's folder.
+func TestLabCommandsRunAnExerciseFromItsFolder(t *testing.T) {
+	if err := fabric.CanBuild(); err != nil {
+		t.Skipf("needs network namespaces: %v", err)
+	}
+	bin := buildGrid(t)
+	dir := filepath.Join(t.TempDir(), fmt.Sprintf("ex%d", os.Getpid()))
+	if out, err := exec.Command("cp", "-r", "../../lab/testdata/twoswitch", dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	run := lab.RunName(dir)
+	t.Cleanup(func() {
+		if _, err := fabric.LoadState(run); err == nil {
+			lab.Stop(run)
+		}
+	})
+	grid := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("grid %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := grid("", "lab", ".", "--grpc-port", fmt.Sprint(port)); !strings.Contains(out, fmt.Sprintf("s1 -> gRPC port: %d (device id 0)", port)) {
+		t.Fatalf("grid lab:\n%s", out)
+	}
+	if out := grid("ip -br addr show eth0\nping -c 1 -W 3 10.0.2.2 >/dev/null && echo reached\n", "lab", "shell", "h1"); !strings.Contains(out, "10.0.1.1/24") || !strings.Contains(out, "reached") {
+		t.Errorf("grid lab shell h1:\n%s", out)
+	}
+	// s2 is the second switch: bmv2 would have given it Thrift port 9091.
+	if out := grid("counter_read MyIngress.rx_port 2\n", "cli", "--thrift-port", "9091"); !strings.Contains(out, "MyIngress.rx_port[2]=  BmCounterValue(packets=1, bytes=98)") {
+		t.Errorf("grid cli --thrift-port 9091:\n%s", out)
+	}
+	if out := grid("", "lab", "stop"); !strings.Contains(out, "lab "+run+" stopped") {
+		t.Errorf("grid lab stop:\n%s", out)
+	}
+	if _, err := fabric.LoadState(run); err == nil {
+		t.Error("the lab's run is still there after grid lab stop")
+	}
+}
