@@ -568,16 +568,34 @@ func notOperUp(np *nodePlan) (string, error) {
 }
 
 // tbfLatency bounds the time a packet waits in a shaped queue (tc's "latency"):
-// the queue holds rate*tbfLatency bytes beyond the burst.
-const tbfLatency = 20 * time.Millisecond
+// the queue holds rate*tbfLatency bytes beyond the burst, and at least
+// tbfMinQueue: a slow link (an emulation scaled down to a few Mbit/s) still
+// buffers the windows of the workers that share it, as a switch's buffers
+// would, rather than dropping their fragments at the first burst.
+const (
+	tbfLatency  = 20 * time.Millisecond
+	tbfMinQueue = 64 << 10
+)
 
 // tbfParams returns the tbf burst and limit in bytes for a rate in bytes/s:
 // the burst covers a millisecond at line rate, and at least two full frames so
 // a frame always fits the bucket.
 func tbfParams(rateBytes float64, mtu int) (burst, limit uint32) {
 	b := math.Max(rateBytes/1000, float64(2*(mtu+14)))
-	l := b + rateBytes*tbfLatency.Seconds()
+	l := b + math.Max(rateBytes*tbfLatency.Seconds(), tbfMinQueue)
 	return uint32(math.Min(b, math.MaxUint32/2)), uint32(math.Min(l, math.MaxUint32))
+}
+
+// QueueDelay is the longest a frame waits in the shaped queue of a link of
+// the given bandwidth (bits/s) and MTU: a full tbf queue drained at the
+// link's rate; 0 for an unshaped link. Retransmission timeouts shorter than
+// this fire while the fragment is still queued.
+func QueueDelay(bandwidth float64, mtu int) time.Duration {
+	if bandwidth <= 0 {
+		return 0
+	}
+	_, limit := tbfParams(bandwidth/8, mtu)
+	return time.Duration(float64(limit) * 8 / bandwidth * float64(time.Second))
 }
 
 // shape adds the root qdisc rootQdisc chooses for an interface, if any.

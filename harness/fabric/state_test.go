@@ -197,12 +197,21 @@ func TestStopProcessesEndsRecordedProcesses(t *testing.T) {
 }
 
 func TestTbfBurstHoldsTwoFramesAndLimitCoversLatency(t *testing.T) {
-	burst, limit := tbfParams(10e6/8, 1500)
-	if burst != 2*1514 {
-		t.Errorf("burst at 10 Mbit/s = %d, want two frames (3028)", burst)
+	burst, limit := tbfParams(100e6/8, 1500)
+	if burst != 12500 {
+		t.Errorf("burst at 100 Mbit/s = %d, want 1 ms worth (12500)", burst)
 	}
-	if want := uint32(3028 + 10e6/8*0.02); limit != want {
-		t.Errorf("limit at 10 Mbit/s = %d, want %d", limit, want)
+	if want := uint32(12500 + 100e6/8*0.02); limit != want {
+		t.Errorf("limit at 100 Mbit/s = %d, want %d (20 ms beyond the burst)", limit, want)
+	}
+	// A slow link, as an emulation scaled down makes it, still queues
+	// tbfMinQueue beyond the burst: the windows of the workers sharing it.
+	burst, limit = tbfParams(1e6/8, 1500)
+	if burst != 2*1514 || limit != 2*1514+tbfMinQueue {
+		t.Errorf("at 1 Mbit/s burst %d, limit %d; want two frames and %d beyond", burst, limit, tbfMinQueue)
+	}
+	if d := QueueDelay(1e6, 1500); d < 500*time.Millisecond || d > 600*time.Millisecond {
+		t.Errorf("a full queue at 1 Mbit/s drains in %v, want about 0.55 s", d)
 	}
 	burst, _ = tbfParams(100e9/8, 1500)
 	if burst != 12_500_000 {

@@ -58,6 +58,13 @@ func drawPlots(e *Experiment, traffic []linkTraffic) ([]plotFile, error) {
 			}
 		}
 	}
+	if p, bars, err := sendingRatePlot(e, traffic); err != nil {
+		return nil, err
+	} else if p != nil {
+		if err := add("sending-rate.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4*vg.Inch); err != nil {
+			return nil, err
+		}
+	}
 	if p, bars, err := completionPlot(e); err != nil {
 		return nil, err
 	} else if p != nil {
@@ -263,5 +270,55 @@ func completionPlot(e *Experiment) (*plot.Plot, int, error) {
 	p.NominalX(names...)
 	nominalRange(p, len(names))
 	p.Y.Min, p.Y.Max = 0, peak*1.25 // head room for the legend
+	return p, len(names), nil
+}
+
+// sendingRatePlot is the paper's Fig. 5: one bar per algorithm, its
+// slowest worker's measured sending rate scaled back to the topology's
+// units, with the plan's predicted lambda marked on it; nil when no
+// algorithm's rate was measured.
+func sendingRatePlot(e *Experiment, traffic []linkTraffic) (*plot.Plot, int, error) {
+	s := summarize(e, traffic, nil)
+	var names []string
+	var measured plotter.Values
+	var predicted plotter.XYs
+	peak := 0.0
+	for _, a := range s.Algorithms {
+		f := a.Fidelity
+		if f == nil || f.Ratio == nil {
+			continue
+		}
+		predicted = append(predicted, plotter.XY{X: float64(len(names)), Y: f.PredictedGbps})
+		names = append(names, a.Algorithm)
+		measured = append(measured, f.MeasuredGbps)
+		peak = max(peak, f.MeasuredGbps, f.PredictedGbps)
+	}
+	if len(names) == 0 {
+		return nil, 0, nil
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("slowest worker's sending rate (emulated at scale %g)", s.Scale)
+	p.Y.Label.Text = "Gbps (topology units)"
+	p.Add(plotter.NewGrid())
+	bars, err := plotter.NewBarChart(measured, vg.Points(30))
+	if err != nil {
+		return nil, 0, fmt.Errorf("plot sending-rate: %w", err)
+	}
+	bars.Color = plotutil.Color(2)
+	bars.LineStyle.Width = 0
+	marks, err := plotter.NewScatter(predicted)
+	if err != nil {
+		return nil, 0, fmt.Errorf("plot sending-rate: %w", err)
+	}
+	marks.GlyphStyle.Shape = draw.BoxGlyph{}
+	marks.GlyphStyle.Radius = vg.Points(5)
+	marks.GlyphStyle.Color = plotutil.Color(0)
+	p.Add(bars, marks)
+	p.Legend.Add("measured (slowest worker)", bars)
+	p.Legend.Add("predicted lambda", marks)
+	p.Legend.Top = true
+	p.NominalX(names...)
+	nominalRange(p, len(names))
+	p.Y.Min, p.Y.Max = 0, peak*1.35 // head room for the legend
 	return p, len(names), nil
 }

@@ -68,3 +68,16 @@ type PortCount struct {
 	Port   int
 	Rx, Tx Count
 }
+
+// Rate is one rate of the model: a link's bandwidth, a switch's capacity
+// C_s or a PS's ingress B, in the topology's units and as emulated.
+type Rate struct {
+	// Kind is "link", "switch capacity" or "PS ingress"; Of names the link
+	// or node.
+	Kind string `json:"kind"`
+	Of   string `json:"of"`
+	// TopologyBits and EmulatedBits are bits per second; the emulated rate
+	// is the topology's times Experiment.Scale.
+	TopologyBits float64 `json:"topology_bits_per_second"`
+	EmulatedBits float64 `json:"emulated_bits_per_second"`
+}

@@ -26,6 +26,12 @@ type Experiment struct {
 	// Fragments and Values are each worker's gradient: Fragments packets of
 	// Values int32 values.
 	Fragments, Values int
+	// Scale is the factor every rate of the model was emulated at (0
+	// means 1); rates are shown as emulated and scaled back by it.
+	Scale float64
+	// Rates are every rate of the model, as the topology states it and as
+	// emulated.
+	Rates []Rate
 	// Began and Ended bound the whole experiment; times in the CSV files
 	// count from Began.
 	Began, Ended time.Time
@@ -68,6 +74,9 @@ type AlgorithmRun struct {
 	// Failed says why the plan's run stopped short; Jobs holds the jobs
 	// that finished, Traffic what was sampled until then.
 	Failed string
+	// PredictedLambdaGbps is the slowest worker's sending rate the plan
+	// predicts, in the topology's units (0: none to compare with).
+	PredictedLambdaGbps float64
 	// Began is when the endpoints were started, Ended when the last exited.
 	Began, Ended time.Time
 	Jobs         []Job

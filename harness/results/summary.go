@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -11,24 +12,28 @@ const SummarySchema = 1
 // Summary is summary.json: the experiment in numbers, for scripts and for
 // comparing runs. results/README.md documents every field.
 type Summary struct {
-	Schema                 int                `json:"schema"`
-	Name                   string             `json:"name"`
-	Run                    string             `json:"run"`
-	Topology               string             `json:"topology"`
-	Hosts                  int                `json:"hosts"`
-	Switches               int                `json:"switches"`
-	Links                  int                `json:"links"`
-	FragmentsPerWorker     int                `json:"fragments_per_worker"`
-	ValuesPerFragment      int                `json:"values_per_fragment"`
-	GradientBytesPerWorker int64              `json:"gradient_bytes_per_worker"`
-	Began                  time.Time          `json:"began"`
-	Ended                  time.Time          `json:"ended"`
-	Seconds                float64            `json:"seconds"`
-	Status                 Status             `json:"status"`
-	Reason                 string             `json:"reason,omitempty"`
-	Verified               bool               `json:"verified"`
-	Algorithms             []AlgorithmSummary `json:"algorithms"`
-	Files                  []string           `json:"files"`
+	Schema                 int    `json:"schema"`
+	Name                   string `json:"name"`
+	Run                    string `json:"run"`
+	Topology               string `json:"topology"`
+	Hosts                  int    `json:"hosts"`
+	Switches               int    `json:"switches"`
+	Links                  int    `json:"links"`
+	FragmentsPerWorker     int    `json:"fragments_per_worker"`
+	ValuesPerFragment      int    `json:"values_per_fragment"`
+	GradientBytesPerWorker int64  `json:"gradient_bytes_per_worker"`
+	// Scale is the factor every rate of the model was emulated at, and
+	// Rates every rate as the topology states it and as emulated.
+	Scale      float64            `json:"scale"`
+	Rates      []Rate             `json:"rates,omitempty"`
+	Began      time.Time          `json:"began"`
+	Ended      time.Time          `json:"ended"`
+	Seconds    float64            `json:"seconds"`
+	Status     Status             `json:"status"`
+	Reason     string             `json:"reason,omitempty"`
+	Verified   bool               `json:"verified"`
+	Algorithms []AlgorithmSummary `json:"algorithms"`
+	Files      []string           `json:"files"`
 }
 
 // AlgorithmSummary is one algorithm's run in summary.json.
@@ -44,8 +49,11 @@ type AlgorithmSummary struct {
 	MaxCompletionSeconds  float64        `json:"max_completion_seconds"`
 	Jobs                  []JobSummary   `json:"jobs"`
 	Traffic               TrafficSummary `json:"traffic"`
-	CPU                   *CPU           `json:"cpu,omitempty"`
-	Disturbed             []string       `json:"disturbed,omitempty"`
+	// Fidelity is the measured slowest-worker sending rate against the
+	// plan's prediction; absent for a plan that did not run.
+	Fidelity  *Fidelity `json:"fidelity,omitempty"`
+	CPU       *CPU      `json:"cpu,omitempty"`
+	Disturbed []string  `json:"disturbed,omitempty"`
 }
 
 // JobSummary is one job in summary.json.
@@ -78,13 +86,35 @@ type TrafficSummary struct {
 	PSIngressBytes   map[string]uint64 `json:"ps_ingress_bytes,omitempty"`
 }
 
+// Summary is what summary.json will say of e (without its list of files).
+func (e *Experiment) Summary() *Summary {
+	traffic := make([]linkTraffic, len(e.Algorithms))
+	for i := range e.Algorithms {
+		traffic[i] = relativeTraffic(e.Algorithms[i].Traffic, len(e.Links))
+	}
+	return summarize(e, traffic, nil)
+}
+
+// LowFidelity says, per algorithm whose measured fidelity is below
+// MinFidelity, by how much; empty when none is.
+func (s *Summary) LowFidelity() []string {
+	var out []string
+	for _, a := range s.Algorithms {
+		if a.Fidelity.Low() {
+			out = append(out, fmt.Sprintf("%s: slowest worker %s sent %s, %.3f of the predicted %s (want at least %.2f)",
+				a.Algorithm, a.Fidelity.SlowestWorker, rate(a.Fidelity.MeasuredBits), *a.Fidelity.Ratio, rate(a.Fidelity.PredictedBits), MinFidelity))
+		}
+	}
+	return out
+}
+
 func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 	s := &Summary{
 		Schema: SummarySchema, Name: e.Name, Run: e.Run, Topology: e.Topology,
 		Hosts: e.Hosts, Switches: e.Switches, Links: len(e.Links),
 		FragmentsPerWorker: e.Fragments, ValuesPerFragment: e.Values,
-		GradientBytesPerWorker: int64(e.Fragments) * int64(e.Values) * 4,
-		Began:                  e.Began, Ended: e.Ended, Seconds: e.Ended.Sub(e.Began).Seconds(),
+		GradientBytesPerWorker: int64(e.Fragments) * int64(e.Values) * 4, Scale: e.scale(), Rates: e.Rates,
+		Began: e.Began, Ended: e.Ended, Seconds: e.Ended.Sub(e.Began).Seconds(),
 		Status: e.Status, Reason: e.Reason,
 		Verified: e.Status == "" || e.Status == StatusComplete, Algorithms: make([]AlgorithmSummary, 0, len(e.Algorithms)), Files: files,
 	}
@@ -117,6 +147,7 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 			as.Jobs = append(as.Jobs, js)
 		}
 		as.Traffic = summarizeTraffic(e, a, traffic[i])
+		as.Fidelity = fidelity(e, &e.Algorithms[i])
 		// A refused plan ran nothing, so it fails nothing.
 		if a.Refused == "" {
 			s.Verified = s.Verified && as.Verified

@@ -115,6 +115,9 @@ func (f *folder) fill(e *Experiment) error {
 	for i := range e.Algorithms {
 		traffic[i] = relativeTraffic(e.Algorithms[i].Traffic, len(e.Links))
 	}
+	if err := f.write("fidelity.txt", fidelityText(e, traffic)); err != nil {
+		return err
+	}
 	if err := f.write("traffic.csv", trafficCSV(e, traffic)); err != nil {
 		return err
 	}
@@ -201,6 +204,13 @@ func relativeTraffic(samples []LinkSample, links int) linkTraffic {
 		t.last[s.Link] = s
 	}
 	return t
+}
+
+// fidelityText is the fidelity table (WriteFidelity) as a file.
+func fidelityText(e *Experiment, traffic []linkTraffic) []byte {
+	var b bytes.Buffer
+	WriteFidelity(&b, summarize(e, traffic, nil)) // a bytes.Buffer does not fail
+	return b.Bytes()
 }
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }

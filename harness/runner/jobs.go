@@ -217,12 +217,19 @@ func (j *JobOutcome) finished() bool {
 }
 
 // budget is the endpoints' initial retransmission timeout, deadline and
-// start wait: cfg's where given, else derived from the plan's work.
+// start wait: cfg's where given, else derived from the plan's work on the
+// topology as emulated. The initial timeout is at least the longest wait
+// in an emulated link's queue (QueueWait): on a link scaled down to a few
+// Mbit/s the first windows queue longer than the work alone suggests.
 func budget(cfg *Config, d *aggregator.Deployment) (timeout, deadline, startWait time.Duration) {
-	w := planWork(cfg.Topology, d, cfg.Fragments, cfg.Values, cfg.Window.Initial)
+	t := cfg.emulated
+	if t == nil {
+		t = cfg.Topology
+	}
+	w := planWork(t, d, cfg.Fragments, cfg.Values, cfg.Window.Initial)
 	timeout, deadline = cfg.Timeout, cfg.Deadline
 	if timeout == 0 {
-		timeout = w.initialTimeout()
+		timeout = max(w.initialTimeout(), QueueWait(t))
 	}
 	if deadline == 0 {
 		deadline = w.deadline()

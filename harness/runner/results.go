@@ -17,7 +17,7 @@ func (e *Experiment) Results(name string, files map[string][]byte) *results.Expe
 	r := &results.Experiment{
 		Name: name, Run: e.Run, Topology: e.Topology.Name,
 		Hosts: len(e.Topology.Hosts()), Switches: len(e.Topology.Switches()),
-		Fragments: e.Fragments, Values: e.Values,
+		Fragments: e.Fragments, Values: e.Values, Scale: e.Scale, Rates: e.Rates,
 		Began: e.Began, Ended: e.Ended, Files: files,
 	}
 	for ev := range gradproto.NumEvents {
@@ -29,7 +29,7 @@ func (e *Experiment) Results(name string, files map[string][]byte) *results.Expe
 		if r.Links == nil && o.Links != nil {
 			r.Links = LinkRecords(o.Links)
 		}
-		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Failed: o.Failed, Began: o.Began, Ended: o.Ended,
+		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Failed: o.Failed, Began: o.Began, Ended: o.Ended, PredictedLambdaGbps: o.lambda(),
 			Traffic: SampleRecords(o.Traffic), Switches: switchRecords(o.Switches), CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
 		for _, j := range o.Jobs {
 			job := results.Job{Name: j.Name, ID: j.ID, PS: endpointRecord(j.PS)}
@@ -106,4 +106,12 @@ func switchRecords(cs []controller.Counters) []results.SwitchCounters {
 		out = append(out, sc)
 	}
 	return out
+}
+
+// lambda is the slowest worker's rate the outcome's plan predicts, Gbps.
+func (o *Outcome) lambda() float64 {
+	if o.Plan == nil {
+		return 0
+	}
+	return o.Plan.LambdaGbps
 }

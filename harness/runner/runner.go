@@ -29,6 +29,7 @@ import (
 	"github.com/grid-ina/grid/harness/internal/cputime"
 	"github.com/grid-ina/grid/harness/monitor"
 	"github.com/grid-ina/grid/harness/p4c"
+	"github.com/grid-ina/grid/harness/results"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
 )
@@ -45,8 +46,13 @@ var DefaultWindow = endpoint.Window{Initial: 8, Max: 64}
 
 // Config is one experiment.
 type Config struct {
-	// Topology is what the fabric builds; every plan is for it.
+	// Topology is what the fabric builds, at Scale; every plan is for it.
 	Topology *topo.Topology
+	// Scale multiplies every rate of the model as the fabric emulates it
+	// (Emulated): link bandwidths, PS ingresses, and the switch capacities
+	// C_s that every programmable switch's capacity meter enforces. 0
+	// means 1, the topology's own rates.
+	Scale float64
 	// Plans are the routing plans to run, one after another on the same
 	// fabric (grid run --algo all runs every algorithm's).
 	Plans []*solver.Plan
@@ -89,6 +95,8 @@ type Config struct {
 	WorkDir string
 	// OnUp, when set, is called once the fabric is built (the CLI lists it).
 	OnUp func(*fabric.State)
+	// emulated is Topology as the fabric emulates it (Emulated at Scale).
+	emulated *topo.Topology
 	// Keep leaves the fabric and its switches up after the last plan
 	// (remove them with fabric.Down, `grid down RUN`); the switches keep
 	// the last plan.
@@ -99,6 +107,11 @@ type Config struct {
 type Experiment struct {
 	Run      string
 	Topology *topo.Topology
+	// Scale is the emulation scale every rate ran at (Config.Scale), and
+	// Rates every rate of the model as the topology states it and as
+	// emulated.
+	Scale float64
+	Rates []results.Rate
 	// Fragments and Values are the gradient each worker sent.
 	Fragments, Values int
 	// Outcomes are the plans' runs, in Config.Plans order.
@@ -249,6 +262,9 @@ func (cfg *Config) defaults() error {
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
 	}
+	if cfg.Scale == 0 {
+		cfg.Scale = 1
+	}
 	return nil
 }
 
@@ -264,11 +280,20 @@ func Run(ctx context.Context, cfg Config) (exp *Experiment, err error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	exp = &Experiment{Run: cfg.Name, Topology: cfg.Topology, Fragments: cfg.Fragments, Values: cfg.Values, Began: time.Now()}
-	slog.Info("building the fabric", "topology", cfg.Topology.Name)
+	emulated, err := Emulated(cfg.Topology, cfg.Scale)
+	if err != nil {
+		return nil, err
+	}
+	cfg.emulated = emulated
+	rates, err := Rates(cfg.Topology, cfg.Scale)
+	if err != nil {
+		return nil, err
+	}
+	exp = &Experiment{Run: cfg.Name, Topology: cfg.Topology, Scale: cfg.Scale, Rates: rates, Fragments: cfg.Fragments, Values: cfg.Values, Began: time.Now()}
+	slog.Info("building the fabric", "topology", cfg.Topology.Name, "scale", cfg.Scale)
 	// Without Keep the run is this process's: should it die without
 	// tearing down, 'grid ls' shows the run dead.
-	st, err := fabric.Up(ctx, cfg.Topology, fabric.Options{Name: cfg.Name, Owned: !cfg.Keep})
+	st, err := fabric.Up(ctx, emulated, fabric.Options{Name: cfg.Name, Owned: !cfg.Keep})
 	if err != nil {
 		return exp.end(err)
 	}
@@ -329,13 +354,21 @@ func (e *Experiment) end(err error) (*Experiment, error) {
 // the switches, also when ctx was cancelled.
 const evidenceTimeout = 5 * time.Second
 
+// deployment is plan p in the aggregator's terms as the fabric emulates
+// it: every programmable switch's capacity meter at its C_s times the
+// emulation scale, so the switch capacities the plan was solved for bind
+// in the data plane as they do in the model.
+func deployment(cfg *Config, p *solver.Plan) (*aggregator.Deployment, error) {
+	return aggregator.FromSolverPlan(cfg.Topology, p, aggregator.PlanOptions{Values: cfg.Values, CapacityScale: cfg.Scale})
+}
+
 // runPlan deploys one plan on the running switches and runs its jobs'
 // endpoints; their files go to dir. The outcome is returned also with an
 // error, holding what the plan's run got to: its finished jobs, the
 // traffic sampled and the switches' counters.
 func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller.Controller, p *solver.Plan, dir string) (*Outcome, error) {
 	o := &Outcome{Algorithm: p.Algorithm, Plan: p}
-	d, err := aggregator.FromSolverPlan(cfg.Topology, p, aggregator.PlanOptions{Values: cfg.Values})
+	d, err := deployment(cfg, p)
 	if err != nil {
 		o.Refused = err.Error()
 		slog.Warn("plan cannot be deployed; skipped", "algorithm", p.Algorithm, "reason", err)

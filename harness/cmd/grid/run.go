@@ -63,11 +63,14 @@ func init() {
 			"comparison, a drawing of the topology, and logs/ with the switches' logs and the endpoints'\n" +
 			"specs, reports and logs. Everything is torn down at the end, also on Ctrl-C. Exits non-zero\n" +
 			"when a sum is wrong or a job did not finish. Needs root.\n\n" +
-			"At the topology's own rates (100 Gbps on the testbed) the emulation is bound by processing,\n" +
-			"not bandwidth; --link-rate shapes every link slower, so the PS's link is the bottleneck as in\n" +
-			"the paper, and aggregation in the network shows in the completion times too.\n\n" +
+			"Every rate of the model (links, switch capacities C_s, PS ingress) is emulated times one factor,\n" +
+			"--scale: by default the largest at which the plans stay within a quarter of what this machine's\n" +
+			"emulated network forwards (grid calibrate), so rates are bound by the emulated links and the\n" +
+			"switches' capacity meters, not by the CPU. The run prints every rate as emulated and scaled back,\n" +
+			"and per algorithm the slowest worker's measured sending rate against the plan's lambda\n" +
+			"(fidelity); below 0.9 it says FIDELITY LOW and exits non-zero.\n\n" +
 			"Example:\n   sudo grid run\n   sudo grid run --algo all --fragments 256\n" +
-			"   sudo grid run --algo all --link-rate 20Mbps --fragments 1024\n" +
+			"   sudo grid run --algo all --fragments 1024 --scale 0.0002\n" +
 			"   sudo grid run --topo topologies/paper-fig1.yaml --jobs workloads/jobs/fig1-two-jobs.yaml --keep",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "topo", Value: "topologies/testbed.yaml", Usage: "topology `FILE` (the default is in the grid tree, from any directory)"},
@@ -83,7 +86,8 @@ func init() {
 				Usage: "longest a plan's jobs may run once started (`DURATION`)"},
 			&cli.StringFlag{Name: "name", Usage: "run name (default: from the topology file)"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "`DIR` that receives the run's folder (the default is the grid tree's results/)"},
-			&cli.StringFlag{Name: "link-rate", Usage: "shape every link to `RATE` (e.g. 20Mbps) instead of the topology's rates, so the PS's link is the bottleneck as in the paper's testbed"},
+			&cli.StringFlag{Name: "scale", Value: scaleAuto, Usage: "emulate every rate of the model (links, switch capacities, PS ingress) times `FACTOR` (0.001 runs 100Gbps links at 100Mbps), or \"auto\": the largest factor at which the plans stay within a quarter of what this machine's emulated network forwards (grid calibrate; measured once and kept in " + runner.CalibrationFile + ")"},
+			&cli.StringFlag{Name: "link-rate", Usage: "shape every link to `RATE` (e.g. 20Mbps) instead of the topology's rates (an override that flattens unequal rates; the scale is then 1 unless --scale says otherwise)"},
 			&cli.StringFlag{Name: "backend", Value: backendGrid, Usage: "the switches: grid (grid switch) or bmv2 (real simple_switch_grpc, one per switch; no per-port delay or loss)"},
 			&cli.StringFlag{Name: "compiler", Value: compilerGrid, Usage: "the aggregator's compiler: grid (grid p4c) or p4c (p4c-bm2-ss on PATH)"},
 			&cli.BoolFlag{Name: "keep", Usage: "leave the topology and its switches up (remove them later with 'grid down RUN')"},
@@ -286,10 +290,14 @@ func runExperiment(c *cli.Context) error {
 			os.RemoveAll(work)
 		}
 	}()
+	scale, err := emulationScale(ctx, c, run, prog, values)
+	if err != nil {
+		return err
+	}
 	cfg := runner.Config{
 		Topology: t, Plans: run, Program: prog, Values: values, Name: runName, Backend: runBackend(c.String("backend")),
 		Fragments: c.Int("fragments"), Seed: c.Uint64("seed"), Timeout: c.Duration("timeout"),
-		Deadline: c.Duration("deadline"), Keep: c.Bool("keep"), WorkDir: work,
+		Deadline: c.Duration("deadline"), Keep: c.Bool("keep"), WorkDir: work, Scale: scale,
 		OnUp: func(st *fabric.State) {
 			fmt.Fprintf(w, "\nbuilt in %v\n", time.Since(st.Created).Round(time.Millisecond))
 			if !c.Bool("nodes") {
@@ -372,8 +380,35 @@ func runExperiment(c *cli.Context) error {
 		}
 		return fmt.Errorf("%s\n%s; what it learned, every log and the reason are in %s (failure.txt, summary.json, logs/)", r.Reason, what, dir)
 	}
+	summary := r.Summary()
+	fmt.Fprintln(w)
+	if err := results.WriteRates(w, summary.Scale, summary.Rates); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := results.WriteFidelity(w, summary); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "results in %s (summary, traffic, jobs and switch tables, plots, the %s plan, the comparison, the topology drawing, logs)\n", dir, kept.Algorithm)
-	return exp.Failure()
+	if err := exp.Failure(); err != nil {
+		return err
+	}
+	return lowFidelity(w, summary)
+}
+
+// lowFidelity fails a run whose measured slowest-worker rate fell below
+// results.MinFidelity of the prediction for any algorithm, saying so in
+// capitals first: a run that does not measure what the model predicts must
+// not pass quietly.
+func lowFidelity(w io.Writer, s *results.Summary) error {
+	low := s.LowFidelity()
+	if len(low) == 0 {
+		return nil
+	}
+	for _, l := range low {
+		fmt.Fprintf(w, "FIDELITY LOW %s\n", l)
+	}
+	return fmt.Errorf("fidelity below %.2f for %d algorithm(s): the emulation did not reach the rates the plans predict (see fidelity.txt; a smaller --scale leaves the machine more room)", results.MinFidelity, len(low))
 }
 
 func isAlgorithm(a string) bool {

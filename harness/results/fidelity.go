@@ -1,0 +1,322 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"text/tabwriter"
+	"time"
+)
+
+// MinFidelity is the least measured/predicted slowest-worker rate a run may
+// show before it fails: the emulation is meant to measure what the model
+// predicts.
+const MinFidelity = 0.9
+
+// Windows are iftop's averaging windows, which each worker's sending rate
+// is also shown over.
+var Windows = [3]time.Duration{2 * time.Second, 10 * time.Second, 40 * time.Second}
+
+// minMeasured is the least stretch of steady sending a rate is measured
+// over, and minSamples the fewest samples in it: below that the rate is
+// the sampling's noise, and the run says it was not measured.
+const (
+	minMeasured = 500 * time.Millisecond
+	minSamples  = 4
+)
+
+// MinFragments is the smallest gradient (fragments per worker) a sending
+// rate is measured for: the workers' windows start small and grow by one
+// per result, so a shorter gradient is all ramp and no steady rate.
+const MinFragments = 256
+
+// rampShare is the share of a worker's sending time, at its start and at
+// its end, left out of its steady rate: windows growing from their
+// initial size, and the last fragments' tail.
+const rampShare = 0.1
+
+// WorkerRate is one worker's sending rate on its egress link(s), as the
+// paper measured it with iftop: bits per second of whole frames (the
+// veth's count, which is what the links are shaped by).
+type WorkerRate struct {
+	Host string `json:"host"`
+	// BitsPerSecond is its steady rate, over its sending time without the
+	// first and last tenth; 0 when that was too short to measure.
+	BitsPerSecond float64 `json:"bits_per_second"`
+	// MeasuredSeconds is the time the steady rate is measured over.
+	MeasuredSeconds float64 `json:"measured_seconds"`
+	// Averages are iftop's 2 s, 10 s and 40 s averages at the worker's last
+	// sample (over its whole sending time when that is shorter).
+	Averages [3]float64 `json:"averages_2s_10s_40s_bits_per_second"`
+}
+
+// LinkUse is one direction of a link over an algorithm's run: its average
+// rate against its emulated rate.
+type LinkUse struct {
+	From          string  `json:"from"`
+	To            string  `json:"to"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	// CapacityBits is the direction's emulated rate (0: unshaped), and
+	// Utilisation BitsPerSecond over it.
+	CapacityBits float64 `json:"capacity_bits_per_second,omitempty"`
+	Utilisation  float64 `json:"utilisation,omitempty"`
+}
+
+// Fidelity compares an algorithm's measured slowest-worker sending rate with
+// the rate its plan predicts, at the emulation's scale.
+type Fidelity struct {
+	// Scale is the factor every rate was emulated at; the *Gbps fields are
+	// scaled back to the topology's units (rate / Scale).
+	Scale float64 `json:"scale"`
+	// PredictedBits is the plan's lambda as emulated (lambda * Scale),
+	// PredictedGbps as the plan states it.
+	PredictedBits float64 `json:"predicted_lambda_bits_per_second"`
+	PredictedGbps float64 `json:"predicted_lambda_gbps"`
+	// SlowestWorker is the worker with the lowest steady rate, and
+	// MeasuredBits its rate (MeasuredGbps scaled back).
+	SlowestWorker string  `json:"slowest_worker,omitempty"`
+	MeasuredBits  float64 `json:"measured_bits_per_second"`
+	MeasuredGbps  float64 `json:"measured_gbps"`
+	// Ratio is MeasuredBits / PredictedBits; absent when a rate could not
+	// be measured (Unmeasured says why).
+	Ratio      *float64 `json:"fidelity,omitempty"`
+	Unmeasured string   `json:"unmeasured,omitempty"`
+	// Workers are every worker's rates; Links every link direction that
+	// carried traffic, busiest (by utilisation) first.
+	Workers []WorkerRate `json:"workers"`
+	Links   []LinkUse    `json:"links,omitempty"`
+}
+
+// Low reports whether the fidelity was measured and is below MinFidelity.
+func (f *Fidelity) Low() bool { return f != nil && f.Ratio != nil && *f.Ratio < MinFidelity }
+
+// scale is the emulation scale; an unset one is 1.
+func (e *Experiment) scale() float64 {
+	if e.Scale <= 0 {
+		return 1
+	}
+	return e.Scale
+}
+
+// egressSeries is a host's cumulative bytes sent over its links, per
+// sample time, oldest first.
+func egressSeries(links []Link, samples []LinkSample, host string) (times []time.Time, bytes []float64) {
+	by := map[time.Time]float64{}
+	for _, s := range samples {
+		l := links[s.Link]
+		switch host {
+		case l.NodeA:
+			by[s.Time] += float64(s.AB.Bytes)
+		case l.NodeB:
+			by[s.Time] += float64(s.BA.Bytes)
+		default:
+			continue
+		}
+	}
+	for t := range by {
+		times = append(times, t)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	for _, t := range times {
+		bytes = append(bytes, by[t])
+	}
+	return times, bytes
+}
+
+// rateBetween is the bits per second between the first and last samples
+// inside [from, to], with the time it spans and the samples used.
+func rateBetween(times []time.Time, bytes []float64, from, to time.Time) (bits float64, span time.Duration, n int) {
+	first, last := -1, -1
+	for i, t := range times {
+		if t.Before(from) || t.After(to) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+	}
+	if first < 0 || last <= first {
+		return 0, 0, max(0, last-first+1)
+	}
+	span = times[last].Sub(times[first])
+	return (bytes[last] - bytes[first]) * 8 / span.Seconds(), span, last - first + 1
+}
+
+// workerRate measures w's sending rate from the samples.
+func workerRate(links []Link, samples []LinkSample, w *Endpoint) (WorkerRate, string) {
+	r := WorkerRate{Host: w.Host}
+	end := w.Done
+	if end.IsZero() {
+		end = w.End
+	}
+	times, bytes := egressSeries(links, samples, w.Host)
+	active := end.Sub(w.Start)
+	for i, win := range Windows {
+		from := end.Add(-win)
+		if from.Before(w.Start) {
+			from = w.Start
+		}
+		r.Averages[i], _, _ = rateBetween(times, bytes, from, end)
+	}
+	ramp := time.Duration(float64(active) * rampShare)
+	bits, span, n := rateBetween(times, bytes, w.Start.Add(ramp), end.Add(-ramp))
+	if span < minMeasured || n < minSamples {
+		return r, fmt.Sprintf("%s sent for %.2f s, %d samples in its steady part: a rate needs %v and %d samples (send more fragments, or emulate slower with a smaller scale)",
+			w.Host, active.Seconds(), n, minMeasured, minSamples)
+	}
+	r.BitsPerSecond, r.MeasuredSeconds = bits, span.Seconds()
+	return r, ""
+}
+
+// fidelity measures algorithm a's workers and links against its plan's
+// prediction; nil when it has no prediction or ran nothing.
+func fidelity(e *Experiment, a *AlgorithmRun) *Fidelity {
+	if a.Refused != "" || len(a.Jobs) == 0 || a.PredictedLambdaGbps <= 0 {
+		return nil
+	}
+	scale := e.scale()
+	f := &Fidelity{Scale: scale, PredictedGbps: a.PredictedLambdaGbps, PredictedBits: a.PredictedLambdaGbps * 1e9 * scale}
+	if e.Fragments < MinFragments {
+		f.Unmeasured = fmt.Sprintf("%d fragments per worker: a steady sending rate needs at least %d (the windows' ramp)", e.Fragments, MinFragments)
+	}
+	slowest := math.Inf(1)
+	for _, j := range a.Jobs {
+		for _, w := range j.Workers {
+			r, why := workerRate(e.Links, a.Traffic, w)
+			f.Workers = append(f.Workers, r)
+			if why != "" {
+				if f.Unmeasured == "" {
+					f.Unmeasured = why
+				}
+				continue
+			}
+			if r.BitsPerSecond < slowest {
+				slowest, f.SlowestWorker = r.BitsPerSecond, w.Host
+			}
+		}
+	}
+	if f.Unmeasured == "" && f.SlowestWorker != "" {
+		f.MeasuredBits, f.MeasuredGbps = slowest, slowest/scale/1e9
+		ratio := slowest / f.PredictedBits
+		f.Ratio = &ratio
+	}
+	f.Links = linkUses(e.Links, a)
+	return f
+}
+
+// linkUses is every link direction's average rate over the algorithm's run.
+func linkUses(links []Link, a *AlgorithmRun) []LinkUse {
+	if !a.Ended.After(a.Began) || len(a.Traffic) == 0 {
+		return nil
+	}
+	first := map[int]LinkSample{}
+	last := map[int]LinkSample{}
+	for _, s := range a.Traffic {
+		if _, ok := first[s.Link]; !ok || s.Time.Before(first[s.Link].Time) {
+			first[s.Link] = s
+		}
+		if s.Time.After(last[s.Link].Time) {
+			last[s.Link] = s
+		}
+	}
+	var out []LinkUse
+	for i, l := range links {
+		a0, a1 := first[i], last[i]
+		dt := a1.Time.Sub(a0.Time).Seconds()
+		if dt <= 0 {
+			continue
+		}
+		for _, d := range []struct {
+			from, to string
+			bytes    uint64
+		}{{l.A, l.B, a1.AB.Bytes - a0.AB.Bytes}, {l.B, l.A, a1.BA.Bytes - a0.BA.Bytes}} {
+			if d.bytes == 0 {
+				continue
+			}
+			u := LinkUse{From: d.from, To: d.to, BitsPerSecond: float64(d.bytes) * 8 / dt, CapacityBits: l.RateBits}
+			if l.RateBits > 0 {
+				u.Utilisation = u.BitsPerSecond / l.RateBits
+			}
+			out = append(out, u)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Utilisation != out[j].Utilisation {
+			return out[i].Utilisation > out[j].Utilisation
+		}
+		return out[i].BitsPerSecond > out[j].BitsPerSecond
+	})
+	return out
+}
+
+// WriteFidelity prints the fidelity table of a summary: per algorithm the
+// predicted lambda and the measured slowest-worker rate, both as emulated
+// and scaled back to the topology's units, their ratio, and the busiest
+// link's utilisation; a ratio below MinFidelity is flagged LOW.
+func WriteFidelity(out io.Writer, s *Summary) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ALGORITHM\tSCALE\tPREDICTED\tMEASURED (slowest worker)\tFIDELITY\tBUSIEST LINK")
+	for _, a := range s.Algorithms {
+		f := a.Fidelity
+		if f == nil {
+			continue
+		}
+		ratio := "not measured: " + f.Unmeasured
+		if f.Ratio != nil {
+			ratio = fmt.Sprintf("%.3f", *f.Ratio)
+			if f.Low() {
+				ratio += fmt.Sprintf("  LOW (below %.2f)", MinFidelity)
+			}
+		}
+		busiest := "-"
+		if len(f.Links) > 0 && f.Links[0].Utilisation > 0 {
+			l := f.Links[0]
+			busiest = fmt.Sprintf("%s->%s %.0f%%", l.From, l.To, 100*l.Utilisation)
+		}
+		fmt.Fprintf(w, "%s\t%g\t%s (%.4g Gbps)\t%s (%.4g Gbps) %s\t%s\t%s\n", a.Algorithm, f.Scale,
+			rate(f.PredictedBits), f.PredictedGbps, rate(f.MeasuredBits), f.MeasuredGbps, f.SlowestWorker, ratio, busiest)
+	}
+	return w.Flush()
+}
+
+// rate writes bits per second with a readable unit.
+func rate(bits float64) string {
+	switch {
+	case bits >= 1e12:
+		return fmt.Sprintf("%.3g Tbit/s", bits/1e12)
+	case bits >= 1e9:
+		return fmt.Sprintf("%.3g Gbit/s", bits/1e9)
+	case bits >= 1e6:
+		return fmt.Sprintf("%.3g Mbit/s", bits/1e6)
+	}
+	return fmt.Sprintf("%.3g kbit/s", bits/1e3)
+}
+
+// WriteRates prints the emulation's rates grouped: each distinct rate of
+// each kind, as the topology states it and as emulated, with how many
+// links or nodes have it.
+func WriteRates(out io.Writer, scale float64, rates []Rate) error {
+	type key struct {
+		kind string
+		bits float64
+	}
+	count := map[key]int{}
+	var order []key
+	emulated := map[key]float64{}
+	for _, r := range rates {
+		k := key{r.Kind, r.TopologyBits}
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+		emulated[k] = r.EmulatedBits
+	}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "RATE (scale %g)\tTOPOLOGY\tEMULATED\tHOW MANY\n", scale)
+	for _, k := range order {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\n", k.kind, rate(k.bits), rate(emulated[k]), count[k])
+	}
+	return w.Flush()
+}

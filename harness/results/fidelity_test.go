@@ -1,0 +1,107 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rateExperiment: workers h1 and h2 send to the PS h9 through s1 for 4 s,
+// h1 at 3 Mbit/s and h2 at h2Bits, sampled every 100 ms; the plan predicts
+// lambda 3 Gbps, emulated at scale 0.001.
+func rateExperiment(h2Bits float64, seconds float64) *Experiment {
+	e := experiment()
+	e.Scale, e.Fragments = 0.001, 1024
+	e.Links[0].RateBits, e.Links[1].RateBits, e.Links[2].RateBits = 3e6, 3e6, 9e6
+	a := &e.Algorithms[0]
+	a.PredictedLambdaGbps = 3
+	start := at(1000)
+	end := start.Add(time.Duration(seconds * float64(time.Second)))
+	for _, w := range a.Jobs[0].Workers {
+		w.Start, w.Done, w.End = start, end, end
+	}
+	a.Began, a.Ended = start, end
+	a.Traffic = nil
+	for t := start; !t.After(end); t = t.Add(100 * time.Millisecond) {
+		dt := t.Sub(start).Seconds()
+		// h1 and h2 are the B ends of links 0 and 1: their egress is B to A.
+		a.Traffic = append(a.Traffic,
+			LinkSample{Time: t, Link: 0, BA: Count{Bytes: uint64(3e6 * dt / 8)}},
+			LinkSample{Time: t, Link: 1, BA: Count{Bytes: uint64(h2Bits * dt / 8)}},
+			LinkSample{Time: t, Link: 2, AB: Count{Bytes: uint64((3e6 + h2Bits) * dt / 8)}})
+	}
+	return e
+}
+
+func TestFidelityIsTheSlowestWorkersEgressRateOverThePrediction(t *testing.T) {
+	s := rateExperiment(2.85e6, 4).Summary()
+	f := s.Algorithms[0].Fidelity
+	if f == nil || f.Ratio == nil {
+		t.Fatalf("no fidelity measured: %+v", f)
+	}
+	if f.SlowestWorker != "h2" || *f.Ratio < 0.949 || *f.Ratio > 0.951 {
+		t.Errorf("fidelity %v of %s, want 0.95 of h2", *f.Ratio, f.SlowestWorker)
+	}
+	if f.PredictedBits != 3e6 || f.MeasuredGbps < 2.84 || f.MeasuredGbps > 2.86 {
+		t.Errorf("predicted %g bit/s emulated, measured %g Gbps scaled back; want 3e6 and 2.85", f.PredictedBits, f.MeasuredGbps)
+	}
+	// iftop's 2 s average at the end of a steady run is the same rate;
+	// its 10 s and 40 s averages cover the whole 4 s.
+	for i, avg := range f.Workers[0].Averages {
+		if avg < 2.99e6 || avg > 3.01e6 {
+			t.Errorf("h1's %v average %g bit/s, want 3e6", Windows[i], avg)
+		}
+	}
+	if f.Low() || len(s.LowFidelity()) != 0 {
+		t.Errorf("0.95 counted as low: %v", s.LowFidelity())
+	}
+	if l := f.Links[0]; l.From != "h1:eth0" || l.Utilisation < 0.99 {
+		t.Errorf("busiest link %+v, want h1's egress, full", l)
+	}
+	if l := f.Links[len(f.Links)-1]; l.From != "s1:p3" || l.Utilisation < 0.64 || l.Utilisation > 0.66 {
+		t.Errorf("least used link %+v, want s1:p3 to the PS at 5.85 of 9 Mbit/s", l)
+	}
+}
+
+func TestFidelityBelowTheThresholdIsReportedLow(t *testing.T) {
+	e := rateExperiment(2.4e6, 4)
+	s := e.Summary()
+	if low := s.LowFidelity(); len(low) != 1 || !strings.Contains(low[0], "grid-paths") || !strings.Contains(low[0], "0.800") {
+		t.Fatalf("low fidelity %q, want grid-paths at 0.800", low)
+	}
+	dir, err := Write(t.TempDir(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := os.ReadFile(filepath.Join(dir, "fidelity.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(table), "LOW") {
+		t.Errorf("fidelity.txt does not flag the low ratio:\n%s", table)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sending-rate.png")); err != nil {
+		t.Errorf("no sending-rate plot: %v", err)
+	}
+}
+
+func TestARunTooShortToMeasureHasNoFidelityAndSaysWhy(t *testing.T) {
+	f := rateExperiment(1e6, 0.3).Summary().Algorithms[0].Fidelity
+	if f.Ratio != nil || !strings.Contains(f.Unmeasured, "needs") {
+		t.Errorf("a 0.3 s run measured: ratio %v, unmeasured %q", f.Ratio, f.Unmeasured)
+	}
+	if f.Low() {
+		t.Error("an unmeasured fidelity counts as low")
+	}
+}
+
+func TestAGradientTooSmallForASteadyRateHasNoFidelity(t *testing.T) {
+	e := rateExperiment(1e6, 4)
+	e.Fragments = 64
+	f := e.Summary().Algorithms[0].Fidelity
+	if f.Ratio != nil || !strings.Contains(f.Unmeasured, "64 fragments per worker") {
+		t.Errorf("a 64-fragment run measured: ratio %v, unmeasured %q", f.Ratio, f.Unmeasured)
+	}
+}

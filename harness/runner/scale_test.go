@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/grid-ina/grid/harness/controller/controllertest"
+	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
+	"github.com/grid-ina/grid/harness/solver"
+	"github.com/grid-ina/grid/harness/topo"
+)
+
+func TestEmulatedMultipliesEveryRateByOneFactorAndKeepsThemUnequal(t *testing.T) {
+	t1 := topo.PaperFig1()
+	e, err := Emulated(t1, 0.001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range e.Links {
+		if want := t1.Links[i].Bandwidth * 0.001; math.Abs(float64(l.Bandwidth-want)) > 1e-6 {
+			t.Errorf("link %s: %v emulated, want %v", t1.LinkString(t1.Links[i]), l.Bandwidth, want)
+		}
+	}
+	if ps := e.Link("ps", "s3"); ps.Bandwidth != 9*topo.Mbps {
+		t.Errorf("the PS's 9 Gbps link is emulated at %v, want 9 Mbps (three times a worker's 3 Mbps)", ps.Bandwidth)
+	}
+	if s1 := e.Node("s1"); s1.Capacity != 9*topo.Mbps {
+		t.Errorf("s1's capacity %v, want 9 Mbps", s1.Capacity)
+	}
+	if t1.Node("s1").Capacity != 9*topo.Gbps || t1.Links[0].Bandwidth != 3*topo.Gbps {
+		t.Error("Emulated changed the topology it was given")
+	}
+	for _, bad := range []float64{0, -1, 2, math.NaN()} {
+		if _, err := Emulated(t1, bad); err == nil {
+			t.Errorf("scale %g accepted", bad)
+		}
+	}
+}
+
+func TestAPSIngressBelowItsLinkIsEmulatedOnTheLink(t *testing.T) {
+	tb := topo.Testbed()
+	tb.Node("ps").Ingress = 40 * topo.Gbps
+	e, err := Emulated(tb, 0.001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Link("ps", "s1").Bandwidth; math.Abs(float64(got-40*topo.Mbps)) > 1e-6 {
+		t.Errorf("the PS's link runs at %v, want its ingress B = 40 Mbps", got)
+	}
+	if got := e.Link("w1", "s1").Bandwidth; math.Abs(float64(got-100*topo.Mbps)) > 1e-6 {
+		t.Errorf("a worker's link runs at %v, want 100 Mbps", got)
+	}
+}
+
+// TestEveryProgrammableSwitchGetsItsCapacityMeterFromThePlan: the plans
+// are solved for the switches' capacities C_s, so each deployment must
+// enforce C_s (scaled) in every programmable switch's meter.
+func TestEveryProgrammableSwitchGetsItsCapacityMeterFromThePlan(t *testing.T) {
+	t1 := topo.PaperFig1()
+	for _, algo := range []string{solver.AlgoGRIDPaths, solver.AlgoSwitchML, solver.AlgoGeryon} {
+		cfg := &Config{Topology: t1, Values: 32, Scale: 0.0002}
+		d, err := deployment(cfg, controllertest.Solve(t, t1, algo))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range d.Switches {
+			want := 9e9 * 0.0002 / float64(8*(gradproto.FrameOverhead+gradproto.HeaderLen+4*32))
+			c := s.Config.Capacity
+			if c == nil {
+				t.Errorf("%s: %s has no capacity meter: C_s is not enforced", algo, s.Name)
+				continue
+			}
+			if math.Abs(c.PacketsPerSecond-want) > 1e-6*want {
+				t.Errorf("%s: %s's meter passes %g fragments/s, want C_s = 9 Gbps x 0.0002 = %g", algo, s.Name, c.PacketsPerSecond, want)
+			}
+		}
+	}
+}
+
+// TestTheCapacityMeterBindsAndAnswersExcessWithControlPackets runs two
+// workers that aggregate at a switch whose capacity is a tenth of their
+// links: the switch answers the excess with control packets, the workers
+// halve their windows and retry, every sum stays exact, and the fragments
+// cannot have been aggregated faster than the capacity allows.
+func TestTheCapacityMeterBindsAndAnswersExcessWithControlPackets(t *testing.T) {
+	controllertest.NeedFabric(t)
+	tp, err := topo.Parse([]byte(`name: capacity
+nodes:
+  - {name: s1, kind: switch, id: 1, programmable: true, capacity: 2Mbps}
+  - {name: w1, kind: host, id: 1, role: worker}
+  - {name: w2, kind: host, id: 2, role: worker}
+  - {name: ps, kind: host, id: 3, role: ps}
+links:
+  - {endpoints: ["s1:p1", "w1:eth0"], bandwidth: 20Mbps}
+  - {endpoints: ["s1:p2", "w2:eth0"], bandwidth: 20Mbps}
+  - {endpoints: ["s1:p3", "ps:eth0"], bandwidth: 20Mbps}
+`), "capacity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Topology: tp, Program: controllertest.Program(t), Binary: targettest.GridBinary(t), Name: runName(),
+		Fragments: 512, Plans: []*solver.Plan{controllertest.Solve(t, tp, solver.AlgoSwitchML)}}
+	exp, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGone(t, exp.Run, cfg.Binary)
+	if err := exp.Failure(); err != nil {
+		t.Fatal(err)
+	}
+	o := exp.Outcomes[0]
+	var capacity uint64
+	for _, c := range o.Switches {
+		capacity += c.Jobs[o.Jobs[0].ID][gradproto.EvCapacity]
+	}
+	controls := 0
+	for _, w := range o.Jobs[0].Workers {
+		controls += w.Controls
+	}
+	if capacity == 0 || controls == 0 {
+		t.Errorf("%d fragments over capacity, %d control packets: the meter did not bind", capacity, controls)
+	}
+	// 2 x 512 fragments through a meter of 2 Mbps (less its burst of 64)
+	// take at least this long; at the links' 20 Mbps a tenth of it.
+	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*32))
+	least := time.Duration((2*512 - 64) * frameBits / 2e6 * float64(time.Second))
+	if took := o.Ended.Sub(o.Began); took < least {
+		t.Errorf("the jobs took %v, under the %v the switch's capacity allows", took, least)
+	}
+}
+
+func TestRatesListEveryRateAsTheTopologyStatesItAndAsEmulated(t *testing.T) {
+	rates, err := Rates(topo.PaperFig1(), 0.001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, r := range rates {
+		kinds[r.Kind]++
+		if math.Abs(r.EmulatedBits-r.TopologyBits*0.001) > 1e-6 {
+			t.Errorf("%s %s: %g emulated of %g", r.Kind, r.Of, r.EmulatedBits, r.TopologyBits)
+		}
+	}
+	if kinds["link"] != 12 || kinds["switch capacity"] != 3 || kinds["PS ingress"] != 1 {
+		t.Errorf("rates by kind %v, want 12 links, 3 switch capacities, 1 PS ingress", kinds)
+	}
+}
