@@ -117,7 +117,7 @@ func fatTreeK8(b *testing.B) *topo.Topology {
 // processPSS is the proportional set size of the controller's switch
 // processes, in bytes: their memory, with what they share split between
 // the processes sharing it.
-func processPSS(b *testing.B, ctl *Controller) uint64 {
+func processPSS(b testing.TB, ctl *Controller) uint64 {
 	b.Helper()
 	var total uint64
 	for _, p := range ctl.procs {

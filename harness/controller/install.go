@@ -26,7 +26,10 @@ func (c *Controller) Install(ctx context.Context, d *aggregator.Deployment) erro
 		}
 	}
 	began := time.Now()
+	installed := newProgress("plans installed", len(c.switches))
+	defer installed.stop()
 	err := c.each(func(s *Switch) error {
+		defer installed.done()
 		sd, ok := d.Switch(s.Name)
 		if !ok {
 			return fmt.Errorf("switch %s: the deployment has no configuration for it", s.Name)
