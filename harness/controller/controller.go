@@ -1,8 +1,10 @@
 // Package controller is the control plane of an experiment on a fabric run:
-// it starts an aggregator switch process in every switch namespace of the
-// run (`grid switch`, grid's drop-in for simple_switch_grpc, on the switch's
-// veth ports), connects to each over P4Runtime, loads the compiled GRID
-// aggregator, installs each switch's part of the routing plan
+// it starts the run's switches (by default all of them in one `grid
+// switch-host` process, each on its namespace's veth ports with its own
+// P4Runtime listener there; ProcessPerSwitch runs a `grid switch`, grid's
+// drop-in for simple_switch_grpc, per switch; a Backend runs another
+// target's processes), connects to each over P4Runtime, loads the compiled
+// GRID aggregator, installs each switch's part of the routing plan
 // (aggregator.Deployment) and reads the switches' counters.
 //
 //	ctl, err := controller.Start(ctx, st, controller.Options{Program: prog})
