@@ -5,9 +5,11 @@ set -euo pipefail
 
 # Debian packages: iproute2 for ip/tc (namespaces, qdiscs), coinor-cbc as the industrial LP/MILP backend of the
 # solver (the engine the paper used through PuLP), iftop as the peer of the traffic monitor; for teaching labs
-# (grid lab), net-tools and iputils-ping for the route, arp and ping of course exercises' hosts, and
-# python3-grpcio and python3-protobuf for course controllers (the tutorials' Python P4Runtime library).
-packages=(iproute2 coinor-cbc iftop ca-certificates git net-tools iputils-ping python3-grpcio python3-protobuf)
+# (grid lab), net-tools and iputils-ping for the route, arp and ping of course exercises' hosts,
+# python3-grpcio and python3-protobuf for course controllers (the tutorials' Python P4Runtime library), and
+# what the tutorials' exercises run on their hosts: python3-scapy (send.py, receive.py), iperf, tcpdump.
+packages=(iproute2 coinor-cbc iftop ca-certificates git net-tools iputils-ping python3-grpcio python3-protobuf
+  python3-scapy iperf tcpdump)
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "setup: run as root (network namespaces and apt need it)" >&2

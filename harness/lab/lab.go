@@ -49,6 +49,13 @@ type Lab struct {
 	Run      string          `json:"run"`
 	Dir      string          `json:"dir"`
 	Switches []SwitchProcess `json:"switches"`
+	Hosts    []LabHost       `json:"hosts"`
+}
+
+// LabHost is a host of a lab and its address.
+type LabHost struct {
+	Name string `json:"name"`
+	IP   string `json:"ip"`
 }
 
 // SwitchProcess is one switch of a lab.
@@ -177,6 +184,9 @@ func Start(ctx context.Context, ex *Exercise, opts Options) (_ *Lab, err error) 
 		}
 	}()
 	lab := &Lab{Run: st.Run, Dir: ex.Dir}
+	for _, h := range ex.Topology.Hosts {
+		lab.Hosts = append(lab.Hosts, LabHost{Name: h.Name, IP: h.IP.Addr().String()})
+	}
 	var waits []func() error
 	for i, sw := range ex.Topology.Switches {
 		sp, wait, err := ex.startSwitch(st, i, sw, opts)
@@ -431,11 +441,17 @@ func (l *Lab) describe(ex *Exercise, out io.Writer) {
 		first = ex.Topology.Hosts[0].Name
 	}
 	fmt.Fprintf(out, "\nlab %s is up (run %s). From this folder:\n", ex.Name(), l.Run)
-	fmt.Fprintf(out, "  grid lab shell %-10s a shell on %s (Mininet's xterm %s)\n", first, first, first)
-	fmt.Fprintf(out, "  grid exec %s %s -- ping -c 1 %s\n", l.Run, first, ex.Topology.Hosts[len(ex.Topology.Hosts)-1].IP.Addr())
-	fmt.Fprintf(out, "  tail -f %s/<switchname>.log   the switch logs; pcaps/ has every port's frames\n", rel(filepath.Join(ex.Dir, "logs")))
-	fmt.Fprintf(out, "  grid cli --thrift-port %d     simple_switch_CLI's commands for %s, over P4Runtime\n", DefaultThriftBasePort, l.Switches[0].Name)
-	fmt.Fprintf(out, "  grid lab stop                 stop it all (Mininet's exit and make stop)\n")
+	last := ex.Topology.Hosts[len(ex.Topology.Hosts)-1].Name
+	for _, line := range [][2]string{
+		{"grid lab shell " + first, "a shell on " + first + " (Mininet's xterm " + first + ")"},
+		{"grid lab exec " + first + " -- ping -c 1 " + last, "Mininet's " + first + " ping -c 1 " + last},
+		{"grid lab pingall", "Mininet's pingall"},
+		{"tail -f " + rel(filepath.Join(ex.Dir, "logs")) + "/s1.log", "a switch's log; pcaps/ has every port's frames"},
+		{fmt.Sprintf("grid cli --thrift-port %d", DefaultThriftBasePort), "simple_switch_CLI's commands for " + l.Switches[0].Name + ", over P4Runtime"},
+		{"grid lab stop", "stop it all (Mininet's exit, make stop)"},
+	} {
+		fmt.Fprintf(out, "  %-34s %s\n", line[0], line[1])
+	}
 }
 
 // Shell replaces the process with a shell on a host of the lab.

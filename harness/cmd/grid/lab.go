@@ -30,7 +30,8 @@ func init() {
 			"Link latency is applied by the switches to what they send; bandwidth by tbf.\n\n" +
 			"The lab keeps running after the command returns; from the exercise folder:\n" +
 			"   grid lab shell h1                  a shell on h1 (Mininet's 'xterm h1')\n" +
-			"   grid exec lab-NAME h1 -- ping h2's address\n" +
+			"   grid lab exec h1 -- ping -c 1 h2   Mininet's 'h1 ping -c 1 h2'\n" +
+			"   grid lab pingall                   Mininet's 'pingall'\n" +
 			"   grid cli --thrift-port 9090        simple_switch_CLI's commands for the first switch\n" +
 			"   grid lab stop                      remove it all\n\n" +
 			"Example:\n   cd tutorials/exercises/basic && cp solution/basic.p4 . && sudo grid lab .",
@@ -93,6 +94,45 @@ func init() {
 				},
 			},
 			{
+				Name:      "exec",
+				Usage:     "run a command on a host of the running lab, host names standing for their addresses (Mininet's 'h1 ping h2')",
+				ArgsUsage: "HOST -- COMMAND [ARG...]",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "name", Usage: "run `NAME` (default: the lab of the current folder)"}},
+				Action: func(c *cli.Context) error {
+					args, err := positionalArgs(c)
+					if err != nil || len(args) < 2 {
+						return cli.Exit("grid lab exec: want HOST -- COMMAND (see grid lab exec --help)", 2)
+					}
+					l, err := runningLab(c)
+					if err != nil {
+						return err
+					}
+					if err := l.Exec(args[0], args[1:]); err != nil {
+						return cli.Exit(fmt.Sprintf("grid lab exec: %v", err), 1)
+					}
+					return nil
+				},
+			},
+			{
+				Name:  "pingall",
+				Usage: "ping every host of the running lab from every other, as Mininet's pingall",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "name", Usage: "run `NAME` (default: the lab of the current folder)"}},
+				Action: func(c *cli.Context) error {
+					l, err := runningLab(c)
+					if err != nil {
+						return err
+					}
+					received, sent, err := l.PingAll(c.App.Writer)
+					if err != nil {
+						return cli.Exit(fmt.Sprintf("grid lab pingall: %v", err), 1)
+					}
+					if received < sent {
+						return cli.Exit("", 1)
+					}
+					return nil
+				},
+			},
+			{
 				Name:      "stop",
 				Usage:     "stop the running lab: its switches and namespaces (Mininet's exit, 'make stop')",
 				ArgsUsage: "[EXERCISE_DIR]",
@@ -147,6 +187,16 @@ func labRun(c *cli.Context) (string, error) {
 		return run, nil
 	}
 	return lab.RunName("."), nil
+}
+
+// runningLab is the running lab the command names.
+func runningLab(c *cli.Context) (*lab.Lab, error) {
+	run, _ := labRun(c)
+	l, err := lab.LoadLab(run)
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("grid lab %s: %v", c.Command.Name, err), 1)
+	}
+	return l, nil
 }
 
 func runLab(c *cli.Context) error {

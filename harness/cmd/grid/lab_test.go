@@ -14,8 +14,9 @@ import (
 )
 
 // A student's session through the binary: grid lab, a shell on a host,
-// simple_switch_CLI commands by Thrift port, grid lab stop, all from the
-// exercise's folder.
+// Mininet's "h2 ping h1" and pingall, simple_switch_CLI commands by Thrift
+// port, grid lab stop, all from the exercise's folder. On port 2 s2 counts
+// what comes from h1's side: the shell's ping, h1's reply to h2 and pingall's two.
 func TestLabCommandsRunAnExerciseFromItsFolder(t *testing.T) {
 	if err := fabric.CanBuild(); err != nil {
 		t.Skipf("needs network namespaces: %v", err)
@@ -54,8 +55,14 @@ func TestLabCommandsRunAnExerciseFromItsFolder(t *testing.T) {
 	if out := grid("ip -br addr show eth0\nping -c 1 -W 3 10.0.2.2 >/dev/null && echo reached\n", "lab", "shell", "h1"); !strings.Contains(out, "10.0.1.1/24") || !strings.Contains(out, "reached") {
 		t.Errorf("grid lab shell h1:\n%s", out)
 	}
+	if out := grid("", "lab", "exec", "h2", "--", "ping", "-c", "1", "-W", "3", "h1"); !strings.Contains(out, "1 received") {
+		t.Errorf("grid lab exec h2 -- ping h1 (by name, as Mininet's CLI):\n%s", out)
+	}
+	if out := grid("", "lab", "pingall"); !strings.Contains(out, "h1 -> h2") || !strings.Contains(out, "*** Results: 0% dropped (2/2 received)") {
+		t.Errorf("grid lab pingall:\n%s", out)
+	}
 	// s2 is the second switch: bmv2 would have given it Thrift port 9091.
-	if out := grid("counter_read MyIngress.rx_port 2\n", "cli", "--thrift-port", "9091"); !strings.Contains(out, "MyIngress.rx_port[2]=  BmCounterValue(packets=1, bytes=98)") {
+	if out := grid("counter_read MyIngress.rx_port 2\n", "cli", "--thrift-port", "9091"); !strings.Contains(out, "MyIngress.rx_port[2]=  BmCounterValue(packets=4, bytes=392)") {
 		t.Errorf("grid cli --thrift-port 9091:\n%s", out)
 	}
 	if out := grid("", "lab", "stop"); !strings.Contains(out, "lab "+run+" stopped") {
