@@ -32,6 +32,9 @@ type Experiment struct {
 	// Rates are every rate of the model, as the topology states it and as
 	// emulated.
 	Rates []Rate
+	// Switch is what ran the switches ("grid switch", or "bmv2" with what
+	// differs) and Compiler what compiled their program; "" when unknown.
+	Switch, Compiler string
 	// Began and Ended bound the whole experiment; times in the CSV files
 	// count from Began.
 	Began, Ended time.Time

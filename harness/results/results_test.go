@@ -67,7 +67,7 @@ var events = []string{"received", "absorbed", "emitted", "collision", "duplicate
 func experiment() *Experiment {
 	return &Experiment{
 		Name: "line-20261130T120000Z", Run: "line", Topology: "line", Hosts: 3, Switches: 1,
-		Fragments: 64, Values: 32, Began: t0, Ended: at(9000),
+		Fragments: 64, Values: 32, Switch: "bmv2 simple_switch_grpc", Compiler: "p4c-bm2-ss", Began: t0, Ended: at(9000),
 		Links: []Link{
 			{A: "s1:p1", B: "h1:eth0", NodeA: "s1", NodeB: "h1"},
 			{A: "s1:p2", B: "h2:eth0", NodeA: "s1", NodeB: "h2"},

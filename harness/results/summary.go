@@ -21,6 +21,8 @@ type Summary struct {
 	Links                  int    `json:"links"`
 	FragmentsPerWorker     int    `json:"fragments_per_worker"`
 	ValuesPerFragment      int    `json:"values_per_fragment"`
+	Switch                 string `json:"switch,omitempty"`
+	Compiler               string `json:"compiler,omitempty"`
 	GradientBytesPerWorker int64  `json:"gradient_bytes_per_worker"`
 	// Scale is the factor every rate of the model was emulated at, and
 	// Rates every rate as the topology states it and as emulated.
@@ -112,7 +114,7 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 	s := &Summary{
 		Schema: SummarySchema, Name: e.Name, Run: e.Run, Topology: e.Topology,
 		Hosts: e.Hosts, Switches: e.Switches, Links: len(e.Links),
-		FragmentsPerWorker: e.Fragments, ValuesPerFragment: e.Values,
+		FragmentsPerWorker: e.Fragments, ValuesPerFragment: e.Values, Switch: e.Switch, Compiler: e.Compiler,
 		GradientBytesPerWorker: int64(e.Fragments) * int64(e.Values) * 4, Scale: e.scale(), Rates: e.Rates,
 		Began: e.Began, Ended: e.Ended, Seconds: e.Ended.Sub(e.Began).Seconds(),
 		Status: e.Status, Reason: e.Reason,

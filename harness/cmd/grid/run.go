@@ -106,6 +106,16 @@ const (
 	compilerP4c  = "p4c"
 )
 
+// switchDescription and compilerDescription say in the results what ran
+// the switches and compiled their program, and what differs on bmv2.
+var (
+	switchDescription = map[string]string{
+		backendGrid: "grid switch",
+		backendBmv2: "bmv2 simple_switch_grpc (no per-port delay or loss: links the kernel could not impair ran without)",
+	}
+	compilerDescription = map[string]string{compilerGrid: "grid p4c", compilerP4c: "p4c-bm2-ss"}
+)
+
 // runBackend is the controller's back end for --backend.
 func runBackend(name string) controller.Backend {
 	if name == backendBmv2 {
@@ -354,6 +364,7 @@ func runExperiment(c *cli.Context) error {
 	}
 	r := exp.Results(name, files)
 	r.Status = status
+	r.Switch, r.Compiler = switchDescription[c.String("backend")], compilerDescription[c.String("compiler")]
 	r.Dirs = map[string]string{"logs": work}
 	// The logs the errors name move with the results: name their copies,
 	// which outlive the work directory.
