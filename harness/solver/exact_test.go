@@ -2,6 +2,7 @@ package solver
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -92,5 +93,45 @@ func TestGridExactIsNeverBelowGridPathsWithLinks(t *testing.T) {
 		if *x.Exact != (x.LambdaGbps >= *x.BoundGbps*(1-1e-9)) {
 			t.Errorf("%s: exact %v at %.4g Gbps under a bound of %.4g", sc.Name, *x.Exact, x.LambdaGbps, *x.BoundGbps)
 		}
+	}
+}
+
+// TestEverySolverPathStopsWithTheContext cancels each LP-based algorithm
+// shortly after it starts on a k=16 fat-tree with four jobs, with the
+// embedded LP (which once ran 16 minutes after SIGTERM there), and gives
+// each a deadline: every one returns the context's error.
+func TestEverySolverPathStopsWithTheContext(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a k=16 fat-tree")
+	}
+	tp, err := topo.FatTree(16, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := workload.Default(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := one[0].Workers
+	var jobs []workload.Job
+	for j := 0; j < 4; j++ {
+		jobs = append(jobs, workload.Job{Name: []string{"a", "b", "c", "d"}[j], PS: hosts[j*256], Workers: hosts[j*256+1 : min(len(hosts), (j+1)*256)]})
+	}
+	in, err := NewInstance(tp, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, algo := range []string{AlgoGRID, AlgoGRIDPaths, AlgoGRIDExact} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		if _, err := Solve(ctx, in, algo, Options{LP: lp.Embedded}); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s cancelled: %v, want context.Canceled", algo, err)
+		}
+		cancel()
+		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+		if _, err := Solve(ctx, in, algo, Options{LP: lp.Embedded}); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s past its deadline: %v, want context.DeadlineExceeded", algo, err)
+		}
+		cancel()
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/solver/sim"
@@ -80,12 +79,7 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tworkers\talgorithm\tlambda Gbps\tswitch agg Gbps\tPS load Gbps\tsolve ms\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.4g\t%.4g\t%.4g\t%.1f\t\n", r.Scenario, r.Workers, r.Algorithm, r.LambdaGbps, r.SwitchAggGbps, r.PSLoadGbps, 1000*r.SolveSeconds)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := sim.WriteTable(c.App.Writer, rows, cfg.ModelName()); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "\nwrote %d files, e.g. %s\n", len(files), files[0])

@@ -123,7 +123,7 @@ func solverFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "lp", Value: string(lp.Auto), Usage: "LP `BACKEND`: embedded (pure Go), cbc (coinor-cbc) or auto (cbc when installed)"},
 		&cli.IntFlag{Name: "paths", Value: 8, Usage: "`K` shortest paths per worker and aggregation node for the link-aware algorithms"},
-		&cli.IntFlag{Name: "exact-limit", Value: 1200, Usage: "grid-exact solves the link-aware model exactly when it has at most `N` integer variables, else the paper model; paper-scale fabrics need about 20000 and --lp cbc (minutes per instance)"},
+		&cli.IntFlag{Name: "exact-limit", Value: 1200, Usage: "grid-exact solves the link-aware model exactly when it has at most `N` integer variables (classes x nodes x paths); above that it runs grid-paths' search under the paper model's bound and says exact only if it reaches the bound"},
 	}
 }
 

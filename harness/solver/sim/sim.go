@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"text/tabwriter"
 
 	"github.com/grid-ina/grid/harness/solver"
 )
@@ -51,6 +52,11 @@ type Row struct {
 	// BoundGbps is the algorithm's own bound (0 when it has none).
 	BoundGbps    float64
 	SolveSeconds float64
+	// Exact is grid-exact's verdict: "yes" when it proved LambdaGbps
+	// optimal, "no" when it did not (the link-aware MILP was too big or
+	// stopped: the row is grid-paths' search under BoundGbps); "" for the
+	// other algorithms.
+	Exact string
 }
 
 // Run simulates every scenario, worker count, run and algorithm.
@@ -110,7 +116,46 @@ func rowOf(scenario string, n int, seed uint64, p *solver.Plan) Row {
 	if p.BoundGbps != nil {
 		r.BoundGbps = *p.BoundGbps
 	}
+	if p.Exact != nil {
+		r.Exact = map[bool]string{true: "yes", false: "no"}[*p.Exact]
+	}
 	return r
+}
+
+// WriteTable prints the rows for people: per instance and algorithm the
+// model it optimised, lambda, its bound and whether grid-exact proved it,
+// switch aggregation, PS load and solve time, rates in the unit that fits.
+// model is Config.ModelName, the network every plan is scored in.
+func WriteTable(w io.Writer, rows []Row, model string) error {
+	largest := 0.0
+	for _, r := range rows {
+		largest = max(largest, r.LambdaGbps, r.BoundGbps, r.SwitchAggGbps, r.PSLoadGbps)
+	}
+	scale, unit := solver.RateUnit(largest)
+	rate := func(v float64) string { return strconv.FormatFloat(v*scale, 'g', 4, 64) }
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "scenario\tworkers\talgorithm\tmodel\tlambda %[1]s\tbound %[1]s\texact\tswitch agg %[1]s\tPS load %[1]s\tsolve ms\t\n", unit)
+	unproved := false
+	for _, r := range rows {
+		bound, exact := "-", "-"
+		if r.BoundGbps > 0 {
+			bound = rate(r.BoundGbps)
+		}
+		if r.Exact != "" {
+			exact = r.Exact
+			unproved = unproved || r.Exact == "no"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t\n", r.Scenario, r.Workers, r.Algorithm, r.Model, rate(r.LambdaGbps), bound, exact,
+			rate(r.SwitchAggGbps), rate(r.PSLoadGbps), 1000*r.SolveSeconds)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "model: what the algorithm optimised: paper = links assumed sufficient (the paper's Eq. 1), links = link capacities and paths, none = a baseline's fixed rule; every lambda is scored in one network (%s).\n", model)
+	if unproved {
+		fmt.Fprintln(w, "exact no: grid-exact's link-aware MILP was too big or stopped, so its row is grid-paths' search and its bound the paper model's optimum (links ignored), an upper bound.")
+	}
+	return nil
 }
 
 // ModelName describes the network model of cfg for titles.
@@ -122,7 +167,7 @@ func (cfg Config) ModelName() string {
 }
 
 // CSVHeader names the CSV columns.
-var CSVHeader = []string{"scenario", "workers", "seed", "algorithm", "model", "lambda_gbps", "mean_rate_gbps", "switch_agg_gbps", "ps_load_gbps", "bound_gbps", "solve_seconds"}
+var CSVHeader = []string{"scenario", "workers", "seed", "algorithm", "model", "lambda_gbps", "mean_rate_gbps", "switch_agg_gbps", "ps_load_gbps", "bound_gbps", "solve_seconds", "exact"}
 
 // WriteCSV writes rows with CSVHeader.
 func WriteCSV(w io.Writer, rows []Row) error {
@@ -133,7 +178,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
 	for _, r := range rows {
 		if err := cw.Write([]string{r.Scenario, strconv.Itoa(r.Workers), strconv.FormatUint(r.Seed, 10), r.Algorithm, r.Model,
-			f(r.LambdaGbps), f(r.MeanRateGbps), f(r.SwitchAggGbps), f(r.PSLoadGbps), f(r.BoundGbps), f(r.SolveSeconds)}); err != nil {
+			f(r.LambdaGbps), f(r.MeanRateGbps), f(r.SwitchAggGbps), f(r.PSLoadGbps), f(r.BoundGbps), f(r.SolveSeconds), r.Exact}); err != nil {
 			return err
 		}
 	}

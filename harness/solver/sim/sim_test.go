@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/lp"
@@ -53,5 +54,40 @@ func TestRunWritesCSVAndPlotsIntoPlace(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".sim.tmp-*"))
 	if len(left) != 0 {
 		t.Errorf("temporary directories left behind: %v", left)
+	}
+}
+
+// grid-exact used to fall back to the paper model silently on these
+// fabrics (7.7 Gbps where grid-paths showed 50): the table says whether it
+// proved its rate, and what the row is when it did not.
+func TestTableSaysWhetherGridExactProvedItsRate(t *testing.T) {
+	cfg := Config{
+		Scenarios:  solver.PaperScenarios()[:1],
+		Algorithms: []string{solver.AlgoGRIDPaths, solver.AlgoGRIDExact},
+		Workers:    map[string][]int{"fattree": {40}},
+		Seed:       1,
+		Options:    solver.Options{LP: lp.Embedded},
+	}
+	rows, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, rows, cfg.ModelName()); err != nil {
+		t.Fatal(err)
+	}
+	table := b.String()
+	exact := rows[1]
+	if exact.Algorithm != solver.AlgoGRIDExact || exact.Exact == "" {
+		t.Fatalf("grid-exact row %+v has no verdict", exact)
+	}
+	if exact.LambdaGbps < rows[0].LambdaGbps*(1-1e-9) {
+		t.Errorf("grid-exact %g below grid-paths %g", exact.LambdaGbps, rows[0].LambdaGbps)
+	}
+	if !strings.Contains(table, " exact ") || exact.Exact == "no" && !strings.Contains(table, "exact no: grid-exact's link-aware MILP was too big") {
+		t.Errorf("the table does not say whether grid-exact proved its rate:\n%s", table)
+	}
+	if !strings.Contains(table, "100 Gbps links") {
+		t.Errorf("the table does not say which network scored the plans:\n%s", table)
 	}
 }
