@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Send and receive the aggregation packets of grid's labs 2 and 3.
 
-    agg.py send PS_IP FRAGMENT FANIN V0 V1 V2 V3 [--resend]   (on a worker)
+    agg.py send PS FRAGMENT FANIN V0 V1 V2 V3 [--resend]   (on a worker)
     agg.py receive                                             (on the PS)
 
 A fragment is a UDP datagram to port 9999: job (16 bits), fanin (8), flags
