@@ -103,8 +103,15 @@ func LoadLab(run string) (*Lab, error) {
 	return &l, nil
 }
 
-// Stop stops a lab's switches and removes its namespaces.
-func Stop(run string) error { return fabric.Down(run) }
+// Stop stops a lab's switches and removes its namespaces, and closes its
+// tmux session (grid lab tmux), whose shells would keep the namespaces
+// alive.
+func Stop(run string) error {
+	if tmux, err := exec.LookPath("tmux"); err == nil {
+		exec.Command(tmux, "kill-session", "-t", run).Run() // none is fine
+	}
+	return fabric.Down(run)
+}
 
 // fabricTopology is the exercise's topology as grid builds it, with the
 // hosts' own addresses.

@@ -114,6 +114,22 @@ func init() {
 				},
 			},
 			{
+				Name:  "tmux",
+				Usage: "open a tmux session with a shell per host of the running lab (Mininet's 'xterm h1 h2 ...'), then 'tmux attach -t RUN'",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "name", Usage: "run `NAME` (default: the lab of the current folder)"}},
+				Action: func(c *cli.Context) error {
+					l, err := runningLab(c)
+					if err != nil {
+						return err
+					}
+					if err := l.Tmux(); err != nil {
+						return cli.Exit(fmt.Sprintf("grid lab tmux: %v", err), 1)
+					}
+					fmt.Fprintf(c.App.Writer, "tmux session %s: a window per host; attach with: tmux attach -t %s\n", l.Run, l.Run)
+					return nil
+				},
+			},
+			{
 				Name:  "pingall",
 				Usage: "ping every host of the running lab from every other, as Mininet's pingall",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "name", Usage: "run `NAME` (default: the lab of the current folder)"}},

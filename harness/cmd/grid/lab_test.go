@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/lab"
@@ -60,6 +61,28 @@ func TestLabCommandsRunAnExerciseFromItsFolder(t *testing.T) {
 	}
 	if out := grid("", "lab", "pingall"); !strings.Contains(out, "h1 -> h2") || !strings.Contains(out, "*** Results: 0% dropped (2/2 received)") {
 		t.Errorf("grid lab pingall:\n%s", out)
+	}
+	if _, err := exec.LookPath("tmux"); err == nil {
+		if out := grid("", "lab", "tmux"); !strings.Contains(out, "tmux attach -t "+run) {
+			t.Errorf("grid lab tmux:\n%s", out)
+		}
+		t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", run).Run() })
+		windows, _ := exec.Command("tmux", "list-windows", "-t", run, "-F", "#{window_name}").Output()
+		if got := strings.Fields(string(windows)); strings.Join(got, " ") != "lab h1 h2" {
+			t.Errorf("tmux windows %q, want lab h1 h2", got)
+		}
+		// h2's window is a shell on h2.
+		probe := filepath.Join(dir, "h2-window")
+		exec.Command("tmux", "send-keys", "-t", run+":h2", "ip -br addr show eth0 > "+probe, "Enter").Run()
+		for range 50 {
+			if b, _ := os.ReadFile(probe); strings.Contains(string(b), "10.0.2.2/24") {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if b, _ := os.ReadFile(probe); !strings.Contains(string(b), "10.0.2.2/24") {
+			t.Errorf("the h2 window's shell is not on h2: %q", b)
+		}
 	}
 	// s2 is the second switch: bmv2 would have given it Thrift port 9091.
 	if out := grid("counter_read MyIngress.rx_port 2\n", "cli", "--thrift-port", "9091"); !strings.Contains(out, "MyIngress.rx_port[2]=  BmCounterValue(packets=4, bytes=392)") {
