@@ -98,7 +98,9 @@ func OpenSocket(iface string) (*Socket, error) {
 func (s *Socket) recvmsg(fd uintptr) bool {
 	for {
 		s.msg.SetControllen(len(s.oob))
-		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&s.msg)), unix.MSG_TRUNC)
+		// Raw: the socket never blocks, so the scheduler need not hand
+		// this thread's work to another meanwhile (see sendOp.write).
+		n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&s.msg)), unix.MSG_TRUNC)
 		switch errno {
 		case unix.EINTR:
 			continue
@@ -251,7 +253,21 @@ var sendOps = sync.Pool{New: func() any {
 // room in the socket's send buffer.
 func (op *sendOp) write(fd uintptr) bool {
 	for {
-		_, op.err = unix.Write(int(fd), op.frame)
+		// Raw, without telling the scheduler: the socket never blocks,
+		// but the write runs the receiving side's softirq work in this
+		// thread (veth delivery to the next switch's socket), long enough
+		// for the scheduler to hand this thread's work to another one,
+		// which costs a thread wake-up per frame under load.
+		var errno unix.Errno
+		if len(op.frame) > 0 {
+			_, _, errno = unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&op.frame[0])), uintptr(len(op.frame)))
+		} else {
+			_, _, errno = unix.RawSyscall(unix.SYS_WRITE, fd, 0, 0)
+		}
+		op.err = nil
+		if errno != 0 {
+			op.err = errno
+		}
 		if op.err != unix.EINTR {
 			return op.err != unix.EAGAIN
 		}
