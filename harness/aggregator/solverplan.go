@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/solver"
@@ -31,6 +32,11 @@ type PlanOptions struct {
 	CapacityScale float64
 	// Burst is the capacity meter's burst in fragments; 0 means 64.
 	Burst uint32
+	// BurstTime, when set, raises each meter's burst to its capacity's
+	// worth over that time: a meter that passes only a few fragments at
+	// once answers the windows' ordinary jitter with control packets, and
+	// the workers, halving their windows on each, leave the capacity idle.
+	BurstTime time.Duration
 }
 
 // shareNoise is the fraction below which a worker's share is rounding
@@ -463,6 +469,7 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 			burst = 64
 		}
 		c := gradproto.CapacityFor(float64(node.Capacity)*b.opt.CapacityScale, b.values, burst)
+		c.Burst = max(c.Burst, uint32(min(c.PacketsPerSecond*b.opt.BurstTime.Seconds(), math.MaxUint32)))
 		cfg.Capacity = &c
 	}
 	return nil

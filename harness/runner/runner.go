@@ -354,12 +354,21 @@ func (e *Experiment) end(err error) (*Experiment, error) {
 // the switches, also when ctx was cancelled.
 const evidenceTimeout = 5 * time.Second
 
+// MeterBurst is the time of C_s a capacity meter lets through at once: the
+// workers' windows (TCP's rule: halving on each control packet) sending
+// into a meter that passes only a few fragments at once left a
+// capacity-bound plan at a quarter of its rate on Fig. 1 (SwitchML, 0.29
+// of lambda); a quarter second's worth keeps the capacity busy while the
+// windows recover, and lets a run of seconds exceed C_s by a few percent
+// at most.
+const MeterBurst = 250 * time.Millisecond
+
 // deployment is plan p in the aggregator's terms as the fabric emulates
 // it: every programmable switch's capacity meter at its C_s times the
-// emulation scale, so the switch capacities the plan was solved for bind
-// in the data plane as they do in the model.
+// emulation scale (burst MeterBurst), so the switch capacities the plan was
+// solved for bind in the data plane as they do in the model.
 func deployment(cfg *Config, p *solver.Plan) (*aggregator.Deployment, error) {
-	return aggregator.FromSolverPlan(cfg.Topology, p, aggregator.PlanOptions{Values: cfg.Values, CapacityScale: cfg.Scale})
+	return aggregator.FromSolverPlan(cfg.Topology, p, aggregator.PlanOptions{Values: cfg.Values, CapacityScale: cfg.Scale, BurstTime: MeterBurst})
 }
 
 // runPlan deploys one plan on the running switches and runs its jobs'

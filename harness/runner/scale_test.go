@@ -76,6 +76,9 @@ func TestEveryProgrammableSwitchGetsItsCapacityMeterFromThePlan(t *testing.T) {
 			if math.Abs(c.PacketsPerSecond-want) > 1e-6*want {
 				t.Errorf("%s: %s's meter passes %g fragments/s, want C_s = 9 Gbps x 0.0002 = %g", algo, s.Name, c.PacketsPerSecond, want)
 			}
+			if burst := want * MeterBurst.Seconds(); float64(c.Burst) < burst-1 || float64(c.Burst) > burst+1 {
+				t.Errorf("%s: %s's meter lets %d fragments through at once, want %v of C_s (%.0f)", algo, s.Name, c.Burst, MeterBurst, burst)
+			}
 		}
 	}
 }
@@ -123,10 +126,11 @@ links:
 	if capacity == 0 || controls == 0 {
 		t.Errorf("%d fragments over capacity, %d control packets: the meter did not bind", capacity, controls)
 	}
-	// 2 x 512 fragments through a meter of 2 Mbps (less its burst of 64)
-	// take at least this long; at the links' 20 Mbps a tenth of it.
+	// 2 x 512 fragments through a meter of 2 Mbps (less its burst) take
+	// at least this long; at the links' 20 Mbps a tenth of it.
+	meter := o.Deployment.Switches[0].Config.Capacity
 	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*32))
-	least := time.Duration((2*512 - 64) * frameBits / 2e6 * float64(time.Second))
+	least := time.Duration((2*512 - float64(meter.Burst)) * frameBits / 2e6 * float64(time.Second))
 	if took := o.Ended.Sub(o.Began); took < least {
 		t.Errorf("the jobs took %v, under the %v the switch's capacity allows", took, least)
 	}
