@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what grid needs on a fresh Debian 12 machine, as root. Idempotent and quiet when everything is there.
-# Go (>= the version in go.mod) must already be installed: Debian 12's golang-go (1.19) is too old.
+# Go: Debian 12's golang-go (1.19) is too old, so without a Go of at least 1.21 setup installs the version go.mod
+# names into /usr/local/go (see the end).
 set -euo pipefail
 
 # Debian packages: iproute2 for ip/tc (namespaces, qdiscs), coinor-cbc as the industrial LP/MILP backend of the
@@ -8,7 +9,7 @@ set -euo pipefail
 # (grid lab), net-tools and iputils-ping for the route, arp and ping of course exercises' hosts,
 # python3-grpcio and python3-protobuf for course controllers (the tutorials' Python P4Runtime library), and
 # what the tutorials' exercises run on their hosts: python3-scapy (send.py, receive.py), iperf, tcpdump.
-packages=(iproute2 coinor-cbc iftop ca-certificates git net-tools iputils-ping python3-grpcio python3-protobuf
+packages=(iproute2 coinor-cbc iftop ca-certificates git curl unzip net-tools iputils-ping python3-grpcio python3-protobuf
   python3-scapy iperf tcpdump)
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -67,7 +68,27 @@ else
   echo "setup: no p4tools bundle at $p4tools_bundle: the real-bmv2 tests will skip (GRID_P4TOOLS names another)"
 fi
 
-if ! command -v go >/dev/null 2>&1; then
-  echo "setup: Go is not installed; install Go $(sed -n 's/^go //p' "$grid_root/go.mod") or newer into /usr/local/go" >&2
-  exit 1
+# Go: a Go of at least 1.21 fetches the toolchain go.mod names by itself (GOTOOLCHAIN=auto). Without one, setup
+# installs that toolchain into /usr/local/go from the Go module proxy: the module golang.org/toolchain, the same
+# zip go itself downloads when it switches toolchains (module zips keep no file modes, so the tools are marked
+# executable after unpacking, as go does).
+go_want=go$(sed -n 's/^go //p' "$grid_root/go.mod")
+go_have=$(go env GOVERSION 2>/dev/null || true)
+if [ -z "$go_have" ] || [ "$(printf '%s\n' go1.21 "$go_have" | sort -V | head -1)" != go1.21 ]; then
+  if [ -e /usr/local/go ]; then
+    echo "setup: /usr/local/go holds ${go_have:-a Go that does not run}, older than 1.21: remove it and setup installs $go_want" >&2
+    exit 1
+  fi
+  go_zip=v0.0.1-$go_want.linux-$(dpkg --print-architecture)
+  echo "setup: installing $go_want into /usr/local/go"
+  go_tmp=$(mktemp -d /usr/local/.go-XXXXXX)
+  curl -fsSL -o "$go_tmp/go.zip" "https://proxy.golang.org/golang.org/toolchain/@v/$go_zip.zip"
+  unzip -q "$go_tmp/go.zip" -d "$go_tmp"
+  chmod +x "$go_tmp/golang.org/toolchain@$go_zip"/bin/* "$go_tmp/golang.org/toolchain@$go_zip"/pkg/tool/*/*
+  mv -T "$go_tmp/golang.org/toolchain@$go_zip" /usr/local/go
+  rm -rf "$go_tmp"
+  PATH=/usr/local/go/bin:$PATH
+elif [ "$(printf '%s\n' "$go_want" "$go_have" | sort -V | head -1)" != "$go_want" ]; then
+  export GOTOOLCHAIN=auto # go $go_have fetches $go_want from the module proxy
 fi
+export PATH

@@ -51,7 +51,7 @@ type HostAddress struct {
 }
 
 // ErrNotRoot is returned when the fabric lacks the privileges to build.
-var ErrNotRoot = errors.New("building network namespaces needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN): run grid with sudo")
+var ErrNotRoot = errors.New("building network namespaces needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN): run grid as root")
 
 // CheckRoot returns ErrNotRoot unless the process runs as root.
 func CheckRoot() error {

@@ -146,6 +146,18 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 
 	wait, cancel := context.WithTimeout(ctx, deadline+exitGrace)
 	defer cancel()
+	// An endpoint that exits without a report (killed, crashed) leaves its
+	// job unable to finish: the run fails at once rather than at the
+	// deadline, which may be far.
+	lost := make(chan *endpointProc, len(procs))
+	for _, p := range procs {
+		go func() {
+			<-p.Exited()
+			if _, err := os.Stat(p.report); err != nil {
+				lost <- p
+			}
+		}()
+	}
 	// Workers first: once all have exited, nobody needs the PSs' answers
 	// to late resends, so their lingering is cut short (a complete PS
 	// exits verified on SIGTERM).
@@ -159,6 +171,8 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 			}
 			select {
 			case <-p.Exited():
+			case l := <-lost:
+				return jr, fmt.Errorf("job %s: %w", d.Jobs[l.job].Name, l.ExitError("exited without a report"))
 			case <-wait.Done():
 				if err := ctx.Err(); err != nil {
 					return jr, fmt.Errorf("waiting for the endpoints: %w", err)

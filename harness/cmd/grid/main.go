@@ -27,8 +27,9 @@ func register(c *cli.Command) { commands = append(commands, c) }
 func newApp() *cli.App {
 	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
 	return &cli.App{
-		Name:  "grid",
-		Usage: "testbed for in-network gradient aggregation (GRID, ToN 2023) on network namespaces and P4",
+		Name:    "grid",
+		Version: version,
+		Usage:   "testbed for in-network gradient aggregation (GRID, ToN 2023) on network namespaces and P4",
 		Description: "grid builds namespace topologies, compiles P4 to bmv2 JSON, runs P4 switches, solves\n" +
 			"gradient routing plans and runs emulated training jobs. 'grid COMMAND --help' explains each command.",
 		Commands: commands,

@@ -55,3 +55,17 @@ func TestUnknownCommandIsNamedAndExitsTwo(t *testing.T) {
 		t.Fatalf("grid bogus: exit %d, output %q", code, out)
 	}
 }
+
+func TestVersionFlagPrintsWhatTheVersionCommandDoes(t *testing.T) {
+	flag, err := runGrid(t, "--version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := runGrid(t, "version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(flag, "grid "+version+"\ncommit ") || flag != cmd {
+		t.Errorf("grid --version printed %q, grid version %q", flag, cmd)
+	}
+}

@@ -39,11 +39,12 @@ func readmeCommands(t *testing.T, path string) []readmeCommand {
 			inBlock = true
 		case strings.HasPrefix(line, "```"):
 			inBlock = false
-		case inBlock && strings.HasPrefix(line, "$ "):
-			fields := strings.Fields(strings.TrimPrefix(line, "$ "))
-			c := readmeCommand{line: n}
+		case inBlock && (strings.HasPrefix(line, "$ ") || strings.HasPrefix(line, "# ")):
+			// "# " is root's prompt: Debian 12 has no sudo.
+			fields := strings.Fields(line[2:])
+			c := readmeCommand{line: n, root: line[0] == '#'}
 			if fields[0] == "sudo" {
-				c.root, fields = true, fields[1:]
+				t.Fatalf("README.md:%d: write root's commands after a '#' prompt, not with sudo (Debian 12 has none)", n)
 			}
 			if fields[0] != "grid" {
 				t.Fatalf("README.md:%d: console blocks run grid commands only, not %q", n, fields[0])
@@ -118,6 +119,50 @@ func TestREADMEExamplesRunAndPrintWhatTheySay(t *testing.T) {
 		for _, want := range c.expected {
 			if !strings.Contains(got, normalize(want)) {
 				t.Errorf("README.md:%d: grid %s printed\n%s\nwhich lacks %q", c.line, strings.Join(c.args, " "), out, want)
+			}
+		}
+	}
+}
+
+// TestREADMEFirstCommandsNeedNoSudo: the two commands a newcomer copies
+// first run as root on Debian 12, which has no sudo: they are the scripts
+// themselves, executable, and the scripts call no sudo either.
+func TestREADMEFirstCommandsNeedNoSudo(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "    ") {
+			first = append(first, strings.Fields(line)[0])
+		} else if len(first) > 0 {
+			break
+		}
+	}
+	if len(first) != 2 || first[0] != "scripts/run.sh" || first[1] != "scripts/test.sh" {
+		t.Fatalf("the README starts with %q, want scripts/run.sh and scripts/test.sh", first)
+	}
+	scripts, _ := filepath.Glob(filepath.Join(root, "scripts", "*.sh"))
+	for _, s := range append(first, "scripts/setup.sh") {
+		path := filepath.Join(root, s)
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode()&0o111 == 0 && s != "scripts/setup.sh" {
+			t.Errorf("%s: not an executable script (%v)", s, err)
+		}
+	}
+	for _, s := range scripts {
+		text, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(text), "\n") {
+			if code, _, _ := strings.Cut(line, "#"); strings.Contains(" "+code, " sudo ") {
+				t.Errorf("%s:%d calls sudo: %s", filepath.Base(s), i+1, line)
 			}
 		}
 	}

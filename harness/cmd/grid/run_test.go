@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -241,6 +242,10 @@ func checkEvidence(t *testing.T, root, run, output string, status results.Status
 	return s
 }
 
+// TestRunWhoseWorkerDiesFailsAtOnceAndKeepsWhatItLearned kills a worker
+// while the endpoints send: it leaves no report, the run fails at once
+// (not at the far deadline), and its folder keeps the reason, the logs the
+// error names and the traffic until then.
 // TestRunThatFailsKeepsWhatItLearned: with a 1 ms deadline the workers
 // give up right after the start signal; the run fails, and its folder
 // keeps the reason, the job that finished (unverified), the logs the error
@@ -261,6 +266,54 @@ func TestRunThatFailsKeepsWhatItLearned(t *testing.T) {
 		t.Errorf("the job whose endpoints all reported is not kept as unverified: %+v", s.Algorithms[0].Jobs)
 	}
 	nothingLeft(t, run)
+}
+
+func TestRunWhoseWorkerDiesFailsAtOnceAndKeepsWhatItLearned(t *testing.T) {
+	if err := fabric.CanBuild(); err != nil {
+		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
+	}
+	bin := buildGrid(t)
+	run := newRunName()
+	t.Cleanup(func() { fabric.Clean(run) })
+	cmd, out, root := startRun(t, bin, run, "--fragments", "1000000", "--link-rate", "10Mbps")
+	waitOutput(t, out, "endpoints started")
+	worker := runningProcess(t, bin, "worker", "--index", "0")
+	if err := syscall.Kill(worker, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("grid run whose worker was killed succeeded:\n%s", out)
+	}
+	s := checkEvidence(t, root, run, out.String(), results.StatusFailed)
+	if !strings.Contains(s.Reason, "worker w1") || !strings.Contains(s.Reason, "exited without a report") {
+		t.Errorf("the reason does not name the worker that failed: %s", s.Reason)
+	}
+	nothingLeft(t, run)
+}
+
+// runningProcess finds the PID of the running bin process whose command
+// line holds all of args.
+func runningProcess(t *testing.T, bin string, args ...string) int {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		argv := strings.Split(string(b), "\x00")
+		if err != nil || argv[0] != bin {
+			continue
+		}
+		line := " " + strings.Join(argv, " ") + " "
+		found := true
+		for _, a := range args {
+			found = found && strings.Contains(line, " "+a+" ")
+		}
+		if found {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			return pid
+		}
+	}
+	t.Fatalf("no %s process with %v", bin, args)
+	return 0
 }
 
 // TestRunInterruptedKeepsWhatItLearned stops a long run with SIGTERM once

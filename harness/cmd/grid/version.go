@@ -16,10 +16,17 @@ func init() {
 		Name:  "version",
 		Usage: "print grid's version, the commit it was built from and the Go version",
 		Action: func(c *cli.Context) error {
-			fmt.Fprintf(c.App.Writer, "grid %s\ncommit %s\n%s %s/%s\n", version, buildCommit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			printVersion(c)
 			return nil
 		},
 	})
+	// grid --version says the same as grid version; -v stays --verbose.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version, as 'grid version' does"}
+	cli.VersionPrinter = printVersion
+}
+
+func printVersion(c *cli.Context) {
+	fmt.Fprintf(c.App.Writer, "grid %s\ncommit %s\n%s %s/%s\n", version, buildCommit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // buildCommit reads the VCS stamp Go embeds in binaries built inside a git
