@@ -33,7 +33,7 @@ func debianPython(t *testing.T) string {
 // pythonP4Runtime lays out the Python P4Runtime modules a course's
 // controller imports: p4.v1 and p4.config.v1 as the p4runtime module ships
 // them, google.rpc.status and p4.tmp.p4config (PI's P4DeviceConfig:
-// extras = 1, device_data = 2) registered from descriptors.
+// reassign = 1, extras = 2, device_data = 3) registered from descriptors.
 func pythonP4Runtime(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/p4lang/p4runtime").Output()
@@ -68,9 +68,11 @@ func pythonP4Runtime(t *testing.T) string {
 				}},
 			}},
 			Field: []*descriptorpb.FieldDescriptorProto{
-				{Name: proto.String("extras"), JsonName: proto.String("extras"), Number: proto.Int32(1), Label: opt,
+				{Name: proto.String("reassign"), JsonName: proto.String("reassign"), Number: proto.Int32(1), Label: opt,
+					Type: descriptorpb.FieldDescriptorProto_TYPE_BOOL.Enum()},
+				{Name: proto.String("extras"), JsonName: proto.String("extras"), Number: proto.Int32(2), Label: opt,
 					Type: descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum(), TypeName: proto.String(".p4.tmp.P4DeviceConfig.Extras")},
-				{Name: proto.String("device_data"), JsonName: proto.String("deviceData"), Number: proto.Int32(2), Label: opt,
+				{Name: proto.String("device_data"), JsonName: proto.String("deviceData"), Number: proto.Int32(3), Label: opt,
 					Type: descriptorpb.FieldDescriptorProto_TYPE_BYTES.Enum()},
 			},
 		}},

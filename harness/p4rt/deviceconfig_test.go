@@ -12,10 +12,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// wrapDeviceConfig serializes a p4.tmp.P4DeviceConfig as p4lang/tutorials'
-// P4Runtime library builds it: extras (here one kv pair, field 1) and the
-// bmv2 JSON as device_data (field 2).
-func wrapDeviceConfig(json []byte) []byte {
+// extrasKV is a serialized P4DeviceConfig.Extras holding key=value.
+func extrasKV() []byte {
 	var kv []byte
 	kv = protowire.AppendTag(kv, 1, protowire.BytesType)
 	kv = protowire.AppendString(kv, "key")
@@ -23,10 +21,28 @@ func wrapDeviceConfig(json []byte) []byte {
 	kv = protowire.AppendString(kv, "value")
 	var extras []byte
 	extras = protowire.AppendTag(extras, 1, protowire.BytesType)
-	extras = protowire.AppendBytes(extras, kv)
+	return protowire.AppendBytes(extras, kv)
+}
+
+// wrapDeviceConfig serializes a p4.tmp.P4DeviceConfig of PI's current
+// layout as p4lang/tutorials' P4Runtime library builds it: reassign = true
+// (field 1), extras (2) and the bmv2 JSON as device_data (3).
+func wrapDeviceConfig(json []byte) []byte {
+	var b []byte
+	b = protowire.AppendTag(b, 1, protowire.VarintType)
+	b = protowire.AppendVarint(b, 1)
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendBytes(b, extrasKV())
+	b = protowire.AppendTag(b, 3, protowire.BytesType)
+	return protowire.AppendBytes(b, json)
+}
+
+// wrapOldDeviceConfig serializes PI's earlier layout: extras (1) and
+// device_data (2).
+func wrapOldDeviceConfig(json []byte) []byte {
 	var b []byte
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	b = protowire.AppendBytes(b, extras)
+	b = protowire.AppendBytes(b, extrasKV())
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	return protowire.AppendBytes(b, json)
 }
@@ -35,6 +51,14 @@ func TestBmv2ProgramUnwrapsP4DeviceConfigAndPassesJSONThrough(t *testing.T) {
 	json := []byte(`{"header_types": []}`)
 	if got, wrapped := bmv2Program(wrapDeviceConfig(json)); !bytes.Equal(got, json) || !wrapped {
 		t.Errorf("wrapped: got %q (wrapped %v), want the JSON", got, wrapped)
+	}
+	if got, wrapped := bmv2Program(wrapOldDeviceConfig(json)); !bytes.Equal(got, json) || !wrapped {
+		t.Errorf("wrapped in the earlier layout: got %q (wrapped %v), want the JSON", got, wrapped)
+	}
+	reassignOnly := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 1)
+	withData := protowire.AppendBytes(protowire.AppendTag(reassignOnly, 3, protowire.BytesType), json)
+	if got, _ := bmv2Program(withData); !bytes.Equal(got, json) {
+		t.Errorf("reassign and device_data without extras: got %q", got)
 	}
 	if got, wrapped := bmv2Program(json); !bytes.Equal(got, json) || wrapped {
 		t.Errorf("bare JSON: got %q (wrapped %v)", got, wrapped)

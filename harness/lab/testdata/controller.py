@@ -58,6 +58,7 @@ class Switch:
 
     def set_pipeline(self, p4info, bmv2_json_path):
         config = p4config_pb2.P4DeviceConfig()
+        config.reassign = True
         with open(bmv2_json_path, "rb") as f:
             config.device_data = f.read()
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest()
