@@ -338,6 +338,16 @@ func (a *actx) member(x *ast.Member) (val, error) {
 				return &scalarV{ref: exprOp("access_field", b.dyn, &bmv2json.Value{Kind: bmv2json.KindInt, Int: off}), t: x.Info().Type, loc: true}, nil
 			}
 			return &scalarV{ref: bmv2json.Field(b.h.Name, x.Name), t: x.Info().Type, loc: true}, nil
+		case *tupleV:
+			// A list standing for a struct (a default argument {0, 0}):
+			// its elements are the fields in order.
+			if sd, ok := x.X.Info().Type.(*ast.StructDecl); ok {
+				for i, f := range sd.Fields {
+					if f.Name == x.Name && i < len(b.elems) {
+						return b.elems[i], nil
+					}
+				}
+			}
 		}
 		return nil, unsupported(x, "field %s of this value", x.Name)
 	case ast.MemberStackLast:
@@ -676,6 +686,9 @@ func (a *actx) equal(n ast.Node, lv, rv val) (*bmv2json.Value, error) {
 		}
 		return res, nil
 	case *structV:
+		if _, ok := rv.(*tupleV); ok {
+			return a.equal(n, rv, lv) // a list compares field by field
+		}
 		r, ok := rv.(*structV)
 		if !ok {
 			return nil, unsupported(n, "comparison of a struct with a non-struct")

@@ -119,6 +119,26 @@ func Lower(prog *ast.Program, source string) (_ *Program, err error) {
 	return l.out, nil
 }
 
+// dropUnboundDirectResources removes direct counters and meters no applied
+// table uses (their table was never applied): p4c removes them too, and
+// bmv2 has nothing to bind them to.
+func (l *lowerer) dropUnboundDirectResources() {
+	var ctrs []*Counter
+	for _, c := range l.out.Counters {
+		if !c.Direct || c.Binding != "" {
+			ctrs = append(ctrs, c)
+		}
+	}
+	l.out.Counters = ctrs
+	var mtrs []*Meter
+	for _, m := range l.out.Meters {
+		if !m.Direct || m.Binding != "" {
+			mtrs = append(mtrs, m)
+		}
+	}
+	l.out.Meters = mtrs
+}
+
 // v1modelBlocks are the six V1Switch arguments in order.
 var v1modelBlocks = []string{"parser", "verifyChecksum", "ingress", "egress", "computeChecksum", "deparser"}
 
@@ -196,6 +216,7 @@ func (l *lowerer) run() error {
 		}
 	}
 	l.finishErrors()
+	l.dropUnboundDirectResources()
 	// Like p4c, keep the scalars header a whole number of bytes.
 	total := 0
 	for _, f := range l.scalars.Fields {

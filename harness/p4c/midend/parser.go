@@ -545,8 +545,8 @@ func (a *actx) packetIn(c *ast.Call) (val, error) {
 		return nil, nil
 	case "lookahead":
 		t := c.Info().Type
-		if hd, ok := t.(*ast.StructDecl); ok && hd.Kind == ast.KindHeader {
-			return a.lookaheadHeader(c, hd)
+		if sd, ok := t.(*ast.StructDecl); ok && (sd.Kind == ast.KindHeader || sd.Kind == ast.KindStruct) {
+			return a.lookaheadValue(c, sd)
 		}
 		st, ok := scalarType(t)
 		if !ok {
@@ -564,35 +564,77 @@ func (a *actx) packetIn(c *ast.Call) (val, error) {
 	return nil, unsupported(c, "packet_in.%s", c.Method.Name)
 }
 
-// lookaheadHeader lowers lookahead<H>() of a fixed-width header as p4c
-// does: the header's bits are peeked into a temporary, and a valid
-// temporary header gets each field sliced out of it.
-func (a *actx) lookaheadHeader(c *ast.Call, hd *ast.StructDecl) (val, error) {
-	if declHasVarbit(hd) {
-		return nil, unsupported(c, "lookahead of header %s with a varbit field", hd.Name)
+// lookaheadValue lowers lookahead<T>() of a header or a struct (of
+// headers, stacks and bit fields) as p4c does: one lookahead of all its
+// bits into a temporary, then each field its slice, each header valid.
+func (a *actx) lookaheadValue(c *ast.Call, sd *ast.StructDecl) (val, error) {
+	if declHasVarbit(sd) {
+		return nil, unsupported(c, "lookahead of %s with a varbit field", sd.Name)
 	}
-	v, err := a.l.alloc(c, hd, "lookahead_"+hd.Name, "")
+	v, err := a.l.alloc(c, sd, "lookahead_"+sd.Name, "")
 	if err != nil {
 		return nil, err
 	}
-	h := v.(*headerV)
+	type leaf struct {
+		ref   *bmv2json.Value
+		width int
+	}
+	var leaves []leaf
+	var headers []*headerV
+	var walk func(v val) error
+	walk = func(v val) error {
+		switch x := v.(type) {
+		case *headerV:
+			if declHasVarbit(x.decl) {
+				return unsupported(c, "lookahead of a header with a varbit field")
+			}
+			headers = append(headers, x)
+			for _, f := range a.l.headerFields(x) {
+				st, _ := scalarType(f.t)
+				leaves = append(leaves, leaf{bmv2json.Field(x.h.Name, f.name), st.width})
+			}
+		case *stackV:
+			for _, e := range x.elem {
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+		case *structV:
+			for _, f := range x.decl.Fields {
+				if err := walk(x.fields[f.Name]); err != nil {
+					return err
+				}
+			}
+		case *scalarV:
+			st, _ := scalarType(x.t)
+			leaves = append(leaves, leaf{x.ref, st.width})
+		default:
+			return unsupported(c, "lookahead of %s (a %s inside it)", sd.Name, kindOf(v))
+		}
+		return nil
+	}
+	if err := walk(v); err != nil {
+		return nil, err
+	}
 	width := 0
-	for _, f := range h.h.Type.Fields {
-		width += f.Bitwidth
+	for _, lf := range leaves {
+		width += lf.width
 	}
 	bits := a.l.tempScalar(&ast.BitsType{Width: width})
 	a.emit(prim("set", bits.ref, &bmv2json.Value{Type: "lookahead", Kind: bmv2json.KindInts, Ints: []int{0, width}}))
-	a.emitPrim(prim("add_header", bmv2json.Named("header", h.h.Name)))
+	for _, h := range headers {
+		a.emitPrim(prim("add_header", bmv2json.Named("header", h.h.Name)))
+	}
 	off := 0
-	for _, f := range h.h.Type.Fields {
+	for _, lf := range leaves {
 		r := bits.ref
-		if sh := width - off - f.Bitwidth; sh > 0 {
+		if sh := width - off - lf.width; sh > 0 {
 			r = exprOp(">>", r, hexInt(int64(sh), 0))
 		}
-		a.emit(prim("set", bmv2json.Field(h.h.Name, f.Name), param(exprOp("&", r, maskHex(f.Bitwidth)))))
-		off += f.Bitwidth
+		a.emit(prim("set", lf.ref, param(exprOp("&", r, maskHex(lf.width)))))
+		off += lf.width
 	}
-	return h, nil
+	return v, nil
 }
 
 // extractVarbit lowers extract(hdr, bits) into bmv2's extract_VL: bits is
@@ -718,10 +760,27 @@ func (l *lowerer) lowerChecksumControl(d ast.Decl, verify bool, args []val) erro
 	sc := newScope(nil, cd.Name)
 	sc.m[cd.Params[0]] = args[0]
 	sc.m[cd.Params[1]] = args[1]
+	return l.checksumBody(cd, sc, verify)
+}
+
+// checksumBody lowers the apply block of a checksum control, or of a
+// control it applies (its parameters bound to the arguments' storage:
+// checksums only read fields and write the checksum field in place).
+func (l *lowerer) checksumBody(cd *ast.ControlDecl, sc *scope, verify bool) error {
 	for _, loc := range cd.Locals {
+		if id, ok := loc.(*ast.InstanceDecl); ok && len(id.Args) == 0 {
+			if ot, ok := id.Type.Resolved().(*ast.ObjectType); ok {
+				if _, isControl := ot.Decl.(*ast.ControlDecl); isControl {
+					continue // applied below (checksumSubControl)
+				}
+			}
+		}
 		return unsupported(loc, "local declarations in checksum controls")
 	}
-	return callsOnly(cd.Apply, "a checksum control (only verify_checksum/update_checksum are supported)", func(c *ast.Call) (bool, error) {
+	return callsOnly(cd.Apply, "a checksum control (only verify_checksum/update_checksum and applying controls of those are supported)", func(c *ast.Call) (bool, error) {
+		if c.Kind == ast.CallControlApply {
+			return true, l.checksumSubControl(c, sc, verify)
+		}
 		if c.Kind != ast.CallExternFunction {
 			return false, nil
 		}
@@ -731,6 +790,37 @@ func (l *lowerer) lowerChecksumControl(d ast.Decl, verify bool, args []val) erro
 		}
 		return false, nil
 	})
+}
+
+// checksumSubControl lowers a control applied inside a checksum control.
+func (l *lowerer) checksumSubControl(c *ast.Call, sc *scope, verify bool) error {
+	var cd *ast.ControlDecl
+	if id, ok := c.Receiver().(*ast.Ident); ok {
+		switch d := id.Decl.(type) {
+		case *ast.ControlDecl:
+			cd = d
+		case *ast.InstanceDecl:
+			if ot, ok := d.Type.Resolved().(*ast.ObjectType); ok {
+				cd, _ = ot.Decl.(*ast.ControlDecl)
+			}
+		}
+	}
+	if cd == nil || len(cd.CtorParams) > 0 || len(c.Args) != len(cd.Params) {
+		return unsupported(c, "applying this control in a checksum control")
+	}
+	a := &actx{l: l, sc: sc, prims: new([]bmv2json.Primitive)}
+	inner := newScope(nil, sc.prefix+"."+cd.Name)
+	for i, p := range cd.Params {
+		v, err := a.value(c.Args[i].Value)
+		if err != nil {
+			return err
+		}
+		inner.m[p] = v
+	}
+	if len(*a.prims) > 0 {
+		return unsupported(c, "arguments that need computing, in a checksum control")
+	}
+	return l.checksumBody(cd, inner, verify)
 }
 
 // callsOnly walks a block that may hold only (nested blocks of) calls;

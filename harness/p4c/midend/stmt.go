@@ -458,6 +458,93 @@ func (a *actx) assignPrim(dst, src *bmv2json.Value) bmv2json.Primitive {
 	return prim("assign", dst, param(src))
 }
 
+// structInHeader returns the fields (flattened into the header) of the
+// struct h.path selects inside a header, in declaration order.
+func (a *actx) structInHeader(n ast.Node, h *headerV) ([]*scalarV, error) {
+	if h.dyn != nil || h.last != nil {
+		return nil, unsupported(n, "struct fields of a stack element chosen at run time")
+	}
+	sd := h.decl
+	for _, p := range h.path {
+		var next *ast.StructDecl
+		for _, f := range sd.Fields {
+			if f.Name == p {
+				next, _ = f.Type.Resolved().(*ast.StructDecl)
+			}
+		}
+		if next == nil {
+			return nil, unsupported(n, "struct field %s", p)
+		}
+		sd = next
+	}
+	ht := a.l.headerT[h.decl]
+	var out []*scalarV
+	var walk func(sd *ast.StructDecl, path []string) error
+	walk = func(sd *ast.StructDecl, path []string) error {
+		for _, f := range sd.Fields {
+			fp := append(append([]string(nil), path...), f.Name)
+			if inner, ok := f.Type.Resolved().(*ast.StructDecl); ok {
+				if err := walk(inner, fp); err != nil {
+					return err
+				}
+				continue
+			}
+			name, ok := ht.flat[strings.Join(fp, ".")]
+			if !ok {
+				return unsupported(n, "field %s", strings.Join(fp, "."))
+			}
+			out = append(out, &scalarV{ref: bmv2json.Field(h.h.Name, name), t: f.Type.Resolved(), loc: true})
+		}
+		return nil
+	}
+	return out, walk(sd, h.path)
+}
+
+// storeStructInHeader copies a struct into, or out of, a struct field of a
+// header, field by field.
+func (a *actx) storeStructInHeader(n ast.Node, dst, src val) error {
+	leaves := func(v val) ([]val, error) {
+		switch x := v.(type) {
+		case *headerV:
+			if len(x.path) == 0 {
+				break
+			}
+			fs, err := a.structInHeader(n, x)
+			out := make([]val, len(fs))
+			for i, f := range fs {
+				out[i] = f
+			}
+			return out, err
+		case *tupleV:
+			return x.elems, nil
+		case *structV:
+			var out []val
+			for _, f := range x.decl.Fields {
+				out = append(out, x.fields[f.Name])
+			}
+			return out, nil
+		}
+		return nil, unsupported(n, "copying %s into a struct inside a header", kindOf(v))
+	}
+	d, err := leaves(dst)
+	if err != nil {
+		return err
+	}
+	s, err := leaves(src)
+	if err != nil {
+		return err
+	}
+	if len(d) != len(s) {
+		return unsupported(n, "copying a struct inside a header from a value of another shape")
+	}
+	for i := range d {
+		if err := a.store(n, d[i], s[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // store writes src into the location dst (scalars, headers, structs,
 // stacks), field by field where bmv2 has no whole-value primitive.
 func (a *actx) store(n ast.Node, dst, src val) error {
@@ -495,7 +582,7 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 			return a.storeRuntimeElement(n, d, src)
 		}
 		if hs, ok := src.(*headerV); len(d.path) > 0 || ok && len(hs.path) > 0 {
-			return unsupported(n, "copying a struct inside a header")
+			return a.storeStructInHeader(n, d, src)
 		}
 		switch s := src.(type) {
 		case *headerV:
