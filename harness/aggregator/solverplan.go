@@ -91,14 +91,16 @@ func (d *Deployment) Switch(name string) (*SwitchDeployment, bool) {
 //     id; switches[].forward becomes grad_route, keyed (job, node, the
 //     worker's address);
 //   - switches[].multicast becomes a result group per (job, in_port), with
-//     result_host rewrites on ports that lead to the job's workers;
+//     result_host rewrites on ports that lead to the job's workers; the
+//     groups must take a result from the PS to every worker exactly once;
 //   - each worker's share names its node (the PS is node 0) and gets the
 //     next free bitmap slot at that node.
 //
 // It fails, naming the plan field, on what the data plane cannot do: a
 // worker split over several nodes, more than 64 workers per node, a fan-in
 // that disagrees with the workers' shares, or result streams of one PS
-// leaving a switch on different ports (partial sums follow one IPv4 route).
+// leaving a switch on different ports (partial sums follow one IPv4 route),
+// or multicast rules that copy a result, loop or miss a worker.
 func FromSolverPlan(t *topo.Topology, p *solver.Plan, opt PlanOptions) (*Deployment, error) {
 	values := opt.Values
 	if values == 0 {
@@ -127,6 +129,11 @@ func FromSolverPlan(t *topo.Topology, p *solver.Plan, opt PlanOptions) (*Deploym
 	}
 	for i := range p.Switches {
 		if err := b.addSwitchRules(i, &p.Switches[i]); err != nil {
+			return nil, err
+		}
+	}
+	for j := range b.d.Jobs {
+		if err := b.checkResultDelivery(j); err != nil {
 			return nil, err
 		}
 	}
@@ -194,6 +201,14 @@ type planBuilder struct {
 	// psRoute[switch][ps address] is the plan's port towards a PS and the
 	// field that set it.
 	psRoute map[string]map[netip.Addr]portSource
+	// groupField names the plan field of each result group, by (job, switch, in port).
+	groupField map[groupKey]string
+}
+
+type groupKey struct {
+	job    uint16
+	sw     string
+	inPort uint16
 }
 
 type portSource struct {
@@ -451,6 +466,10 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		}
 		// One group per (job, arrival port): numbered in order, from 1.
 		g := gradproto.ResultGroup{Job: id, InPort: in, Group: uint16(len(cfg.ResultGroups) + 1)}
+		if b.groupField == nil {
+			b.groupField = map[groupKey]string{}
+		}
+		b.groupField[groupKey{id, sp.Name, in}] = field + "." + f
 		for _, op := range m.OutPorts {
 			p, _, err := port(f+".out_ports", op)
 			if err != nil {
@@ -471,6 +490,59 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		c := gradproto.CapacityFor(float64(node.Capacity)*b.opt.CapacityScale, b.values, burst)
 		c.Burst = max(c.Burst, uint32(min(c.PacketsPerSecond*b.opt.BurstTime.Seconds(), math.MaxUint32)))
 		cfg.Capacity = &c
+	}
+	return nil
+}
+
+// checkResultDelivery follows one result of job j as the switches would:
+// from the PS out of its gateway interface, through each switch's result
+// group for the port it arrives on (a switch without one drops it: results
+// are addressed to 255.255.255.255). Every worker must get it exactly once;
+// a switch reached twice means copies or a loop (results that retrace
+// every worker's path do this where two paths cross a switch in different
+// directions).
+func (b *planBuilder) checkResultDelivery(j int) error {
+	jd := &b.d.Jobs[j]
+	field := fmt.Sprintf("jobs[%d] (%s)", j, jd.Name)
+	ps, ok := b.hostInterface(jd.PS, "")
+	if !ok {
+		return fmt.Errorf("%s.ps: %q is not a host of topology %s", field, jd.PS, b.t.Name)
+	}
+	type arrival struct {
+		sw   string
+		port uint16
+		via  string // the plan field that sent it here
+	}
+	got := map[string]int{}
+	reached := map[string]string{} // switch -> field of the group that first sent a result there
+	queue := []arrival{{ps.Peer.Node, uint16(ps.Peer.Port), field + ".ps"}}
+	for len(queue) > 0 {
+		a := queue[0]
+		queue = queue[1:]
+		if first, twice := reached[a.sw]; twice {
+			return fmt.Errorf("%s: a result reaches switch %s twice, through %s and %s: the multicast rules copy or loop", field, a.sw, first, a.via)
+		}
+		reached[a.sw] = a.via
+		cfg := &b.d.Switches[b.index[a.sw]].Config
+		for _, g := range cfg.ResultGroups {
+			if g.Job != jd.Plan.Job || g.InPort != a.port {
+				continue
+			}
+			via := b.groupField[groupKey{jd.Plan.Job, a.sw, g.InPort}]
+			for _, port := range g.Ports {
+				sp, _ := b.addr.Port(a.sw, int(port))
+				if b.t.Node(sp.Peer.Node).Kind == topo.KindHost {
+					got[sp.Peer.Node]++
+					continue
+				}
+				queue = append(queue, arrival{sp.Peer.Node, uint16(sp.Peer.Port), via})
+			}
+		}
+	}
+	for i, w := range jd.Workers {
+		if got[w] != 1 {
+			return fmt.Errorf("%s.workers[%d] (%s): the multicast rules deliver each result %d times, want once", field, i, w, got[w])
+		}
 	}
 	return nil
 }

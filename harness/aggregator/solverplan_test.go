@@ -355,3 +355,39 @@ func TestLoadDeploymentNamesThePlanFileAndPosition(t *testing.T) {
 		})
 	}
 }
+
+// Multicast rules that retrace every worker's path copy results where two
+// paths cross a switch in different directions, and can loop (a1->e1->a1->
+// c2->a3->c1->a1 on fattree-k4): such a plan is refused, naming the rules.
+func TestPlanWhoseResultsWouldCopyOrLoopIsRejected(t *testing.T) {
+	tp, p := testbedPlan(t, solver.AlgoGRIDPaths)
+	if _, err := FromSolverPlan(tp, p, PlanOptions{}); err != nil {
+		t.Fatalf("the solver's own plan: %v", err)
+	}
+	// s2 also sends the job's results on to s3, which already gets them from s1.
+	bad := clonePlan(t, p)
+	var s2, s3 int
+	for i, s := range bad.Switches {
+		switch s.Name {
+		case "s2":
+			s2 = i
+		case "s3":
+			s3 = i
+		}
+	}
+	m := &bad.Switches[s2].Multicast[0]
+	m.OutPorts = append(m.OutPorts, 5) // s2:p5 leads to s3:p5
+	bad.Switches[s3].Multicast = append(bad.Switches[s3].Multicast, solver.MulticastRule{Job: m.Job, InPort: 5, OutPorts: []int{4}})
+	_, err := FromSolverPlan(tp, bad, PlanOptions{})
+	if err == nil || !strings.Contains(err.Error(), "a result reaches switch s") || !strings.Contains(err.Error(), "copy or loop") {
+		t.Fatalf("got %v, want the copy named", err)
+	}
+	// A worker the rules forget gets no result.
+	bad = clonePlan(t, p)
+	m = &bad.Switches[s3].Multicast[0]
+	m.OutPorts = m.OutPorts[1:]
+	_, err = FromSolverPlan(tp, bad, PlanOptions{})
+	if err == nil || !strings.Contains(err.Error(), "the multicast rules deliver each result 0 times, want once") {
+		t.Fatalf("got %v, want the forgotten worker named", err)
+	}
+}
