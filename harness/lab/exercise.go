@@ -16,8 +16,16 @@
 // names them), runs the hosts' commands and programs every switch from its
 // runtime_json and cli_input. Stop removes it all.
 //
+// A running lab is driven as Mininet's CLI drives its network: Shell and
+// Lab.Exec run on a host (host names standing for their addresses, as in
+// "h1 ping h2"), Lab.PingAll is pingall, Lab.Tmux opens a window per host.
 // The runtime CLI (Session) speaks simple_switch_CLI's commands over
-// P4Runtime, for cli_input files and for `grid cli`.
+// P4Runtime, for cli_input files and for `grid cli`, and set_queue_rate
+// and set_queue_depth to grid switch's egress queues.
+//
+// grid's own labs (p4/labs) add a check.json that Check grades a
+// student's program or topology by: STF packet tests on the engine and
+// checks of the solver's plan.
 package lab
 
 import (
