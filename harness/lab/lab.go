@@ -160,6 +160,15 @@ func Start(ctx context.Context, ex *Exercise, opts Options) (_ *Lab, err error) 
 		}
 		opts.SwitchCommand = []string{self, "switch"}
 	}
+	// What would stop the lab half-way is checked before anything is built.
+	if _, err := fabric.LoadState(opts.Name); err == nil {
+		return nil, fmt.Errorf("lab %s is running: stop it first with 'grid lab stop' (or give another --name)", opts.Name)
+	}
+	for i, sw := range ex.Topology.Switches {
+		if addr := "127.0.0.1:" + strconv.Itoa(opts.GRPCBasePort+i); listening(addr) {
+			return nil, fmt.Errorf("switch %s: %s is taken by another process (another lab? 'grid lab stop' there, or --grpc-port)", sw.Name, addr)
+		}
+	}
 	fmt.Fprintf(out, "Compiling %d program(s) into build/\n", len(ex.Sources))
 	progs, err := ex.Compile()
 	if err != nil {
@@ -277,9 +286,6 @@ func (ex *Exercise) startSwitch(st *fabric.State, i int, sw Switch, opts Options
 	}
 	if sw.PriorityQueues > 0 {
 		args = append(args, "--priority-queues", strconv.Itoa(sw.PriorityQueues))
-	}
-	if listening(sp.GRPCAddr) {
-		return sp, nil, fmt.Errorf("switch %s: %s is taken by another process (another lab? 'grid lab stop' there)", sw.Name, sp.GRPCAddr)
 	}
 	logFile, err := os.Create(sp.Log)
 	if err != nil {

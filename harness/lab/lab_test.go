@@ -221,3 +221,32 @@ func TestLabWithABrokenRuntimeJSONNamesTheEntryAndLeavesNoRun(t *testing.T) {
 		t.Errorf("the failed lab's switch log is gone: %v", err)
 	}
 }
+
+// A second start of a running lab, or one on its ports, is refused before
+// anything is compiled or built.
+func TestLabRefusesARunningLabsNameAndPortsBeforeBuilding(t *testing.T) {
+	dir := copyExercise(t, "twoswitch")
+	l, _, _ := startLab(t, dir)
+	ex, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, _ := gridBinary()
+	base, _ := strconv.Atoi(l.Switches[0].GRPCAddr[strings.LastIndex(l.Switches[0].GRPCAddr, ":")+1:])
+	built, _ := os.Stat(filepath.Join(dir, "build", "forward.json"))
+	_, err = Start(context.Background(), ex, Options{Name: l.Run, GRPCBasePort: base + 10, SwitchCommand: []string{bin, "switch"}})
+	if err == nil || !strings.Contains(err.Error(), "is running: stop it first with 'grid lab stop'") {
+		t.Errorf("the same name again: %v", err)
+	}
+	_, err = Start(context.Background(), ex, Options{Name: l.Run + "-b", GRPCBasePort: base, SwitchCommand: []string{bin, "switch"}})
+	if err == nil || !strings.Contains(err.Error(), "switch s1: "+l.Switches[0].GRPCAddr+" is taken") {
+		t.Errorf("the same ports again: %v", err)
+	}
+	if _, err := fabric.LoadState(l.Run + "-b"); err == nil {
+		Stop(l.Run + "-b")
+		t.Error("the refused lab built a run")
+	}
+	if again, _ := os.Stat(filepath.Join(dir, "build", "forward.json")); !again.ModTime().Equal(built.ModTime()) {
+		t.Error("a refused start compiled over the running lab's build/")
+	}
+}
