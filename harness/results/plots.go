@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // MaxPlottedLinks bounds the traffic bar chart: the busiest links only, so
@@ -24,55 +26,98 @@ type plotFile struct {
 	png  []byte
 }
 
-// drawPlots draws, per algorithm that ran, the traffic per link and the PS
-// ingress rate, and across algorithms the job completion time. A plot with
-// nothing to show (no traffic, one sample, no jobs) is left out.
+// figure is a plot and the size it is drawn at.
+type figure struct {
+	name string
+	p    *plot.Plot
+	w, h vg.Length
+}
+
+// drawPlots renders figures as PNG images.
 func drawPlots(e *Experiment, traffic []linkTraffic) ([]plotFile, error) {
-	var out []plotFile
-	add := func(name string, p *plot.Plot, w, h vg.Length) error {
-		wt, err := p.WriterTo(w, h, "png")
-		if err != nil {
-			return fmt.Errorf("plot %s: %w", name, err)
-		}
-		var b bytes.Buffer
-		if _, err := wt.WriteTo(&b); err != nil {
-			return fmt.Errorf("plot %s: %w", name, err)
-		}
-		out = append(out, plotFile{name, b.Bytes()})
-		return nil
+	figs, err := figures(e, traffic)
+	if err != nil {
+		return nil, err
 	}
+	out := make([]plotFile, 0, len(figs))
+	for _, f := range figs {
+		png, err := render(f.p, f.w, f.h)
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", f.name, err)
+		}
+		out = append(out, plotFile{f.name, png})
+	}
+	return out, nil
+}
+
+// figures makes, per algorithm that ran, the traffic per link and the PS
+// ingress rate, and across algorithms the sending rates and the job
+// completion time. A plot with nothing to show (no traffic, one sample, no
+// algorithms) is left out.
+func figures(e *Experiment, traffic []linkTraffic) ([]figure, error) {
+	var out []figure
 	for i, a := range e.Algorithms {
 		if p, bars, err := trafficPlot(e, a.Algorithm, traffic[i]); err != nil {
 			return nil, err
 		} else if p != nil {
-			w := max(6*vg.Inch, vg.Length(bars)*0.3*vg.Inch+1.5*vg.Inch)
-			if err := add("traffic-"+a.Algorithm+".png", p, w, 5*vg.Inch); err != nil {
-				return nil, err
-			}
+			out = append(out, figure{"traffic-" + a.Algorithm + ".png", p, max(6*vg.Inch, vg.Length(bars)*0.3*vg.Inch+1.5*vg.Inch), 5 * vg.Inch})
 		}
 		if p, err := ingressPlot(e, a, traffic[i]); err != nil {
 			return nil, err
 		} else if p != nil {
-			if err := add("ps-ingress-"+a.Algorithm+".png", p, 7*vg.Inch, 4*vg.Inch); err != nil {
-				return nil, err
-			}
+			out = append(out, figure{"ps-ingress-" + a.Algorithm + ".png", p, 7 * vg.Inch, 4 * vg.Inch})
 		}
 	}
 	if p, bars, err := sendingRatePlot(e, traffic); err != nil {
 		return nil, err
 	} else if p != nil {
-		if err := add("sending-rate.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4*vg.Inch); err != nil {
-			return nil, err
-		}
+		out = append(out, figure{"sending-rate.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4 * vg.Inch})
 	}
 	if p, bars, err := completionPlot(e); err != nil {
 		return nil, err
 	} else if p != nil {
-		if err := add("completion.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4*vg.Inch); err != nil {
-			return nil, err
-		}
+		out = append(out, figure{"completion.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4 * vg.Inch})
 	}
 	return out, nil
+}
+
+// Margins of a figure: above the title, whose glyphs gonum draws right up
+// to the canvas's top edge (and past it by their descent), and around the
+// legend's strip.
+const (
+	titleMargin  = vg.Length(6)
+	legendMargin = vg.Length(6)
+)
+
+// render draws p as a PNG image of w by h (drawFigure's layout).
+func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
+	img := vgimg.New(w, h)
+	drawFigure(p, draw.New(img))
+	var b bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// drawFigure draws p onto c with a margin above its title and its legend in
+// a strip of its own below the axes, so the legend never covers data or
+// grid; it returns where the plot and the legend went.
+func drawFigure(p *plot.Plot, c draw.Canvas) (plotArea, legendArea draw.Canvas) {
+	legend := p.Legend
+	p.Legend = plot.NewLegend()
+	defer func() { p.Legend = legend }()
+	var strip vg.Length
+	if r := legend.Rectangle(c); r.Size().Y > 0 {
+		strip = r.Size().Y + 2*legendMargin
+	}
+	top := titleMargin + p.Title.TextStyle.FontExtents().Descent
+	plotArea = draw.Crop(c, 0, 0, strip, -top)
+	legendArea = draw.Crop(c, legendMargin, 0, legendMargin, strip-legendMargin-c.Size().Y)
+	p.Draw(plotArea)
+	legend.Top, legend.Left = true, true
+	legend.Draw(legendArea)
+	return plotArea, legendArea
 }
 
 // byteScale picks a unit for byte counts up to maxBytes.
@@ -147,17 +192,23 @@ func trafficPlot(e *Experiment, algorithm string, t linkTraffic) (*plot.Plot, in
 	p.Add(abBars, baBars, plotter.NewGrid())
 	p.Legend.Add("first end to second", abBars)
 	p.Legend.Add("second end to first", baBars)
-	p.Legend.Top = true
 	p.NominalX(names...)
 	nominalRange(p, len(busy))
-	// Head room for the legend above the highest bar.
-	p.Y.Min, p.Y.Max = 0, peak/scale*1.3
+	p.Y.Min, p.Y.Max = 0, peak/scale*1.05
 	rotateXLabels(p)
 	return p, len(busy), nil
 }
 
+// minIngressIntervals is how many monitor intervals a PS ingress curve
+// needs: a job of a few intervals gives a curve whose shape is the
+// sampling's (a 43 ms job sampled every 100 ms is one step), so with fewer
+// the plot shows each PS's mean rate as a bar instead.
+const minIngressIntervals = 10
+
 // ingressPlot draws, for each job's PS host, the rate of bytes arriving
-// over its links between consecutive samples; nil with fewer than two samples.
+// over its links between consecutive samples, or with fewer than
+// minIngressIntervals intervals its mean rate over the samples as a bar;
+// nil with fewer than two samples.
 func ingressPlot(e *Experiment, a AlgorithmRun, t linkTraffic) (*plot.Plot, error) {
 	byTime := map[time.Time][]LinkSample{}
 	var times []time.Time
@@ -171,68 +222,96 @@ func ingressPlot(e *Experiment, a AlgorithmRun, t linkTraffic) (*plot.Plot, erro
 		return nil, nil
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	var hosts []string
+	for _, j := range a.Jobs {
+		if !slices.Contains(hosts, j.PS.Host) {
+			hosts = append(hosts, j.PS.Host)
+		}
+	}
+	rate := func(host string, from, to time.Time) float64 {
+		prev, cur := ingress(e.Links, byTime[from], host), ingress(e.Links, byTime[to], host)
+		if dt := to.Sub(from).Seconds(); dt > 0 && cur >= prev {
+			return float64(cur-prev) * 8 / dt / 1e6
+		}
+		return 0
+	}
 	p := plot.New()
-	p.Title.Text = a.Algorithm + ": traffic into the PS"
-	p.X.Label.Text = "seconds"
 	p.Y.Label.Text = "Mbit/s"
 	p.Add(plotter.NewGrid())
-	seen := map[string]bool{}
-	peak := 0.0
-	for _, j := range a.Jobs {
-		host := j.PS.Host
-		if seen[host] {
-			continue
+	if intervals := len(times) - 1; intervals < minIngressIntervals {
+		p.Title.Text = fmt.Sprintf("%s: mean rate into the PS (%d samples, too few for a curve)", a.Algorithm, len(times))
+		means := make(plotter.Values, len(hosts))
+		peak := 0.0
+		for i, host := range hosts {
+			means[i] = rate(host, times[0], times[len(times)-1])
+			peak = max(peak, means[i])
 		}
-		seen[host] = true
+		bars, err := plotter.NewBarChart(means, vg.Points(30))
+		if err != nil {
+			return nil, fmt.Errorf("plot ps-ingress-%s: %w", a.Algorithm, err)
+		}
+		bars.Color = plotutil.Color(2)
+		bars.LineStyle.Width = 0
+		p.Add(bars)
+		p.NominalX(hosts...)
+		nominalRange(p, len(hosts))
+		p.Y.Min, p.Y.Max = 0, max(peak*1.05, 1e-3)
+		return p, nil
+	}
+	p.Title.Text = a.Algorithm + ": traffic into the PS"
+	p.X.Label.Text = "seconds"
+	for i, host := range hosts {
 		xys := make(plotter.XYs, 0, len(times)-1)
-		prev, prevTime := ingress(e.Links, byTime[times[0]], host), times[0]
-		for _, tm := range times[1:] {
-			cur := ingress(e.Links, byTime[tm], host)
-			rate := 0.0
-			if dt := tm.Sub(prevTime).Seconds(); dt > 0 && cur >= prev {
-				rate = float64(cur-prev) * 8 / dt / 1e6
-			}
-			xys = append(xys, plotter.XY{X: tm.Sub(t.start).Seconds(), Y: rate})
-			peak = max(peak, rate)
-			prev, prevTime = cur, tm
+		for k := 1; k < len(times); k++ {
+			xys = append(xys, plotter.XY{X: times[k].Sub(t.start).Seconds(), Y: rate(host, times[k-1], times[k])})
 		}
 		line, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, fmt.Errorf("plot ps-ingress-%s: %w", a.Algorithm, err)
 		}
-		line.Color = plotutil.Color(len(seen) - 1)
+		line.Color = plotutil.Color(i)
 		line.Width = vg.Points(1.5)
 		p.Add(line)
 		p.Legend.Add(host, line)
 	}
-	p.Legend.Top = true
 	p.X.Min, p.Y.Min = 0, 0
-	if peak > 0 {
-		p.Y.Max = peak * 1.25 // head room for the legend
-	}
 	return p, nil
 }
 
-// completionPlot is one bar per algorithm that ran jobs: its mean job
-// completion time, in another colour when a job did not verify (a fast
-// wrong answer is no result); nil when no algorithm ran jobs.
+// completionPlot is one place per algorithm: a bar of its mean job
+// completion time, in the failure colour when a sum was wrong (a fast
+// wrong answer is no result); no bar but a word where nothing comparable
+// ran: "refused" for a plan that could not be deployed, "failed" for one
+// whose run stopped short or whose workers did not all finish (their time
+// would be the deadline's, not a completion). nil with no algorithms.
 func completionPlot(e *Experiment) (*plot.Plot, int, error) {
 	var names []string
 	var exact, wrong plotter.Values
+	var marks plotter.XYLabels
 	peak, anyWrong := 0.0, false
 	for _, a := range e.Algorithms {
-		if a.Refused != "" || len(a.Jobs) == 0 {
-			continue
-		}
-		mean, verified := 0.0, true
+		mark := ""
+		mean, verified, finished := 0.0, true, len(a.Jobs) > 0
 		for _, j := range a.Jobs {
 			c := j.Completion()
 			mean += c.Seconds / float64(len(a.Jobs))
 			verified = verified && c.Verified
+			finished = finished && c.Finished
+		}
+		switch {
+		case a.Refused != "":
+			mark = "refused"
+		case a.Failed != "" || !finished:
+			mark = "failed"
+		}
+		if mark != "" {
+			marks.XYs = append(marks.XYs, plotter.XY{X: float64(len(names)), Y: 0})
+			marks.Labels = append(marks.Labels, mark)
+			mean = 0
 		}
 		names = append(names, a.Algorithm)
 		peak = max(peak, mean)
-		if verified {
+		if verified || mark != "" {
 			exact, wrong = append(exact, mean), append(wrong, 0)
 		} else {
 			exact, wrong = append(exact, 0), append(wrong, mean)
@@ -250,7 +329,7 @@ func completionPlot(e *Experiment) (*plot.Plot, int, error) {
 		values plotter.Values
 		color  int
 		label  string
-	}{{exact, 2, "every sum exact"}, {wrong, 0, "wrong or missing sums"}}
+	}{{exact, 2, "every sum exact"}, {wrong, 0, "wrong sums"}}
 	for _, sr := range series {
 		if sr.label != series[0].label && !anyWrong {
 			continue
@@ -266,10 +345,20 @@ func completionPlot(e *Experiment) (*plot.Plot, int, error) {
 			p.Legend.Add(sr.label, bars)
 		}
 	}
-	p.Legend.Top = true
+	if len(marks.Labels) > 0 {
+		labels, err := plotter.NewLabels(marks)
+		if err != nil {
+			return nil, 0, fmt.Errorf("plot completion: %w", err)
+		}
+		for i := range labels.TextStyle {
+			labels.TextStyle[i].XAlign, labels.TextStyle[i].YAlign = draw.XCenter, draw.YBottom
+			labels.TextStyle[i].Color = plotutil.Color(0)
+		}
+		p.Add(labels)
+	}
 	p.NominalX(names...)
 	nominalRange(p, len(names))
-	p.Y.Min, p.Y.Max = 0, peak*1.25 // head room for the legend
+	p.Y.Min, p.Y.Max = 0, max(peak*1.05, 1)
 	return p, len(names), nil
 }
 
@@ -316,9 +405,8 @@ func sendingRatePlot(e *Experiment, traffic []linkTraffic) (*plot.Plot, int, err
 	p.Add(bars, marks)
 	p.Legend.Add("measured (slowest worker)", bars)
 	p.Legend.Add("predicted lambda", marks)
-	p.Legend.Top = true
 	p.NominalX(names...)
 	nominalRange(p, len(names))
-	p.Y.Min, p.Y.Max = 0, peak*1.35 // head room for the legend
+	p.Y.Min, p.Y.Max = 0, peak*1.1
 	return p, len(names), nil
 }

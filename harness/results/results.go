@@ -121,21 +121,26 @@ type Job struct {
 
 // Completion is a job's completion: from its first worker's start to its
 // last worker's last result; Verified when the PS and every worker verified
-// every sum. An unfinished worker counts with its end time.
+// every sum. An unfinished worker counts with its end time, which is then
+// its deadline or when it was stopped, not a completion: Finished says
+// whether every worker got its last result.
 type Completion struct {
 	Start, End time.Time
 	Seconds    float64
 	Verified   bool
+	Finished   bool
 }
 
 // Completion computes the job's completion from its reports.
 func (j *Job) Completion() Completion {
 	var c Completion
 	c.Verified = j.PS != nil && j.PS.Verified && len(j.Workers) > 0
+	c.Finished = len(j.Workers) > 0
 	for _, w := range j.Workers {
 		last := w.Done
 		if last.IsZero() {
 			last = w.End
+			c.Finished = false
 		}
 		if c.Start.IsZero() || w.Start.Before(c.Start) {
 			c.Start = w.Start

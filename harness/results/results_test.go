@@ -336,7 +336,10 @@ func pixelsOf(t *testing.T, path string, c color.Color) int {
 
 func TestAnAlgorithmWhoseJobFailedIsDrawnInTheFailureColour(t *testing.T) {
 	failure := plotutil.Color(0)
-	dir, err := Write(t.TempDir(), experiment()) // switchml has an unfinished worker
+	wrong := experiment()
+	// switchml's worker h2 finished, with a wrong sum.
+	wrong.Algorithms[2].Jobs[0].Workers[1].Done = at(8800)
+	dir, err := Write(t.TempDir(), wrong)
 	if err != nil {
 		t.Fatal(err)
 	}
