@@ -14,7 +14,7 @@ import (
 const (
 	AlgoGRID      = "grid"       // R-GRIA, the paper's Alg. 1
 	AlgoGRIDPaths = "grid-paths" // link-aware LP, rounding and local search
-	AlgoGRIDExact = "grid-exact" // exact optimum (paper model, or link-aware MILP when small)
+	AlgoGRIDExact = "grid-exact" // exact optimum where it can prove one (Plan.Exact says)
 	AlgoATP       = "atp"
 	AlgoSwitchML  = "switchml"
 	AlgoGeryon    = "geryon"
@@ -42,10 +42,11 @@ type Options struct {
 	// aggregate workers from other racks).
 	Paths int
 	// MILPLimit is the most integer variables grid-exact gives the link-aware
-	// MILPs (one per worker class, node and path); larger instances use the
-	// paper model's exact method (default 1200, which keeps grid-exact well
-	// under a second; paper-scale fabrics need about 10000-20000 and CBC, and
-	// then take minutes).
+	// MILPs (one per worker class, node and path, counted as classes x
+	// nodes x Paths before any path is enumerated; default 1200, which keeps
+	// grid-exact well under a second). Larger link-limited instances get
+	// grid-paths' search under the paper model's optimum as a bound, and
+	// the plan says exact only if the search reaches the bound.
 	MILPLimit int
 }
 
