@@ -199,6 +199,24 @@ func checkPlanOnTheWire(t *testing.T, name string, tp *topo.Topology, p *Plan) {
 			t.Errorf("%s: the plan lists link %s->%s, which carries nothing", name, d[0], d[1])
 		}
 	}
+	// What a monitor should count: job i sends i+1 fragments.
+	frags := map[string]int{}
+	for i, jp := range p.Jobs {
+		frags[jp.Name] = i + 1
+	}
+	expected := p.ExpectedPackets(frags)
+	for d, byJob := range pk {
+		want := 0.0
+		for job, c := range byJob {
+			want += float64(frags[job]) * c.Total()
+		}
+		if math.Abs(expected[d]-want) > 1e-6 {
+			t.Errorf("%s: link %s->%s: ExpectedPackets says %g, the wire carries %g", name, d[0], d[1], expected[d], want)
+		}
+	}
+	if len(expected) != len(pk) {
+		t.Errorf("%s: ExpectedPackets lists %d link directions, the wire uses %d", name, len(expected), len(pk))
+	}
 }
 
 // randomFabric is a fat-tree (k=4) or leaf-spine with a random
