@@ -638,12 +638,18 @@ func (a *actx) builtin(c *ast.Call) (val, error) {
 		return &scalarV{ref: bmv2json.Field(h.h.Name, "$valid$"), t: ast.TBool}, nil
 	case "setValid", "setInvalid":
 		h, ok := rv.(*headerV)
-		if !ok || h.dyn != nil {
+		if !ok || h.last != nil || len(h.path) > 0 {
 			return nil, unsupported(c, "%s on this value", c.Builtin)
 		}
 		op := "add_header"
 		if c.Builtin == "setInvalid" {
 			op = "remove_header"
+		}
+		if h.dyn != nil {
+			// A stack element chosen at run time, as p4c writes it: the
+			// dereference_header_stack expression is the header.
+			a.emitPrim(prim(op, param(h.dyn)))
+			return nil, nil
 		}
 		a.emitPrim(prim(op, bmv2json.Named("header", h.h.Name)))
 		return nil, nil

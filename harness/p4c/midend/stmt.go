@@ -576,7 +576,12 @@ func (a *actx) store(n ast.Node, dst, src val) error {
 		return nil
 	case *headerV:
 		if hs, ok := src.(*headerV); ok && hs.dyn != nil {
-			return unsupported(n, "copying from a stack element chosen at run time")
+			if d.dyn != nil || len(d.path) > 0 || len(hs.path) > 0 || hs.last != nil || d.h.Metadata || a.inParser {
+				return unsupported(n, "copying from a stack element chosen at run time")
+			}
+			// As p4c writes it: assign_header from the dereference.
+			a.emitPrim(prim("assign_header", bmv2json.Named("header", d.h.Name), param(hs.dyn)))
+			return nil
 		}
 		if d.dyn != nil {
 			return a.storeRuntimeElement(n, d, src)
