@@ -50,6 +50,14 @@ func init() {
 			if len(args) != 1 {
 				return cli.Exit("grid up: give exactly one topology file (see 'grid up --help')", 2)
 			}
+			if n := c.Int("workers"); n < 0 {
+				return cli.Exit(fmt.Sprintf("grid up: --workers %d: want a positive count (0 for 2 per CPU)", n), 2)
+			}
+			if name := c.String("name"); name != "" {
+				if err := fabric.CheckRunName(name); err != nil {
+					return cli.Exit("grid up: --name: "+err.Error(), 2)
+				}
+			}
 			t, err := topo.Load(args[0])
 			if err != nil {
 				return err

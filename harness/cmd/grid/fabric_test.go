@@ -319,3 +319,26 @@ func TestAKilledRunIsListedDeadAndCleanRemovesItsTempFolder(t *testing.T) {
 	}
 	nothingLeft(t, run)
 }
+
+func TestUpAndSimulateRefuseBadCountsAndNamesBeforeBuilding(t *testing.T) {
+	run := newRunName()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"up", shippedTopology(t, "testbed.yaml"), "--name", run, "--workers", "-3"}, "grid up: --workers -3: want a positive count"},
+		{[]string{"up", shippedTopology(t, "testbed.yaml"), "--name", "Upper"}, `grid up: --name: run name "Upper"`},
+	} {
+		out, code := exitCode(t, c.args...)
+		if code == 0 || !strings.Contains(out, c.want) {
+			t.Errorf("grid %s: exit %d, %q, want %q", strings.Join(c.args, " "), code, out, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(fabric.StateDir, run)); err == nil {
+		fabric.Clean(run)
+		t.Errorf("grid up --workers -3 built run %s", run)
+	}
+	if _, err := runGrid(t, "simulate", "--runs", "0", "--results", t.TempDir()); err == nil || !strings.Contains(err.Error(), "--runs 0: at least 1 instance per point") {
+		t.Errorf("grid simulate --runs 0: %v", err)
+	}
+}

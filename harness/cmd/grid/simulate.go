@@ -40,6 +40,9 @@ func init() {
 }
 
 func runSimulate(c *cli.Context) error {
+	if n := c.Int("runs"); n < 1 {
+		return fmt.Errorf("--runs %d: at least 1 instance per point", n)
+	}
 	algos, err := solver.ParseAlgorithms(c.String("algo"))
 	if err != nil {
 		return err
