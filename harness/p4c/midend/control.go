@@ -45,6 +45,7 @@ func (l *lowerer) lowerPipeline(d ast.Decl, name string, args []val) error {
 	}
 	pipe := &Pipeline{Name: name, Pos: cd.Pos}
 	sc := newScope(nil, cpName(cd.Annos, cd.Name, ""))
+	l.bindTopCtorArgs(cd.CtorParams, sc)
 	for i, p := range cd.Params {
 		sc.m[p] = args[i]
 	}

@@ -52,6 +52,8 @@ type lowerer struct {
 	tables map[tableKey]*Table
 	// multi are the tables applied at several places.
 	multi map[tableKey]*multiApply
+	// ctorArgs are the constructor arguments of the V1Switch blocks.
+	ctorArgs map[*ast.Param]val
 	// learn are the learn lists by digested type name.
 	learn map[string]*LearnList
 	// objs are the extern instances by declaration and scope prefix.
@@ -106,6 +108,7 @@ func Lower(prog *ast.Program, source string) (_ *Program, err error) {
 		multi:       map[tableKey]*multiApply{},
 		objs:        map[objKey]*objV{},
 		learn:       map[string]*LearnList{},
+		ctorArgs:    map[*ast.Param]val{},
 		enumVals:    map[*ast.EnumMember]int{},
 		errorVals:   map[*ast.EnumMember]int{},
 		override:    map[ast.Expr]val{},
@@ -233,24 +236,62 @@ func (l *lowerer) run() error {
 func (l *lowerer) blockDecl(e ast.Expr) (ast.Decl, error) {
 	switch x := e.(type) {
 	case *ast.Call:
-		if len(x.Args) != 0 {
-			return nil, unsupported(x, "constructor arguments of parsers and controls")
+		d, err := l.blockDecl(x.Fun)
+		if err != nil || len(x.Args) == 0 {
+			return d, err
 		}
-		return l.blockDecl(x.Fun)
+		return d, l.topCtorArgs(d, x.Args)
 	case *ast.Ident:
 		switch d := x.Decl.(type) {
 		case *ast.ParserDecl, *ast.ControlDecl:
 			return d, nil
 		case *ast.InstanceDecl:
-			if len(d.Args) != 0 {
-				return nil, unsupported(d, "constructor arguments of parsers and controls")
-			}
 			if ot, ok := d.Type.Resolved().(*ast.ObjectType); ok {
-				return ot.Decl, nil
+				if len(d.Args) == 0 {
+					return ot.Decl, nil
+				}
+				return ot.Decl, l.topCtorArgs(ot.Decl, d.Args)
 			}
 		}
 	}
 	return nil, unsupported(e, "V1Switch argument of this form")
+}
+
+// topCtorArgs records the constructor arguments of a V1Switch block
+// (`MyParser(false)`): compile-time values its body sees as constants.
+func (l *lowerer) topCtorArgs(d ast.Decl, args []*ast.Arg) error {
+	var params []*ast.Param
+	switch x := d.(type) {
+	case *ast.ParserDecl:
+		params = x.CtorParams
+	case *ast.ControlDecl:
+		params = x.CtorParams
+	}
+	if len(params) != len(args) {
+		return unsupported(d, "%s with %d constructor arguments (it takes %d)", d.DeclName(), len(args), len(params))
+	}
+	a := &actx{l: l, sc: newScope(nil, ""), prims: new([]bmv2json.Primitive)}
+	for i, p := range params {
+		v, err := a.value(args[i].Value)
+		if err != nil {
+			return err
+		}
+		if _, ok := v.(*scalarV); !ok || args[i].Value.Info().Const == nil {
+			return unsupported(args[i].Value, "constructor argument that is not a compile-time constant")
+		}
+		l.ctorArgs[p] = v
+	}
+	return nil
+}
+
+// bindTopCtorArgs puts a V1Switch block's constructor arguments in its
+// scope.
+func (l *lowerer) bindTopCtorArgs(params []*ast.Param, sc *scope) {
+	for _, p := range params {
+		if v, ok := l.ctorArgs[p]; ok {
+			sc.m[p] = v
+		}
+	}
 }
 
 // uniqueName returns base or base_N, whichever is still free.

@@ -17,6 +17,7 @@ func (*packetV) isVal() {}
 // lowerParser lowers the v1model parser, inlining sub-parsers.
 func (l *lowerer) lowerParser(pd *ast.ParserDecl, shared map[int]val) error {
 	sc := newScope(nil, cpName(pd.Annos, pd.Name, ""))
+	l.bindTopCtorArgs(pd.CtorParams, sc)
 	sc.m[pd.Params[0]] = &packetV{}
 	for i, v := range shared {
 		sc.m[pd.Params[i]] = v

@@ -246,7 +246,11 @@ func overlaps(dst, src val) bool {
 			for _, e := range x.elems {
 				scan(e)
 			}
-		case *stackV, *unionV, *unionStackV:
+		case *stackV:
+			for _, e := range x.elem {
+				scan(e)
+			}
+		case *unionV, *unionStackV:
 			reads = true // rare in initializers: be safe
 		}
 	}
