@@ -270,7 +270,7 @@ func sweep(run string, s *State, others []string, stopFound bool) *RunReport {
 			}
 		}
 	} else {
-		warnSquatters(names)
+		warnSquatters(names, procs)
 	}
 	if err := stopProcesses(procs); err != nil {
 		fail(err)

@@ -84,12 +84,15 @@ func stopProcesses(procs []Process) error {
 }
 
 // warnSquatters logs processes that are inside the given namespaces without
-// being recorded in the run's state. Down does not kill them (it stops only
+// being recorded in the run's state (recorded). Down does not kill them (it stops only
 // the processes grid recorded; Clean stops them too), but they keep their
 // namespace, and its interfaces, alive after it is unmounted, so the user
 // must know.
-func warnSquatters(names []string) {
+func warnSquatters(names []string, recorded []Process) {
 	for _, p := range processesIn(names) {
+		if slices.ContainsFunc(recorded, func(q Process) bool { return q.PID == p.PID && q.Start == p.Start }) {
+			continue // about to be stopped
+		}
 		slog.Warn("process not recorded by grid is inside a namespace being removed; it keeps the namespace alive until it exits (grid clean stops it)",
 			"pid", p.PID, "command", p.Role, "netns", p.Node)
 	}

@@ -42,6 +42,11 @@ type Options struct {
 	SwitchCommand []string
 	// Out receives progress and the summary; nil discards them.
 	Out io.Writer
+	// Backend runs the switches: BackendGrid ("" too) or BackendBmv2.
+	Backend string
+	// Grid is the grid executable that runs the lab's helper processes
+	// (grid lab forward for bmv2); this executable when empty.
+	Grid string
 }
 
 // Lab is a running exercise: its run of namespaces and its switches.
@@ -50,6 +55,7 @@ type Lab struct {
 	Dir      string          `json:"dir"`
 	Switches []SwitchProcess `json:"switches"`
 	Hosts    []LabHost       `json:"hosts"`
+	Backend  string          `json:"backend"`
 }
 
 // LabHost is a host of a lab and its address.
@@ -150,15 +156,23 @@ func Start(ctx context.Context, ex *Exercise, opts Options) (_ *Lab, err error) 
 	if opts.Name == "" {
 		opts.Name = RunName(ex.Dir)
 	}
+	switch opts.Backend {
+	case "", BackendGrid, BackendBmv2:
+	default:
+		return nil, fmt.Errorf("backend %q: want grid or bmv2", opts.Backend)
+	}
 	if opts.GRPCBasePort == 0 {
 		opts.GRPCBasePort = DefaultGRPCBasePort
 	}
-	if len(opts.SwitchCommand) == 0 {
+	if opts.Grid == "" {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, err
 		}
-		opts.SwitchCommand = []string{self, "switch"}
+		opts.Grid = self
+	}
+	if len(opts.SwitchCommand) == 0 {
+		opts.SwitchCommand = []string{opts.Grid, "switch"}
 	}
 	// What would stop the lab half-way is checked before anything is built.
 	if _, err := fabric.LoadState(opts.Name); err == nil {
@@ -199,13 +213,17 @@ func Start(ctx context.Context, ex *Exercise, opts Options) (_ *Lab, err error) 
 			}
 		}
 	}()
-	lab := &Lab{Run: st.Run, Dir: ex.Dir}
+	lab := &Lab{Run: st.Run, Dir: ex.Dir, Backend: opts.Backend}
 	for _, h := range ex.Topology.Hosts {
 		lab.Hosts = append(lab.Hosts, LabHost{Name: h.Name, IP: h.IP.Addr().String()})
 	}
+	start := ex.startSwitch
+	if opts.Backend == BackendBmv2 {
+		start = ex.startBmv2Switch
+	}
 	var waits []func() error
 	for i, sw := range ex.Topology.Switches {
-		sp, wait, err := ex.startSwitch(st, i, sw, opts)
+		sp, wait, err := start(st, i, sw, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +239,22 @@ func Start(ctx context.Context, ex *Exercise, opts Options) (_ *Lab, err error) 
 		ex.runHostCommands(st, h, out)
 	}
 	for i, sw := range ex.Topology.Switches {
-		if err := ex.program(ctx, sw, lab.Switches[i], progs, out); err != nil {
+		if opts.Backend != BackendBmv2 || sw.CLIInput == "" {
+			if err := ex.program(ctx, sw, lab.Switches[i], progs, out); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		// bmv2 takes cli_input over Thrift, as in the tutorials.
+		if sw.RuntimeJSON != "" {
+			viaP4Runtime := sw
+			viaP4Runtime.CLIInput = ""
+			if err := ex.program(ctx, viaP4Runtime, lab.Switches[i], progs, out); err != nil {
+				return nil, err
+			}
+		}
+		fmt.Fprintf(out, "Configuring switch %s with file %s\n", sw.Name, sw.CLIInput)
+		if err := ex.runBmv2CLI(st, sw, lab.Switches[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -460,11 +493,21 @@ func (l *Lab) describe(ex *Exercise, out io.Writer) {
 		{"grid lab exec " + first + " -- ping -c 1 " + last, "Mininet's " + first + " ping -c 1 " + last},
 		{"grid lab pingall", "Mininet's pingall"},
 		{"tail -f " + rel(filepath.Join(ex.Dir, "logs")) + "/s1.log", "a switch's log; pcaps/ has every port's frames"},
-		{fmt.Sprintf("grid cli --thrift-port %d", DefaultThriftBasePort), "simple_switch_CLI's commands for " + l.Switches[0].Name + ", over P4Runtime"},
+		cliLine(l),
 		{"grid lab stop", "stop it all (Mininet's exit, make stop)"},
 	} {
 		fmt.Fprintf(out, "  %-34s %s\n", line[0], line[1])
 	}
+}
+
+// cliLine is how the student gives the first switch simple_switch_CLI's
+// commands: over P4Runtime with grid cli, or, on bmv2, with
+// simple_switch_CLI itself through the forwarded Thrift port.
+func cliLine(l *Lab) [2]string {
+	if l.Backend == BackendBmv2 {
+		return [2]string{fmt.Sprintf("simple_switch_CLI --thrift-port %d", DefaultThriftBasePort), "bmv2's CLI for " + l.Switches[0].Name}
+	}
+	return [2]string{fmt.Sprintf("grid cli --thrift-port %d", DefaultThriftBasePort), "simple_switch_CLI's commands for " + l.Switches[0].Name + ", over P4Runtime"}
 }
 
 // Shell replaces the process with a shell on a host of the lab.

@@ -107,7 +107,7 @@ func startLabWith(t *testing.T, dir, program string) (*Lab, *fabric.State, strin
 	run := fmt.Sprintf("lab-t%d-%d", os.Getpid(), time.Now().UnixNano()%100000)
 	var out bytes.Buffer
 	l, err := Start(context.Background(), ex, Options{Name: run, GRPCBasePort: freePorts(t, len(ex.Topology.Switches)),
-		SwitchCommand: []string{bin, "switch"}, Out: &out})
+		Grid: bin, Out: &out})
 	if err != nil {
 		t.Fatalf("start: %v\n%s", err, out.String())
 	}
@@ -209,7 +209,7 @@ func TestLabWithABrokenRuntimeJSONNamesTheEntryAndLeavesNoRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := fmt.Sprintf("lab-t%d-bad", os.Getpid())
-	_, err = Start(context.Background(), ex, Options{Name: run, GRPCBasePort: freePorts(t, 2), SwitchCommand: []string{bin, "switch"}})
+	_, err = Start(context.Background(), ex, Options{Name: run, GRPCBasePort: freePorts(t, 2), Grid: bin})
 	if err == nil || !strings.Contains(err.Error(), "s1-runtime.json: table_entries[1]: action_params: vlan is not a parameter of MyIngress.ipv4_forward") {
 		t.Fatalf("got %v", err)
 	}
@@ -234,11 +234,11 @@ func TestLabRefusesARunningLabsNameAndPortsBeforeBuilding(t *testing.T) {
 	bin, _ := gridBinary()
 	base, _ := strconv.Atoi(l.Switches[0].GRPCAddr[strings.LastIndex(l.Switches[0].GRPCAddr, ":")+1:])
 	built, _ := os.Stat(filepath.Join(dir, "build", "forward.json"))
-	_, err = Start(context.Background(), ex, Options{Name: l.Run, GRPCBasePort: base + 10, SwitchCommand: []string{bin, "switch"}})
+	_, err = Start(context.Background(), ex, Options{Name: l.Run, GRPCBasePort: base + 10, Grid: bin})
 	if err == nil || !strings.Contains(err.Error(), "is running: stop it first with 'grid lab stop'") {
 		t.Errorf("the same name again: %v", err)
 	}
-	_, err = Start(context.Background(), ex, Options{Name: l.Run + "-b", GRPCBasePort: base, SwitchCommand: []string{bin, "switch"}})
+	_, err = Start(context.Background(), ex, Options{Name: l.Run + "-b", GRPCBasePort: base, Grid: bin})
 	if err == nil || !strings.Contains(err.Error(), "switch s1: "+l.Switches[0].GRPCAddr+" is taken") {
 		t.Errorf("the same ports again: %v", err)
 	}

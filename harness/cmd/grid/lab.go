@@ -27,7 +27,10 @@ func init() {
 			"(the Nth of the file has device id N-1 and P4Runtime on 127.0.0.1:50051+N-1, reachable from\n" +
 			"here; logs/sN.log, pcaps/sN-ethP_in.pcap and _out.pcap as bmv2 names them) and programs each\n" +
 			"from its runtime_json (logs/sN-p4runtime-requests.txt) and cli_input (logs/sN_cli_output.log).\n" +
-			"Link latency is applied by the switches to what they send; bandwidth by tbf.\n\n" +
+			"Link latency is applied by the switches to what they send; bandwidth by tbf and each port's egress\n" +
+			"queue. --backend bmv2 runs simple_switch_grpc (on PATH) in each switch's namespace instead, reached\n" +
+			"from here through forwarders at the same addresses (and simple_switch_CLI at 9090+N), cli_input\n" +
+			"through simple_switch_CLI as the tutorials do; bmv2 applies no link latency.\n\n" +
 			"The lab keeps running after the command returns; from the exercise folder:\n" +
 			"   grid lab shell h1                  a shell on h1 (Mininet's 'xterm h1')\n" +
 			"   grid lab exec h1 -- ping -c 1 h2   Mininet's 'h1 ping -c 1 h2'\n" +
@@ -39,6 +42,7 @@ func init() {
 			&cli.StringFlag{Name: "name", Usage: "run `NAME` (default: lab- and the folder's name)"},
 			&cli.IntFlag{Name: "grpc-port", Value: lab.DefaultGRPCBasePort, Usage: "P4Runtime `PORT` of the first switch; the Nth has PORT+N-1"},
 			&cli.StringFlag{Name: "program", Usage: "run `FILE.p4` (e.g. solution/NAME.p4, relative to EXERCISE_DIR) in place of the folder's program of the same name"},
+			&cli.StringFlag{Name: "backend", Value: lab.BackendGrid, Usage: "`BACKEND` of the switches: grid (grid switch) or bmv2 (simple_switch_grpc on PATH, reached through forwarders from here; no link latency)"},
 		},
 		Action: runLab,
 		Subcommands: []*cli.Command{
@@ -109,6 +113,28 @@ func init() {
 					}
 					if err := l.Exec(args[0], args[1:]); err != nil {
 						return cli.Exit(fmt.Sprintf("grid lab exec: %v", err), 1)
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "forward",
+				Usage:     "relay TCP connections from here to a switch's namespace (how grid lab --backend bmv2 reaches bmv2)",
+				ArgsUsage: "LISTEN_ADDR TARGET_ADDR",
+				Hidden:    true,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "name", Required: true, Usage: "run `NAME`"},
+					&cli.StringFlag{Name: "node", Required: true, Usage: "`SWITCH` whose namespace TARGET_ADDR is in"},
+				},
+				Action: func(c *cli.Context) error {
+					args, err := positionalArgs(c)
+					if err != nil || len(args) != 2 {
+						return cli.Exit("grid lab forward: want LISTEN_ADDR TARGET_ADDR", 2)
+					}
+					ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+					defer stop()
+					if err := lab.Forward(ctx, c.String("name"), c.String("node"), args[0], args[1]); err != nil {
+						return cli.Exit(fmt.Sprintf("grid lab forward: %v", err), 1)
 					}
 					return nil
 				},
@@ -229,7 +255,8 @@ func runLab(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if _, err := lab.Start(ctx, ex, lab.Options{Name: c.String("name"), GRPCBasePort: c.Int("grpc-port"), Out: c.App.Writer}); err != nil {
+	if _, err := lab.Start(ctx, ex, lab.Options{Name: c.String("name"), GRPCBasePort: c.Int("grpc-port"), Out: c.App.Writer,
+		Backend: c.String("backend")}); err != nil {
 		return cli.Exit(fmt.Sprintf("grid lab: %v", err), 1)
 	}
 	return nil
