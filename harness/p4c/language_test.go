@@ -75,6 +75,11 @@ func TestProgramsP4cAcceptsCompile(t *testing.T) {
 		{name: "entry priorities and their properties", holes: holes{ingress: `action a() { } table t { key = { hdr.h.a: ternary; } actions = { a; } largest_priority_wins = false; priority_delta = 10; entries = { priority = 10: 1 &&& 0xf : a(); 2 : a(); } }`, apply: `t.apply();`}},
 		{name: "unknown table property is ignored", holes: holes{ingress: `table t { actions = { NoAction; } junk = 1; }`, apply: `t.apply();`}, warning: "property junk is ignored"},
 		{name: "static_assert", holes: holes{top: `const bool ok = static_assert(V1MODEL_VERSION >= 20160101, "old v1model");`, apply: `static_assert(true);`}},
+		{name: "select with no expression", holes: holes{states: `state s2 { transition select() { default: accept; } }`}},
+		{name: "varbit in a metadata struct", holes: holes{top: `struct vb_t { varbit<8> v; }`, ingress: `vb_t vb;`}},
+		{name: "struct inside a header, copied whole", holes: holes{top: `struct in_t { bit<8> p; bit<8> q; } header wrap_t { in_t s; }`, ingress: `wrap_t w;`, apply: `w.setValid(); w.s = { 1, 2 }; meta.x = w.s.q;`}},
+		{name: "lookahead of a struct", holes: holes{top: `struct two_t { bit<8> p; bit<8> q; }`, states: `state s2 { two_t t = pkt.lookahead<two_t>(); transition select(t.q) { 1: accept; default: reject; } }`}},
+		{name: "struct compared with a list", holes: holes{top: `struct pair_t { bit<8> p; bit<8> q; }`, apply: `pair_t v = { hdr.h.a, hdr.h.b }; if (v == { 1, 2 }) { sm.egress_spec = 2; }`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := compileSnippet(t, c.holes)

@@ -526,7 +526,9 @@ func (c *checker) structDecl(d *ast.StructDecl) {
 		default:
 			switch t.(type) {
 			case *ast.VarbitType:
-				c.unsupportedf(f, "varbit field %s.%s (varbit is outside the compiler's subset)", d.Name, f.Name)
+				if !c.features.Varbit {
+					c.unsupportedf(f, "varbit field %s.%s (varbit is outside the compiler's subset)", d.Name, f.Name)
+				}
 			case *ast.ObjectType, *ast.TableType, *ast.VoidType, *ast.StringType, *ast.IntLitType:
 				c.errorf(f, "%s.%s: a struct field cannot have type %s", d.Name, f.Name, t)
 			}

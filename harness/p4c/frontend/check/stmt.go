@@ -413,10 +413,6 @@ func (c *checker) selectExpr(sel *ast.SelectExpr, sc, states *scope) {
 		}
 		types = append(types, t)
 	}
-	if len(sel.Exprs) == 0 {
-		c.errorf(sel, "select needs at least one expression")
-		ok = false
-	}
 	sel.Type = &ast.TupleType{Elems: types}
 	for _, cs := range sel.Cases {
 		c.stateRef(cs.State, states)
