@@ -22,10 +22,7 @@ import (
 // as an upper bound. The plan says exact only when its rate is proved
 // optimal: every MILP decided, or the rate reaching the upper bound.
 func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
-	limit := opt.MILPLimit
-	if limit <= 0 {
-		limit = 1200
-	}
+	limit := opt.milpLimit()
 	k := opt.paths()
 	dc := distCache{}
 	if !in.linksCannotLimit() {
@@ -120,9 +117,13 @@ func (in *Instance) boundedSearch(ctx context.Context, dc distCache, opt Options
 // saying whether a rate is feasible: never read as infeasible.
 var errUndecided = errors.New("a feasibility MILP stopped at its limit undecided")
 
-// milpDeadline bounds each of grid-exact's feasibility MILPs, so the
-// algorithm stays interactive; one that runs out is undecided.
-var milpDeadline = 4 * time.Second
+// milpDeadline bounds each of grid-exact's feasibility MILPs and
+// exactBudget all of the link-aware ones, so the algorithm stays
+// interactive; a MILP that runs out is undecided.
+var (
+	milpDeadline = 4 * time.Second
+	exactBudget  = 8 * time.Second
+)
 
 // paperExact solves GRIA for job j exactly. For a rate lambda, switch s can
 // aggregate floor(C_s/lambda) workers and the PS takes floor(B/lambda)
@@ -429,7 +430,12 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exact
 	backend := ""
 	milps := 0
 	results := in.staticResults()
+	stop := time.Now().Add(exactBudget)
 	feasible := func(lambda float64) (bool, error) {
+		left := time.Until(stop)
+		if left <= 0 {
+			return false, fmt.Errorf("at %.4g Gbps: grid-exact's %v are spent: %w", lambda, exactBudget, errUndecided)
+		}
 		// Every arc of a job's result tree carries one result flow.
 		for ai, js := range results {
 			if slotsAt(in.arcs[ai].cap, lambda) < float64(len(js)) {
@@ -519,7 +525,7 @@ func (in *Instance) linkExact(ctx context.Context, dc distCache, classes []exact
 		for _, ps := range sortedKeys(psTerms) {
 			m.AddConstraint("ps", psTerms[ps], lp.LE, slotsAt(in.ingressOf(ps), lambda))
 		}
-		sol, err := lp.Solve(ctx, m, lp.Options{Backend: opt.LP, TimeLimit: milpDeadline})
+		sol, err := lp.Solve(ctx, m, lp.Options{Backend: opt.LP, TimeLimit: min(milpDeadline, left)})
 		if err != nil {
 			return false, err
 		}

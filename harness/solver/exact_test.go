@@ -76,7 +76,7 @@ func TestGridExactNeverReadsAStoppedMILPAsInfeasible(t *testing.T) {
 func TestGridExactIsNeverBelowGridPathsWithLinks(t *testing.T) {
 	for _, sc := range PaperScenarios() {
 		in := scenarioInstance(t, sc, 40, 1)
-		x, err := Solve(context.Background(), in, AlgoGRIDExact, Options{Seed: 1})
+		x, err := Solve(context.Background(), in, AlgoGRIDExact, Options{Seed: 1, MILPLimit: 1200})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,5 +133,21 @@ func TestEverySolverPathStopsWithTheContext(t *testing.T) {
 			t.Errorf("%s past its deadline: %v, want context.DeadlineExceeded", algo, err)
 		}
 		cancel()
+	}
+}
+
+// With CBC grid-exact proves the link-aware optimum of a paper-scale
+// fabric (k=8 fat-tree, ToR switches programmable, 100 Gbps links).
+func TestGridExactProvesAPaperScaleLinkAwareOptimumWithCBC(t *testing.T) {
+	if !lp.CBCAvailable() {
+		t.Skip("cbc not installed (apt-get install coinor-cbc)")
+	}
+	in := scenarioInstance(t, PaperScenarios()[0], 16, 1)
+	x, err := Solve(context.Background(), in, AlgoGRIDExact, Options{Seed: 1, LP: lp.CBC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Model != "links" || x.Exact == nil || !*x.Exact || !approx(x.LambdaGbps, *x.BoundGbps) {
+		t.Errorf("model %s, lambda %g, bound %v, exact %v: %v", x.Model, x.LambdaGbps, *x.BoundGbps, x.Exact, x.Notes)
 	}
 }

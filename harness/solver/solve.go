@@ -43,11 +43,24 @@ type Options struct {
 	Paths int
 	// MILPLimit is the most integer variables grid-exact gives the link-aware
 	// MILPs (one per worker class, node and path, counted as classes x
-	// nodes x Paths before any path is enumerated; default 1200, which keeps
-	// grid-exact well under a second). Larger link-limited instances get
-	// grid-paths' search under the paper model's optimum as a bound, and
-	// the plan says exact only if the search reaches the bound.
+	// nodes x Paths before any path is enumerated). Default: 30000 with
+	// CBC, which proves the paper-scale fabrics' optima in seconds; 1200
+	// with the embedded branch and bound, which is slow on larger MILPs.
+	// grid-exact also stops its MILPs after a few seconds in all. Larger
+	// or undecided link-limited instances get grid-paths' search under the
+	// paper model's optimum as a bound, and the plan says exact only if the
+	// search reaches the bound.
 	MILPLimit int
+}
+
+func (o Options) milpLimit() int {
+	switch {
+	case o.MILPLimit > 0:
+		return o.MILPLimit
+	case o.LP.Resolve() == lp.CBC:
+		return 30000
+	}
+	return 1200
 }
 
 func (o Options) paths() int {

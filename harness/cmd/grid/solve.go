@@ -123,7 +123,7 @@ func solverFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "lp", Value: string(lp.Auto), Usage: "LP `BACKEND`: embedded (pure Go), cbc (coinor-cbc) or auto (cbc when installed)"},
 		&cli.IntFlag{Name: "paths", Value: 8, Usage: "`K` shortest paths per worker and aggregation node for the link-aware algorithms"},
-		&cli.IntFlag{Name: "exact-limit", Value: 1200, Usage: "grid-exact solves the link-aware model exactly when it has at most `N` integer variables (classes x nodes x paths); above that it runs grid-paths' search under the paper model's bound and says exact only if it reaches the bound"},
+		&cli.IntFlag{Name: "exact-limit", Usage: "grid-exact solves the link-aware model exactly when it has at most `N` integer variables (classes x nodes x paths; default 30000 with cbc, 1200 embedded) and its MILPs finish within seconds; otherwise it runs grid-paths' search under the paper model's bound and says exact only if it reaches the bound"},
 	}
 }
 
@@ -138,6 +138,9 @@ func solverOptions(c *cli.Context) (solver.Options, error) {
 	}
 	if c.Int("paths") < 1 {
 		return solver.Options{}, fmt.Errorf("--paths must be at least 1")
+	}
+	if c.Int("exact-limit") < 0 {
+		return solver.Options{}, fmt.Errorf("--exact-limit must be positive (or 0 for the default)")
 	}
 	return solver.Options{LP: backend, Paths: c.Int("paths"), MILPLimit: c.Int("exact-limit")}, nil
 }
