@@ -96,8 +96,10 @@ func (d *Deployment) Switch(name string) (*SwitchDeployment, bool) {
 //   - each worker's share names its node (the PS is node 0) and gets the
 //     next free bitmap slot at that node.
 //
-// It fails, naming the plan field, on what the data plane cannot do: a
-// worker split over several nodes, more than 64 workers per node, a fan-in
+// A worker whose shares name several nodes sends each fragment to one of
+// them by gradproto's schedule (splits.go). It fails, naming the plan
+// field, on what the data plane cannot do: more than 64 workers per node
+// (in any class of fragments), a fan-in
 // that disagrees with the workers' shares, or result streams of one PS
 // leaving a switch on different ports (partial sums follow one IPv4 route),
 // or multicast rules that copy a result, loop or miss a worker.
@@ -196,8 +198,13 @@ type planBuilder struct {
 	d      Deployment
 	index  map[string]int    // switch name -> position in d.Switches
 	jobID  map[string]uint16 // job name -> job id
-	// members[job][node] counts the workers whose share names node.
+	// members[job][node] counts the workers whose shares name node.
 	members map[uint16]map[uint16]int
+	// nodes[job][node name] are the node ids the job's workers address
+	// that node by (splits.go): one per distinct set of workers.
+	nodes map[uint16]map[string][]nodeAlias
+	// nextID is the next node id free for an alias.
+	nextID int
 	// psRoute[switch][ps address] is the plan's port towards a PS and the
 	// field that set it.
 	psRoute map[string]map[netip.Addr]portSource
@@ -321,42 +328,8 @@ func (b *planBuilder) addJob(i int, j *solver.JobPlan) error {
 	if b.members == nil {
 		b.members = map[uint16]map[uint16]int{}
 	}
-	slots := map[uint16]int{}
-	b.members[id] = slots
-	for wi, w := range j.Workers {
-		wf := fmt.Sprintf("%s.workers[%d] (%s)", field, wi, w.Host)
-		var share *solver.Share
-		for si := range w.Shares {
-			s := &w.Shares[si]
-			if s.Fraction <= shareNoise {
-				continue
-			}
-			if share != nil {
-				return fmt.Errorf("%s.shares: split over nodes %s and %s: the aggregator needs one aggregation node per worker", wf, share.Node, s.Node)
-			}
-			share = s
-		}
-		if share == nil {
-			return fmt.Errorf("%s.shares: no aggregation node", wf)
-		}
-		node, err := b.nodeID(share, j.PS)
-		if err != nil {
-			return fmt.Errorf("%s.shares: %w", wf, err)
-		}
-		first := ""
-		if len(share.Path) > 0 {
-			first = share.Path[0].Switch
-		}
-		hi, ok := b.hostInterface(w.Host, first)
-		if !ok {
-			return fmt.Errorf("%s.host: %q is not a host of topology %s", wf, w.Host, b.t.Name)
-		}
-		if slots[node] >= gradproto.MaxFanIn {
-			return fmt.Errorf("%s: node %s already has %d workers of the job, the most one packet's bitmap holds", wf, share.Node, gradproto.MaxFanIn)
-		}
-		jd.Plan.Members = append(jd.Plan.Members, gradproto.Member{IP: hi.IP.Addr(), MAC: macOf(hi.MAC), Node: node, Slot: uint8(slots[node])})
-		jd.Workers = append(jd.Workers, w.Host)
-		slots[node]++
+	if err := b.addMembers(field, j, &jd); err != nil {
+		return err
 	}
 	b.d.Jobs = append(b.d.Jobs, jd)
 	return nil
@@ -420,7 +393,9 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		if got := b.members[id][uint16(node.ID)]; got != a.FanIn {
 			return fmt.Errorf("%s.%s: fan_in %d for job %s, but %d of its workers' shares name %s", field, f, a.FanIn, a.Job, got, sp.Name)
 		}
-		cfg.Aggregations = append(cfg.Aggregations, gradproto.Aggregation{Job: id, Node: uint16(node.ID), FanIn: uint16(a.FanIn), ReclaimMicros: b.opt.ReclaimMicros})
+		for _, al := range b.aliases(id, sp.Name, uint16(node.ID), a.FanIn) {
+			cfg.Aggregations = append(cfg.Aggregations, gradproto.Aggregation{Job: id, Node: al.id, FanIn: uint16(al.fanIn), ReclaimMicros: b.opt.ReclaimMicros})
+		}
 		if err := b.routeToPS(sp.Name, id, a.OutPort, field+"."+f+".out_port"); err != nil {
 			return err
 		}
@@ -452,7 +427,11 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		if err != nil {
 			return err
 		}
-		cfg.GradRoutes = append(cfg.GradRoutes, gradproto.GradRoute{Job: id, Node: uint16(fw.NodeID), Src: src, Port: p, NextHop: nh})
+		for _, al := range b.aliases(id, fw.Node, uint16(fw.NodeID), 0) {
+			if al.workers == nil || al.workers[fw.Worker] {
+				cfg.GradRoutes = append(cfg.GradRoutes, gradproto.GradRoute{Job: id, Node: al.id, Src: src, Port: p, NextHop: nh})
+			}
+		}
 	}
 	for k, m := range sp.Multicast {
 		f := fmt.Sprintf("multicast[%d]", k)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -107,8 +108,8 @@ func deploymentNetwork(t *testing.T, tp *topo.Topology, d *Deployment, grads [][
 func TestSolverPlansRunOnEngineSwitchesWiredLikeTheTopology(t *testing.T) {
 	// ATP is left out: on the testbed its plan gives workers 3e-9 shares at
 	// s1 and counts them in s1's fan-in (rejected, see
-	// TestPlanWhoseFanInDisagreesWithTheSharesIsRejected); on Fig. 1 it splits
-	// workers over two nodes, which the data plane cannot do.
+	// TestPlanWhoseFanInDisagreesWithTheSharesIsRejected); its split plan on
+	// Fig. 1 has its own test (TestASplitPlanRunsInItsShares).
 	for _, sc := range []struct {
 		topology, jobs string
 		algos          []string
@@ -250,13 +251,8 @@ func TestPlansTheDataPlaneCannotFollowAreRejectedNamingTheField(t *testing.T) {
 		break_ func(p *solver.Plan)
 		want   string
 	}{
-		{"worker split over two nodes", func(p *solver.Plan) {
-			w := &p.Jobs[0].Workers[0]
-			w.Shares[0].Fraction = 0.5
-			w.Shares = append(w.Shares, solver.Share{Node: "ps", NodeID: 0, Fraction: 0.5})
-		}, "jobs[0] (job1).workers[0] (w1).shares: split over nodes s1 and ps"},
 		{"node id that is not the switch's", func(p *solver.Plan) { p.Jobs[0].Workers[0].Shares[0].NodeID = 7 },
-			"jobs[0] (job1).workers[0] (w1).shares: node_id 7 of s1, whose topology id is 1"},
+			"jobs[0] (job1).workers[0] (w1).shares[0]: node_id 7 of s1, whose topology id is 1"},
 		{"two ports for one worker", func(p *solver.Plan) {
 			f := p.Switches[1].Forward
 			p.Switches[1].Forward = append(f, solver.ForwardRule{Job: f[0].Job, Worker: f[0].Worker, Node: f[0].Node, NodeID: f[0].NodeID, OutPort: 1})
@@ -389,5 +385,67 @@ func TestPlanWhoseResultsWouldCopyOrLoopIsRejected(t *testing.T) {
 	_, err = FromSolverPlan(tp, bad, PlanOptions{})
 	if err == nil || !strings.Contains(err.Error(), "the multicast rules deliver each result 0 times, want once") {
 		t.Fatalf("got %v, want the forgotten worker named", err)
+	}
+}
+
+// TestASplitPlanRunsInItsShares deploys ATP's plan for Fig. 1, which
+// splits w1..w4 over s1 (12/13 of their fragments, all s1's capacity
+// allows) and s3 (the rest), and runs it over engine switches wired like
+// the topology: every worker gets the exact sums, each fragment of a split
+// worker is aggregated at the node its class names, and s3 counts the
+// fan-in of each class under its own node id.
+func TestASplitPlanRunsInItsShares(t *testing.T) {
+	tp, p := solvePlan(t, "paper-fig1", "", solver.AlgoATP)
+	split := 0
+	for _, w := range p.Jobs[0].Workers {
+		if len(w.Shares) > 1 {
+			split++
+		}
+	}
+	if split != 4 {
+		t.Fatalf("ATP's plan splits %d workers, this test expects w1..w4 split over s1 and s3", split)
+	}
+	d, err := FromSolverPlan(tp, p, PlanOptions{ReclaimMicros: uint64(reclaimTime.Microseconds())})
+	if err != nil {
+		t.Fatalf("the split plan is refused: %v", err)
+	}
+	plan := &d.Jobs[0].Plan
+	if len(plan.Classes) != 2 || math.Abs(plan.Classes[0]-12.0/13) > 1e-3 {
+		t.Fatalf("classes %v, want the cut at w1's share at s1 (12/13) and 1", plan.Classes)
+	}
+	// In the second class w1..w4 and w7, w8 meet at s3 under a node id of
+	// its own; in the first s3 aggregates w7 and w8 alone.
+	s3, _ := d.Switch("s3")
+	fanIns := map[uint16]uint16{}
+	for _, a := range s3.Config.Aggregations {
+		fanIns[a.Node] = a.FanIn
+	}
+	alias := plan.Members[0].Placements[1].Node
+	if len(fanIns) != 2 || fanIns[3] != 2 || fanIns[alias] != 6 || alias == 3 {
+		t.Errorf("s3 aggregates %v (node id: fan-in), want 3: 2 and a second id %d: 6", fanIns, alias)
+	}
+	const fragments = 60
+	rng := rand.New(rand.NewPCG(5, 6))
+	grads := [][]map[uint32][]int32{gradproto.RandomGradients(rng, len(d.Jobs[0].Workers), fragments, 32, false)}
+	shares := map[uint16]int{}
+	for f := range grads[0][0] {
+		shares[plan.Placement(0, f).Node]++
+	}
+	if shares[1] < 52 || shares[1] > 58 || shares[alias] != fragments-shares[1] {
+		t.Errorf("w1's %d fragments by node %v, want about 12/13 at s1 (id 1), the rest at s3's id %d", fragments, shares, alias)
+	}
+	for _, lose := range []int{-1, 11, 200} {
+		n, _, models := deploymentNetwork(t, tp, d, grads)
+		rep, err := n.Run(gradproto.RunOptions{Seed: uint64(lose + 2), Lose: lose, MaxRounds: 80})
+		if err != nil {
+			t.Fatalf("losing transmission %d (%s): %v", lose, rep.Lost, err)
+		}
+		if lose == -1 {
+			checkAggregationSites(t, p, d, models)
+			s1 := models[0].Stats[1][gradproto.EvEmitted]
+			if s1 != uint64(shares[1]) {
+				t.Errorf("s1 emitted %d partial sums, want one per fragment of the first class (%d); events %v", s1, shares[1], models[0].Stats[1])
+			}
+		}
 	}
 }

@@ -68,6 +68,10 @@ type Job struct {
 	PSHost  string   `json:"ps_host,omitempty"`
 	Values  int      `json:"values"`
 	Members []Member `json:"members"`
+	// Classes, when set, split each worker's fragments over several
+	// aggregation nodes (gradproto.Plan.Classes): the classes' upper
+	// bounds, and per member one placement per class.
+	Classes []float64 `json:"classes,omitempty"`
 }
 
 // Member is one worker of the job.
@@ -75,6 +79,15 @@ type Member struct {
 	Host string `json:"host,omitempty"`
 	IP   string `json:"ip"`
 	MAC  string `json:"mac,omitempty"`
+	Node uint16 `json:"node"`
+	Slot int    `json:"slot"`
+	// Placements, with Job.Classes, are where each class of the member's
+	// fragments is aggregated (Node and Slot are then unused).
+	Placements []Placement `json:"placements,omitempty"`
+}
+
+// Placement is a node and bitmap slot of one class of a member's fragments.
+type Placement struct {
 	Node uint16 `json:"node"`
 	Slot int    `json:"slot"`
 }
@@ -120,9 +133,12 @@ func (e *durationError) Error() string {
 // FromSolverPlan makes them); hosts names the members in order (nil or
 // shorter leaves names out).
 func JobFromPlan(p gradproto.Plan, psHost string, hosts []string) Job {
-	j := Job{ID: p.Job, PSNode: p.PSNode, PSIP: p.PSIP.String(), PSHost: psHost, Values: p.Values}
+	j := Job{ID: p.Job, PSNode: p.PSNode, PSIP: p.PSIP.String(), PSHost: psHost, Values: p.Values, Classes: p.Classes}
 	for i, m := range p.Members {
 		mem := Member{IP: m.IP.String(), MAC: m.MAC.String(), Node: m.Node, Slot: int(m.Slot)}
+		for _, pl := range m.Placements {
+			mem.Placements = append(mem.Placements, Placement{Node: pl.Node, Slot: int(pl.Slot)})
+		}
 		if i < len(hosts) {
 			mem.Host = hosts[i]
 		}
@@ -133,9 +149,12 @@ func JobFromPlan(p gradproto.Plan, psHost string, hosts []string) Job {
 
 // Plan is the job as a gradproto.Plan; Validate must have passed.
 func (j *Job) Plan() gradproto.Plan {
-	p := gradproto.Plan{Job: j.ID, PSNode: j.PSNode, PSIP: netip.MustParseAddr(j.PSIP), Values: j.Values}
+	p := gradproto.Plan{Job: j.ID, PSNode: j.PSNode, PSIP: netip.MustParseAddr(j.PSIP), Values: j.Values, Classes: j.Classes}
 	for _, m := range j.Members {
 		mem := gradproto.Member{IP: netip.MustParseAddr(m.IP), Node: m.Node, Slot: uint8(m.Slot)}
+		for _, pl := range m.Placements {
+			mem.Placements = append(mem.Placements, gradproto.Placement{Node: pl.Node, Slot: uint8(pl.Slot)})
+		}
 		if hw, err := net.ParseMAC(m.MAC); err == nil && len(hw) == 6 {
 			mem.MAC = gradproto.MAC(hw)
 		}
@@ -242,6 +261,17 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("job.members[%d].slot: slot %d of node %d is members[%d]'s too", i, m.Slot, m.Node, k)
 		}
 		slots[key] = i
+		for k, pl := range m.Placements {
+			if pl.Slot < 0 || pl.Slot >= gradproto.MaxFanIn {
+				return fmt.Errorf("job.members[%d].placements[%d].slot: %d outside 0..%d", i, k, pl.Slot, gradproto.MaxFanIn-1)
+			}
+		}
+	}
+	if len(j.Classes) > 0 {
+		p := j.Plan()
+		if _, err := p.Expected(); err != nil {
+			return fmt.Errorf("job: %w", err)
+		}
 	}
 	switch s.Role {
 	case "", RoleWorker, RolePS:

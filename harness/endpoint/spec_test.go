@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestValidSpecParsesIntoThePlan(t *testing.T) {
 		t.Errorf("member 1 %+v", m)
 	}
 	exp, err := p.Expected()
-	if err != nil || exp[1] != 0b11 || exp[0] != 0b1 {
+	if err != nil || len(exp) != 1 || exp[0][1] != 0b11 || exp[0][0] != 0b1 {
 		t.Errorf("expected bitmaps %v, %v", exp, err)
 	}
 }
@@ -75,7 +76,7 @@ func TestJobFromPlanRoundTripsThroughJSON(t *testing.T) {
 	}
 	p := back.Job.Plan()
 	p.Gateway = st.Plan.Gateway // not the endpoints' business
-	if len(p.Members) != 3 || p.Members[2] != st.Plan.Members[2] || p.PSIP != st.Plan.PSIP || p.PSNode != st.Plan.PSNode {
+	if len(p.Members) != 3 || !reflect.DeepEqual(p.Members[2], st.Plan.Members[2]) || p.PSIP != st.Plan.PSIP || p.PSNode != st.Plan.PSNode {
 		t.Errorf("plan after the round trip %+v, want %+v", p, st.Plan)
 	}
 	if back.Job.Members[1].Host != "b" {

@@ -8,12 +8,15 @@ import (
 )
 
 // Member is one worker of a job: its address and where the plan aggregates
-// its gradient (Node, the switch's or the PS's node id) in which bitmap slot.
+// its gradient (Node, the switch's or the PS's node id) in which bitmap slot;
+// in a plan with classes (schedule.go), Placements say where per class and
+// Node and Slot are unused.
 type Member struct {
-	IP   netip.Addr
-	MAC  MAC
-	Node uint16
-	Slot uint8 // 0..MaxFanIn-1, unique per node
+	IP         netip.Addr
+	MAC        MAC
+	Node       uint16
+	Slot       uint8 // 0..MaxFanIn-1, unique per node
+	Placements []Placement
 }
 
 // Plan is one job's aggregation plan as the endpoints see it.
@@ -25,22 +28,34 @@ type Plan struct {
 	Gateway MAC
 	Members []Member
 	Values  int
+	// Classes, when set, split every worker's fragments over nodes: the
+	// classes' upper bounds in [0, 1], increasing, the last 1 (schedule.go).
+	Classes []float64
 }
 
-// Expected returns, per node, the bitmap of all its workers.
-func (p *Plan) Expected() (map[uint16]uint64, error) {
-	exp := map[uint16]uint64{}
-	for i, m := range p.Members {
-		if int(m.Slot) >= MaxFanIn {
-			return nil, fmt.Errorf("member %d: slot %d outside 0..%d", i, m.Slot, MaxFanIn-1)
-		}
-		bit := uint64(1) << m.Slot
-		if exp[m.Node]&bit != 0 {
-			return nil, fmt.Errorf("member %d: slot %d of node %d taken twice", i, m.Slot, m.Node)
-		}
-		exp[m.Node] |= bit
+// Expected returns, per class (one without Classes) and node, the bitmap
+// of the workers aggregated there.
+func (p *Plan) Expected() ([]map[uint16]uint64, error) {
+	if err := p.checkClasses(); err != nil {
+		return nil, err
 	}
-	return exp, nil
+	out := make([]map[uint16]uint64, p.classes())
+	for c := range out {
+		exp := map[uint16]uint64{}
+		for i := range p.Members {
+			pl := p.Members[i].placementIn(c)
+			if int(pl.Slot) >= MaxFanIn {
+				return nil, fmt.Errorf("member %d: slot %d outside 0..%d", i, pl.Slot, MaxFanIn-1)
+			}
+			bit := uint64(1) << pl.Slot
+			if exp[pl.Node]&bit != 0 {
+				return nil, fmt.Errorf("member %d: slot %d of node %d taken twice", i, pl.Slot, pl.Node)
+			}
+			exp[pl.Node] |= bit
+		}
+		out[c] = exp
+	}
+	return out, nil
 }
 
 // PS is the parameter server's side of the protocol for one job. It adds
@@ -61,7 +76,7 @@ func (p *Plan) Expected() (map[uint16]uint64, error) {
 //     carries FlagOverflow.
 type PS struct {
 	plan     Plan
-	expected map[uint16]uint64
+	expected []map[uint16]uint64 // per class
 	frags    map[uint32]*psFragment
 	// Overlaps counts contributions discarded for partial overlap.
 	Overlaps int
@@ -105,7 +120,8 @@ func (ps *PS) Receive(p *Packet) ([]*Packet, error) {
 	if p.Values == nil {
 		return nil, fmt.Errorf("contribution of job %d fragment %d without values", p.Job, p.Frag)
 	}
-	exp := ps.expected[p.Node]
+	class := ps.plan.Class(p.Frag)
+	exp := ps.expected[class][p.Node]
 	if p.Bitmap == 0 || p.Bitmap&^exp != 0 {
 		return nil, fmt.Errorf("job %d fragment %d: bitmap %#x names workers node %d does not have (%#x)", p.Job, p.Frag, p.Bitmap, p.Node, exp)
 	}
@@ -122,9 +138,9 @@ func (ps *PS) Receive(p *Packet) ([]*Packet, error) {
 			return nil, nil
 		}
 		var out []*Packet
-		for _, m := range ps.plan.Members {
-			if m.Node == p.Node && p.Bitmap&(1<<m.Slot) != 0 {
-				out = append(out, f.result.To(m))
+		for i, m := range ps.plan.Members {
+			if pl := m.placementIn(class); pl.Node == p.Node && p.Bitmap&(1<<pl.Slot) != 0 {
+				out = append(out, f.result.To(ps.plan.Members[i]))
 			}
 		}
 		return out, nil
@@ -136,7 +152,7 @@ func (ps *PS) Receive(p *Packet) ([]*Packet, error) {
 	for i, v := range p.Values {
 		f.sums[i] += int64(v)
 	}
-	for node, want := range ps.expected {
+	for node, want := range ps.expected[class] {
 		if f.got[node] != want {
 			return nil, nil
 		}
@@ -215,10 +231,11 @@ const TimeoutRounds = 3
 
 func (w *Worker) packet(frag uint32, flags uint8) *Packet {
 	m := w.Plan.Members[w.Index]
+	pl := w.Plan.Placement(w.Index, frag)
 	return &Packet{
 		DstMAC: w.Plan.Gateway, SrcMAC: m.MAC, SrcIP: m.IP, DstIP: w.Plan.PSIP,
 		TTL: 64, SrcPort: UDPPort, DstPort: UDPPort,
-		Header: Header{Version: Version, Flags: flags, Job: w.Plan.Job, Node: m.Node, Count: 1, Frag: frag, Bitmap: 1 << m.Slot},
+		Header: Header{Version: Version, Flags: flags, Job: w.Plan.Job, Node: pl.Node, Count: 1, Frag: frag, Bitmap: 1 << pl.Slot},
 		Values: w.grads[frag],
 	}
 }

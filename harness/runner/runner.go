@@ -126,7 +126,8 @@ type Outcome struct {
 	Algorithm string
 	Plan      *solver.Plan
 	// Refused is why the plan could not be deployed (FromSolverPlan refused
-	// it, e.g. ATP's plans that split workers); nothing ran then.
+	// it, e.g. a fan-in that disagrees with the workers' shares); nothing
+	// ran then.
 	Refused string
 	// Deployment is the plan in the aggregator's terms.
 	Deployment *aggregator.Deployment

@@ -52,8 +52,9 @@ func init() {
 			"aggregator (--program) into each over P4Runtime and installs the plan; then each job's PS and\n" +
 			"workers (grid ps, grid worker) send --fragments gradient fragments per worker through the\n" +
 			"switches, which aggregate where the plan says, and check every sum exactly. With --algo all\n" +
-			"every algorithm's plan runs in turn on the same fabric (plans the data plane cannot follow,\n" +
-			"such as workers split over two nodes, are reported and skipped). A table shows per plan and\n" +
+			"every algorithm's plan runs in turn on the same fabric (a worker split over several nodes sends\n" +
+			"each fragment to one of them in the plan's shares; a plan the data plane cannot follow is\n" +
+			"reported and skipped). A table shows per plan and\n" +
 			"job whether the sums were exact, the slowest worker's time and goodput, resends, control\n" +
 			"packets and the bytes that reached the PS; link traffic is sampled all along. A plan whose\n" +
 			"figures were disturbed (other load on the machine, a CPU-bound run, many resends) is marked\n" +
