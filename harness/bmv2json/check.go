@@ -23,7 +23,9 @@ import (
 //     program loads ("Invalid 'type' in expression: ''").
 //
 // A parser "set" takes only a field, hexstr, lookahead or expression
-// source: bmv2 refuses any other ("unsupported source type").
+// source: bmv2 refuses any other ("unsupported source type"). Inside an
+// expression an action parameter is {"type":"local"}; "runtime_data" is
+// for a primitive's own parameter only.
 
 // CheckBmv2Shapes reports the first node of p that bmv2 (simple_switch
 // 1.15) would refuse when loading the program or crash on when running
@@ -138,6 +140,9 @@ func checkParam(at string, v *Value) error {
 // checkOperand checks an expression operand, whose "value" bmv2 reads as
 // the operation itself.
 func checkOperand(at string, v *Value) error {
+	if v != nil && v.Type == "runtime_data" {
+		return fmt.Errorf("%s: an action parameter inside an expression as \"runtime_data\": bmv2 refuses the program (\"Invalid 'type' in expression: 'runtime_data'\"; simple_switch_grpc then runs without it, refusing every table entry); p4c writes {\"type\":\"local\",\"value\":%d}", at, v.Int)
+	}
 	if v == nil || v.Type != "expression" {
 		return nil
 	}

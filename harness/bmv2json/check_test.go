@@ -50,7 +50,38 @@ func TestShapeForBmv2MakesEveryWrappingCheckBmv2ShapesRefusesRunnable(t *testing
 	if err := p.CheckBmv2Shapes(); err != nil {
 		t.Fatalf("after ShapeForBmv2: %v", err)
 	}
-	if got := p.Actions[0].Primitives[0].Parameters[1]; got.Kind != KindInner || got.Inner != sum {
+	if got := p.Actions[0].Primitives[0].Parameters[1]; got.Kind != KindInner || got.Inner.Kind != KindOp || got.Inner.Op.Op != "+" {
 		t.Errorf("assign source %s, want the operation wrapped once more", got)
+	}
+}
+
+// TestActionParameterInsideAnExpressionIsALocalBecauseBmv2RefusesRuntimeData:
+// bmv2 refuses a program whose expressions read an action parameter as
+// "runtime_data" ("Invalid 'type' in expression"), and simple_switch_grpc
+// then refuses every entry ("Error when adding match entry to target",
+// qos_classify's mark action); p4c writes "local" there, and a primitive's
+// own parameter stays "runtime_data".
+func TestActionParameterInsideAnExpressionIsALocalBecauseBmv2RefusesRuntimeData(t *testing.T) {
+	shifted := Expr("<<", Param(0), Hexstr("0x2"))
+	p := &Program{Actions: []Action{{Name: "mark", Primitives: []Primitive{
+		{Op: "assign", Parameters: []*Value{Field("h", "a"), shifted}},
+		{Op: "assign", Parameters: []*Value{Field("h", "b"), Param(0)}},
+	}}}}
+	if err := p.CheckBmv2Shapes(); err == nil {
+		t.Fatal("runtime_data inside an expression passes the check")
+	}
+	p.ShapeForBmv2()
+	if err := p.CheckBmv2Shapes(); err != nil {
+		t.Fatalf("after ShapeForBmv2: %v", err)
+	}
+	prims := p.Actions[0].Primitives
+	if got := prims[0].Parameters[1].Inner.Op.Left; got.Type != "local" || got.Int != 0 {
+		t.Errorf("parameter inside the expression %s, want {\"type\":\"local\",\"value\":0}", got)
+	}
+	if got := prims[1].Parameters[1]; got.Type != "runtime_data" {
+		t.Errorf("the primitive's own parameter %s, want runtime_data", got)
+	}
+	if shifted.Op.Left.Type != "runtime_data" {
+		t.Error("the shared expression node was changed in place")
 	}
 }

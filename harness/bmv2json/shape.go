@@ -13,6 +13,8 @@ package bmv2json
 //   - A parser "set" from anything but a field, hexstr, lookahead or
 //     expression (a stack's last element, "stack_field") reads it through
 //     an expression.
+//   - An action parameter inside an expression is "local", not
+//     "runtime_data".
 func (p *Program) ShapeForBmv2() {
 	for i := range p.Actions {
 		shapePrimitives(p.Actions[i].Primitives)
@@ -61,10 +63,34 @@ func shapeParserOp(op Primitive) {
 	}
 }
 
-// asParam is v as a primitive parameter: an operation gets its wrapper.
+// asParam is v as a primitive parameter: an operation gets its wrapper,
+// and action parameters inside it are locals.
 func asParam(v *Value) *Value {
-	if v != nil && v.Type == "expression" && v.Kind == KindOp {
-		return Wrap(v)
+	if v == nil || v.Type != "expression" {
+		return v
+	}
+	if v.Kind == KindOp {
+		v = Wrap(v)
+	}
+	if v.Kind == KindInner {
+		return &Value{Type: v.Type, Kind: KindInner, Inner: localParams(v.Inner)}
+	}
+	return v
+}
+
+// localParams is the operand v with every action parameter in it as
+// {"type":"local"}; nodes are copied where they change, as the compiler
+// shares them.
+func localParams(v *Value) *Value {
+	switch {
+	case v == nil:
+		return nil
+	case v.Type == "runtime_data":
+		return &Value{Type: "local", Kind: v.Kind, Int: v.Int}
+	case v.Type == "expression" && v.Kind == KindOp:
+		o := *v.Op
+		o.Left, o.Right, o.Cond = localParams(o.Left), localParams(o.Right), localParams(o.Cond)
+		return &Value{Type: v.Type, Kind: KindOp, Op: &o}
 	}
 	return v
 }

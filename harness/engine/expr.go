@@ -332,7 +332,9 @@ func (c *compiler) any(v *bmv2json.Value) (anyExpr, error) {
 	case "bool":
 		b := v.Bool
 		return anyExpr{kind: kBool, b: func(*pkt) bool { return b }}, nil
-	case "runtime_data":
+	case "runtime_data", "local":
+		// An action parameter: "runtime_data" as a primitive's own
+		// parameter, "local" inside an expression (bmv2's names).
 		if v.Kind != bmv2json.KindInt || v.Int < 0 || v.Int >= len(c.params) {
 			return anyExpr{}, c.errorf("runtime_data %s: the action has %d parameters", v, len(c.params))
 		}

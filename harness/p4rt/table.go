@@ -96,6 +96,9 @@ func wildcard(fd *matchFieldDef) engine.Match {
 	case p4configv1.MatchField_RANGE:
 		return engine.Range(zero, allOnes(fd.width))
 	}
+	if fd.ternaryKey {
+		return engine.Ternary(zero, zero)
+	}
 	return engine.Match{Value: zero, Wildcard: true}
 }
 
@@ -191,6 +194,9 @@ func (fd *matchFieldDef) parse(fm *p4v1.FieldMatch) (engine.Match, *p4v1.FieldMa
 			return engine.Match{}, nil, err
 		}
 		out.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: canonical(v)}}
+		if fd.ternaryKey {
+			return engine.Ternary(v, allOnes(w)), out, nil
+		}
 		return engine.Exact(v), out, nil
 	case nil:
 		return engine.Match{}, nil, errAt(codes.InvalidArgument, "field_match_type", "field %s: no match value", name)

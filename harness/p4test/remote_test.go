@@ -54,24 +54,12 @@ func readSTF(t *testing.T, prog string) string {
 	return string(text)
 }
 
-// bmv2Differs are the examples whose test cannot pass on real bmv2 for a
-// reason outside grid, each pinned by a test that fails once the reason
-// goes away.
-var bmv2Differs = map[string]string{
-	"qos_classify": "simple_switch_grpc 1.15.5's P4Runtime server (PI) installs an optional match field an entry " +
-		"leaves out as an exact match on 0, not as a wildcard, so its entries that omit a key never match " +
-		"(TestBmv2P4RuntimeInstallsAnOmittedOptionalFieldAsExactZero)",
-}
-
 // checkExamples runs every example on a target and compares each result
 // with the engine's: same packets in, same packets out, all passing.
 func checkExamples(t *testing.T, kind p4test.TargetKind, cfg p4test.RemoteConfig) {
 	for _, prog := range examples(t) {
 		name := strings.TrimSuffix(filepath.Base(prog), ".p4")
 		t.Run(name, func(t *testing.T) {
-			if why, ok := bmv2Differs[name]; ok && kind == p4test.Bmv2 {
-				t.Skip("differs on real bmv2: " + why)
-			}
 			text := readSTF(t, prog)
 			want := runExample(t, p4test.Engine, p4test.RemoteConfig{}, prog, text)
 			got := runExample(t, kind, cfg, prog, text)
@@ -102,28 +90,34 @@ func TestExamplesOnRealBmv2(t *testing.T) {
 	checkExamples(t, p4test.Bmv2, p4test.RemoteConfig{})
 }
 
-// TestBmv2P4RuntimeInstallsAnOmittedOptionalFieldAsExactZero pins why
-// qos_classify cannot pass on real bmv2: an entry naming only the protocol
-// (the destination port, an optional field, left out) matches TCP to port
-// 0 and not TCP to port 80, where P4Runtime (9.1.1: an omitted optional
-// field is a wildcard), grid switch and the engine match both. When this
-// test fails, PI was fixed: drop qos_classify from bmv2Differs.
-func TestBmv2P4RuntimeInstallsAnOmittedOptionalFieldAsExactZero(t *testing.T) {
+// TestExamplesOnRealBmv2WithGridsJSON runs the examples on
+// simple_switch_grpc with grid's compilation in place of p4c-bm2-ss's: the
+// JSON is the contract, so each passes as with p4c's (qos_classify's
+// optional keys and its action parameter inside an expression once made
+// bmv2 refuse every entry).
+func TestExamplesOnRealBmv2WithGridsJSON(t *testing.T) {
 	targettest.Bmv2OrSkip(t)
-	prog := filepath.Join(repo.RootOrFail(t), "p4", "examples", "qos_classify.p4")
-	result := runExample(t, p4test.Bmv2, p4test.RemoteConfig{}, prog, `
-add classify 10 hdr.ipv4.protocol:6 set_class(tc:1)
-# TCP to port 80: a wildcard port would match (AF11, port 1); PI's exact 0 does not (unmarked, port 2)
-packet 0 000000000002 000000000001 0800 4501001c00010000400666d80a0000010a000002 9c400050 00112233
-expect 2 000000000002 000000000001 0800 4501001c00010000400666d80a0000010a000002 9c400050 00112233 $
-# TCP to port 0 matches the exact 0
-packet 0 000000000002 000000000001 0800 4501001c00010000400666d80a0000010a000002 9c400000 00112233
-expect 1 000000000002 000000000001 0800 4529001c00010000400666b00a0000010a000002 9c400000 00112233 $
-`)
-	if !result.Passed() {
-		var report strings.Builder
-		result.Report(&report)
-		t.Errorf("real bmv2 no longer installs an omitted optional field as an exact match on 0 (%s): remove qos_classify from bmv2Differs\n%s", result.Summary(), report.String())
+	for _, prog := range examples(t) {
+		name := strings.TrimSuffix(filepath.Base(prog), ".p4")
+		t.Run(name, func(t *testing.T) {
+			compiled, err := p4test.CompileEmbedded(prog, p4test.CompileOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmds, err := stf.Parse(name+".stf", readSTF(t, prog))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p4test.RunSTF(context.Background(), p4test.Bmv2, p4test.RemoteConfig{}, compiled, cmds, stf.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Passed() {
+				var report strings.Builder
+				got.Report(&report)
+				t.Fatalf("%s\n%s", got.Summary(), report.String())
+			}
+		})
 	}
 }
 

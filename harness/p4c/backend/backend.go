@@ -258,10 +258,13 @@ func convertPipeline(pl *midend.Pipeline, id int, tableID, profileID *int) (bmv2
 		}
 		for _, k := range t.Keys {
 			tk := bmv2json.TableKey{MatchType: k.MatchType, Name: k.Name, Target: k.Target}
-			if k.MatchType == "optional" && len(t.Entries) > 0 {
-				// Const entries of optional keys are written as ternary
-				// value/mask pairs (a wildcard is mask 0): the key must be
-				// ternary for them to load.
+			if k.MatchType == "optional" {
+				// An optional key is a ternary one whose mask is all ones
+				// or zero, and p4c writes it so: bmv2 loads an "optional"
+				// key but refuses every entry simple_switch_grpc's
+				// P4Runtime server sends for it ("Error when adding match
+				// entry to target"), and const entries are value/mask
+				// pairs anyway.
 				tk.MatchType = "ternary"
 			}
 			if k.Mask != "" {

@@ -109,6 +109,22 @@ func TestTableEntryLeavesDontCareFieldsOut(t *testing.T) {
 	if len(te.GetMatch()) != 0 {
 		t.Errorf("lpm /0: match %v, want no fields", te.GetMatch())
 	}
+	// An optional field given ternary-style (as STF resolves an omitted
+	// key): mask zero is "don't care", left out, where a value would make
+	// bmv2 match it exactly (simple_switch_grpc installs Optional{0} as
+	// 0 &&& 0xff..); a full mask is the value.
+	lpmAny := Match{Value: []byte{0}, PrefixLen: 0}
+	te, err = s.tableEntry(TableEntry{Table: "mirror_by_prefix", Priority: 1, Match: []Match{lpmAny, {Value: []byte{0, 0}, Mask: []byte{0, 0}}}, Action: "NoAction"}, true)
+	if err != nil || len(te.GetMatch()) != 0 {
+		t.Errorf("optional with mask 0: match %v (%v), want no fields", te.GetMatch(), err)
+	}
+	te, err = s.tableEntry(TableEntry{Table: "mirror_by_prefix", Priority: 1, Match: []Match{lpmAny, {Value: []byte{0, 3}, Mask: []byte{0x01, 0xff}}}, Action: "NoAction"}, true)
+	if err != nil || len(te.GetMatch()) != 1 || !bytes.Equal(te.GetMatch()[0].GetOptional().GetValue(), []byte{3}) {
+		t.Errorf("optional with a full mask: match %v (%v), want the value 03", te.GetMatch(), err)
+	}
+	if _, err = s.tableEntry(TableEntry{Table: "mirror_by_prefix", Priority: 1, Match: []Match{lpmAny, {Value: []byte{0, 3}, Mask: []byte{0, 0xff}}}, Action: "NoAction"}, true); err == nil {
+		t.Error("optional with a partial mask: no error")
+	}
 }
 
 func TestTableEntryErrorsNameTheTableFieldAndAction(t *testing.T) {

@@ -167,6 +167,20 @@ func fieldMatch(f *p4configv1.MatchField, m *Match) (*p4v1.FieldMatch, error) {
 		}
 		out.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: value, High: high}}
 	case p4configv1.MatchField_OPTIONAL:
+		if m.Mask != nil {
+			// An optional field given as a ternary one: all-zero is
+			// "don't care", which P4Runtime says by omitting the field.
+			mask, err := encode("mask", m.Mask, width)
+			if err != nil {
+				return nil, err
+			}
+			if isZero(mask) {
+				return nil, nil
+			}
+			if !isAllOnes(mask, int(width)) {
+				return nil, fmt.Errorf("an optional field matches all or nothing: mask %x is neither all ones nor zero", m.Mask)
+			}
+		}
 		out.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: value}}
 	default:
 		return nil, fmt.Errorf("match kind %v is not supported", kind)
