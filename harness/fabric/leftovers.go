@@ -141,6 +141,20 @@ func runNamespaces(run string, others []string) ([]string, error) {
 // named ones, by the namespace's inode, with the namespace as their Node
 // and their command as their Role. The calling process is left out.
 func processesIn(names []string) []Process {
+	return findProcesses(names, "")
+}
+
+// processesOf finds the processes of run: those inside its namespaces
+// (names) and those whose command line names one of its folders, its
+// temporary folders or its state directory, as a switch host that runs in
+// the root namespace and reads its configuration there does.
+func processesOf(run string, names []string) []Process {
+	return findProcesses(names, run)
+}
+
+// findProcesses scans /proc for processes inside the named namespaces
+// and, when run is set, for those whose command line names run's folders.
+func findProcesses(names []string, run string) []Process {
 	inodes := map[uint64]string{}
 	for _, n := range names {
 		var st unix.Stat_t
@@ -148,9 +162,10 @@ func processesIn(names []string) []Process {
 			inodes[st.Ino] = n
 		}
 	}
-	if len(inodes) == 0 {
+	if len(inodes) == 0 && run == "" {
 		return nil
 	}
+	folders := []string{filepath.Join(os.TempDir(), tempPrefix+run+"."), runDir(run) + "/"}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -161,20 +176,22 @@ func processesIn(names []string) []Process {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		link, err := os.Readlink("/proc/" + e.Name() + "/ns/net")
-		if err != nil {
-			continue
+		node, ok := "", false
+		if link, err := os.Readlink("/proc/" + e.Name() + "/ns/net"); err == nil {
+			var ino uint64
+			if _, err := fmt.Sscanf(link, "net:[%d]", &ino); err == nil {
+				node, ok = inodes[ino]
+			}
 		}
-		var ino uint64
-		if _, err := fmt.Sscanf(link, "net:[%d]", &ino); err != nil {
-			continue
+		if !ok && run != "" {
+			cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			ok = slices.ContainsFunc(folders, func(f string) bool { return strings.Contains(string(cmdline), f) })
 		}
-		ns, ok := inodes[ino]
 		if !ok {
 			continue
 		}
 		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
-		p, err := ProcessOf(pid, ns, strings.TrimSpace(string(comm)))
+		p, err := ProcessOf(pid, node, strings.TrimSpace(string(comm)))
 		if err != nil {
 			continue // it exited meanwhile
 		}
@@ -185,8 +202,8 @@ func processesIn(names []string) []Process {
 }
 
 // Leftovers are what a run left in the kernel and on disk, found without
-// its state: namespaces named after it, processes inside them, temporary
-// folders (alive or not).
+// its state: namespaces named after it, processes inside them or working
+// on its folders, temporary folders (alive or not).
 type Leftovers struct {
 	Namespaces []string
 	Processes  []Process
@@ -204,7 +221,7 @@ func FindLeftovers(run string) (*Leftovers, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Leftovers{Namespaces: names, Processes: processesIn(names)}
+	l := &Leftovers{Namespaces: names, Processes: processesOf(run, names)}
 	for _, d := range tempDirs(func(r string) bool { return r == run }) {
 		l.TempDirs = append(l.TempDirs, d.path)
 	}
@@ -264,7 +281,7 @@ func sweep(run string, s *State, others []string, stopFound bool) *RunReport {
 		}
 	}
 	if stopFound {
-		for _, p := range processesIn(names) {
+		for _, p := range processesOf(run, names) {
 			if !slices.ContainsFunc(procs, func(q Process) bool { return q.PID == p.PID && q.Start == p.Start }) {
 				procs = append(procs, p)
 			}

@@ -197,3 +197,37 @@ func TestARunWhoseOwnerIsGoneIsDeadAndItsTempFoldersGoWithIt(t *testing.T) {
 	}
 	requireNothingLeft(t, run, st.Tag)
 }
+
+// A process in the root namespace working on the run's temporary folder
+// (as a switch host reading its configuration there) is the run's too.
+func TestCleanStopsAProcessWorkingOnTheRunsFolder(t *testing.T) {
+	needRoot(t)
+	st := upRun(t, topo.Testbed())
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("grid-run-%s.%d.%d-host", st.Run, os.Getpid(), 1))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	host := exec.Command("sh", "-c", "sleep 60", filepath.Join(dir, "switches.json"))
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	if err := os.Remove(statePath(st.Run)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Clean(st.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || !slices.ContainsFunc(rep.Runs[0].Processes, func(p Process) bool { return p.PID == host.Process.Pid }) {
+		t.Fatalf("clean stopped %+v, not the process on %s (pid %d)", rep.Runs, dir, host.Process.Pid)
+	}
+	if !exited(host) {
+		t.Error("the process on the run's folder still runs")
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("%s is left", dir)
+	}
+	requireNothingLeft(t, st.Run, st.Tag)
+}
