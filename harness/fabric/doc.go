@@ -16,5 +16,9 @@
 // Clean stop them.
 // Down removes one run by unmounting its namespaces, which makes the kernel
 // delete their interfaces in one batch; Clean removes everything left by
-// crashed or interrupted runs.
+// crashed or interrupted runs, found in the kernel (namespaces named after
+// the run, processes inside them or working on its folders) and on disk
+// (its temporary folders, TempDir) as well as in the state, which may be
+// missing or corrupt (leftovers.go). A run built for a process (Options.Owned)
+// shows as dead once that process is gone without removing it.
 package fabric

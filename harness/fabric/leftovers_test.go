@@ -82,6 +82,9 @@ func TestCleanOfACorruptStateRemovesTheRunAndSaysWhy(t *testing.T) {
 	if err := os.WriteFile(statePath(st.Run), []byte("garbage{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := Down(st.Run); err == nil || !strings.Contains(err.Error(), "'grid clean "+st.Run+"' removes what the run left") {
+		t.Errorf("down with a corrupt state: %v", err)
+	}
 	rep, err := Clean(st.Run)
 	if err != nil {
 		t.Fatal(err)

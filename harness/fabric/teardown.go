@@ -25,8 +25,14 @@ func Down(run string) error {
 	}
 	return globalLock(func() error {
 		s, err := LoadState(run)
-		if err != nil {
+		if errors.Is(err, ErrNoRun) {
+			if _, derr := os.Stat(runDir(run)); derr == nil {
+				return fmt.Errorf("run %q has no state.json; 'grid clean %s' removes what it left (found in the kernel)", run, run)
+			}
 			return err
+		}
+		if err != nil {
+			return fmt.Errorf("%w; 'grid clean %s' removes what the run left (found in the kernel)", err, run)
 		}
 		if s.Status == StatusBuilding && s.Builder != nil && s.Builder.Alive() {
 			return fmt.Errorf("run %q is being built by process %d; interrupt it (it rolls back) or wait", run, s.Builder.PID)
