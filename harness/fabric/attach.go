@@ -15,7 +15,7 @@ import (
 
 // nodeNamespace returns the namespace path of node in run, which must be up.
 func nodeNamespace(run, node string) (string, error) {
-	s, err := LoadState(run)
+	s, err := loadStateCached(run)
 	if err != nil {
 		return "", err
 	}

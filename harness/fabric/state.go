@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -158,10 +159,16 @@ func runDir(run string) string    { return filepath.Join(StateDir, run) }
 func statePath(run string) string { return filepath.Join(runDir(run), "state.json") }
 func lockPath(run string) string  { return filepath.Join(runDir(run), "lock") }
 
+// processesPath is where a run's processes are recorded, apart from the
+// rest of its state: a fabric of hundreds of nodes has a state.json of a
+// megabyte, which recording each of hundreds of processes in it would
+// read and write again every time.
+func processesPath(run string) string { return filepath.Join(runDir(run), "processes.json") }
+
 // ErrNoRun is returned for a run that has no state.
 var ErrNoRun = errors.New("no such run")
 
-// LoadState reads a run's state.
+// LoadState reads a run's state, with its processes.
 func LoadState(run string) (*State, error) {
 	b, err := os.ReadFile(statePath(run))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -174,7 +181,69 @@ func LoadState(run string) (*State, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", statePath(run), err)
 	}
+	procs, recorded, err := loadProcesses(run)
+	if err != nil {
+		return nil, err
+	}
+	if recorded {
+		s.Processes = procs
+	}
 	return &s, nil
+}
+
+// loadProcesses reads the run's processes.json; recorded is false when
+// there is none (no process recorded yet, or a run recorded by an older
+// grid in state.json).
+func loadProcesses(run string) (procs []Process, recorded bool, err error) {
+	b, err := os.ReadFile(processesPath(run))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read processes of run %q: %w", run, err)
+	}
+	if err := json.Unmarshal(b, &procs); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", processesPath(run), err)
+	}
+	return procs, true, nil
+}
+
+// cachedStates keeps the last state read of each run for nodeNamespace,
+// which every process started in a node asks for: the state file only
+// changes when the run is built or removed (processes are recorded
+// apart), so its size and modification time tell a stale copy.
+var cachedStates = struct {
+	sync.Mutex
+	m map[string]cachedState
+}{m: map[string]cachedState{}}
+
+type cachedState struct {
+	size  int64
+	mtime time.Time
+	state *State
+}
+
+// loadStateCached is LoadState without the processes, from the cache when
+// state.json has not changed; the caller must not change what it gets.
+func loadStateCached(run string) (*State, error) {
+	fi, err := os.Stat(statePath(run))
+	if err != nil {
+		return LoadState(run) // says what is wrong
+	}
+	cachedStates.Lock()
+	c, ok := cachedStates.m[run]
+	cachedStates.Unlock()
+	if ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
+		return c.state, nil
+	}
+	s, err := LoadState(run)
+	if err != nil {
+		return nil, err
+	}
+	cachedStates.Lock()
+	cachedStates.m[run] = cachedState{size: fi.Size(), mtime: fi.ModTime(), state: s}
+	cachedStates.Unlock()
+	return s, nil
 }
 
 // save writes the state atomically: readers see the old or the new file, never half of one.
@@ -246,40 +315,63 @@ func globalLock(f func() error) error {
 // processes that have exited are dropped on the way, so the list does not
 // grow with every `grid exec`.
 func RecordProcess(run string, p Process) error {
-	return updateState(run, func(s *State) {
-		kept := s.Processes[:0]
-		for _, q := range s.Processes {
-			if q.Alive() {
+	return updateProcesses(run, func(procs []Process) []Process {
+		kept := procs[:0]
+		for _, q := range procs {
+			// kill 0, cheaper than Alive for hundreds of records: a PID
+			// reused since is kept until teardown, which checks Alive.
+			if err := unix.Kill(q.PID, 0); err != unix.ESRCH {
 				kept = append(kept, q)
 			}
 		}
-		s.Processes = append(kept, p)
+		return append(kept, p)
 	})
 }
 
 // ForgetProcess removes the process with pid from run's state (it has exited).
 func ForgetProcess(run string, pid int) error {
-	return updateState(run, func(s *State) {
-		kept := s.Processes[:0]
-		for _, p := range s.Processes {
+	return updateProcesses(run, func(procs []Process) []Process {
+		kept := procs[:0]
+		for _, p := range procs {
 			if p.PID != pid {
 				kept = append(kept, p)
 			}
 		}
-		s.Processes = kept
+		return kept
 	})
 }
 
-func updateState(run string, change func(*State)) error {
+// updateProcesses changes the run's recorded processes under its lock,
+// reading and writing processes.json alone.
+func updateProcesses(run string, change func([]Process) []Process) error {
 	if _, err := os.Stat(runDir(run)); err != nil {
 		return fmt.Errorf("run %q: %w", run, ErrNoRun)
 	}
 	return withLock(lockPath(run), func() error {
-		s, err := LoadState(run)
+		procs, recorded, err := loadProcesses(run)
 		if err != nil {
 			return err
 		}
-		change(s)
-		return s.save()
+		if !recorded {
+			// The first record: take over those an older grid kept in
+			// state.json.
+			s, err := LoadState(run)
+			if err != nil {
+				return err
+			}
+			procs = s.Processes
+		}
+		b, err := json.MarshalIndent(change(procs), "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode processes of run %q: %w", run, err)
+		}
+		tmp := processesPath(run) + ".tmp"
+		if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write processes of run %q: %w", run, err)
+		}
+		if err := os.Rename(tmp, processesPath(run)); err != nil {
+			return fmt.Errorf("write processes of run %q: %w", run, err)
+		}
+		return nil
 	})
 }

@@ -3,6 +3,7 @@ package fabric
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,6 +153,61 @@ func TestRecordProcessDropsExitedProcesses(t *testing.T) {
 	}
 	if got, _ := LoadState("r"); len(got.Processes) != 0 {
 		t.Fatalf("processes after forget = %+v", got.Processes)
+	}
+}
+
+func TestRecordingProcessesLeavesTheStateFileAsItWasAndKeepsOlderRecords(t *testing.T) {
+	useTempStateDir(t)
+	st := fatTreeBlueprint(t, 4).state()
+	st.Status = StatusUp
+	older, err := ProcessOf(os.Getppid(), "e1", "older")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Processes = []Process{older} // as a grid before processes.json kept them
+	if err := os.Mkdir(runDir("ft"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.save(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(statePath("ft"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := ProcessOf(os.Getpid(), "h1", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := RecordProcess("ft", self); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := os.Stat(statePath("ft"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size() {
+		t.Errorf("recording processes rewrote state.json (%v, %d bytes -> %v, %d bytes)", before.ModTime(), before.Size(), after.ModTime(), after.Size())
+	}
+	got, err := LoadState("ft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Processes) != 4 || got.Processes[0].Role != "older" || got.Processes[3].PID != os.Getpid() {
+		t.Errorf("processes %+v, want the older record and this process three times", got.Processes)
+	}
+	// nodeNamespace reads the state once, and again only once it changes.
+	if ns, err := nodeNamespace("ft", "h1"); err != nil || ns != "/run/netns/ft-h1" {
+		t.Fatalf("namespace of h1: %q, %v", ns, err)
+	}
+	st.Status = StatusBuilding
+	if err := st.save(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodeNamespace("ft", "h1"); err == nil || !strings.Contains(err.Error(), "is not up") {
+		t.Errorf("after the run changed to building: %v, want it refused as not up", err)
 	}
 }
 
