@@ -339,7 +339,8 @@ func runExperiment(c *cli.Context) error {
 	}
 	if runErr == nil && c.Bool("keep") {
 		keptUp = true
-		fmt.Fprintf(w, "run %s kept up with its switches and the %s plan (remove it with 'grid down %s')\n", exp.Run, run[len(run)-1].Algorithm, exp.Run)
+		fmt.Fprintf(w, "run %s kept up with its switches and the %s plan (remove it with 'grid down %s'); they log into %s\n",
+			exp.Run, run[len(run)-1].Algorithm, exp.Run, filepath.Join(work, "switches"))
 	} else {
 		fmt.Fprintf(w, "run %s down\n", exp.Run)
 	}

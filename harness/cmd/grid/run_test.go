@@ -118,8 +118,17 @@ func TestRunWithLinkRateShapesTheLinks(t *testing.T) {
 	if !strings.Contains(string(out), "tbf") || !strings.Contains(string(out), "rate 20Mbit") {
 		t.Errorf("the PS's eth0 is not shaped to 20 Mbit/s:\n%s", out)
 	}
+	// The kept switches log into the run's temporary folder, which goes
+	// with the run.
+	logs, _ := filepath.Glob(filepath.Join(os.TempDir(), "grid-run-"+run+".*", "switches"))
+	if len(logs) != 1 {
+		t.Errorf("the kept run's switch logs: %v", logs)
+	}
 	if err := fabric.Down(run); err != nil {
 		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "grid-run-"+run+".*")); len(left) != 0 {
+		t.Errorf("grid down left %v", left)
 	}
 }
 
