@@ -426,7 +426,7 @@ func (p *Plan) Explain(w io.Writer) error {
 	if p.BoundGbps != nil {
 		fmt.Fprintf(tw, ", bound %.4g Gbps", *p.BoundGbps)
 	}
-	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, " (%s)\n", p.Role())
 	for _, j := range p.Jobs {
 		fmt.Fprintf(tw, "\njob %s: PS %s, ingress %.4g Gbps, load %.4g Gbps, T %.4g Gbps, lambda %.4g Gbps\n", j.Name, j.PS, j.PSIngressGbps, j.PSLoadGbps, j.MaxRateGbps, j.LambdaGbps)
 		fmt.Fprintln(tw, "worker\trate Gbps\taggregated at\tfraction\tpath (switch:in>out)")
@@ -453,6 +453,18 @@ func (p *Plan) Explain(w io.Writer) error {
 				fmt.Fprintf(tw, "%s\t%d\t%.4g\n", a.Switch, a.FanIn, a.StreamGbps)
 			}
 		}
+	}
+	fmt.Fprintln(tw, "\nlink\tload Gbps\tof which results\tcapacity Gbps\tpackets per fragment")
+	for _, l := range p.Links {
+		var n float64
+		for _, lp := range l.Packets {
+			n += lp.Total()
+		}
+		capacity := "unlimited"
+		if l.CapacityGbps > 0 {
+			capacity = fmt.Sprintf("%.4g", l.CapacityGbps)
+		}
+		fmt.Fprintf(tw, "%s -> %s\t%.4g\t%.4g\t%s\t%.4g\n", l.From, l.To, l.LoadGbps, l.ResultGbps, capacity, n)
 	}
 	fmt.Fprintln(tw, "\nswitch\tprogrammable\tcapacity Gbps\tload Gbps")
 	for _, s := range p.Switches {
