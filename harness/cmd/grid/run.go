@@ -329,7 +329,11 @@ func runExperiment(c *cli.Context) error {
 	reason := runErr
 	switch {
 	case runErr != nil && ctx.Err() != nil:
+		// What was cut short says only "context canceled", once per switch
+		// or endpoint at work: name the signal and where the run was.
 		status = results.StatusInterrupted
+		where, _, _ := strings.Cut(runErr.Error(), "\n")
+		reason = fmt.Errorf("stopped by Ctrl-C or SIGTERM (%s)", where)
 	case runErr != nil:
 		status = results.StatusFailed
 	case exp.Failure() != nil:
