@@ -75,6 +75,8 @@ func TestProgramsP4cAcceptsCompile(t *testing.T) {
 		{name: "entry priorities and their properties", holes: holes{ingress: `action a() { } table t { key = { hdr.h.a: ternary; } actions = { a; } largest_priority_wins = false; priority_delta = 10; entries = { priority = 10: 1 &&& 0xf : a(); 2 : a(); } }`, apply: `t.apply();`}},
 		{name: "unknown table property is ignored", holes: holes{ingress: `table t { actions = { NoAction; } junk = 1; }`, apply: `t.apply();`}, warning: "property junk is ignored"},
 		{name: "static_assert", holes: holes{top: `const bool ok = static_assert(V1MODEL_VERSION >= 20160101, "old v1model");`, apply: `static_assert(true);`}},
+		{name: "slices written [lo +: width]", holes: holes{apply: `meta.x = hdr.h.a[0 +: 4] ++ hdr.h.b[4+:4]; hdr.h.b[7 +: 1] = 1;`}},
+		{name: "arrays declared name[N]", holes: holes{top: `struct arr_t { h_t hs2[2]; }`, ingress: `h_t loc[2];`, apply: `loc[1] = hdr.h; hdr.h = loc[1];`}},
 		{name: "select with no expression", holes: holes{states: `state s2 { transition select() { default: accept; } }`}},
 		{name: "varbit in a metadata struct", holes: holes{top: `struct vb_t { varbit<8> v; }`, ingress: `vb_t vb;`}},
 		{name: "struct inside a header, copied whole", holes: holes{top: `struct in_t { bit<8> p; bit<8> q; } header wrap_t { in_t s; }`, ingress: `wrap_t w;`, apply: `w.setValid(); w.s = { 1, 2 }; meta.x = w.s.q;`}},
@@ -225,5 +227,17 @@ func TestControllerHeaderEnumsReachTypeInfo(t *testing.T) {
 	md := res.P4Info.GetControllerPacketMetadata()
 	if len(md) != 1 || md[0].Metadata[0].GetTypeName().GetName() != "Reason" {
 		t.Errorf("controller packet metadata %v, want field reason of type Reason", md)
+	}
+}
+
+// [lo +: w] is the w bits from bit lo up, as [lo + w - 1 : lo].
+func TestPlusColonSlicesTakeWidthBitsFromTheStart(t *testing.T) {
+	res, err := compileSnippet(t, holes{apply: `hdr.h.a = hdr.h.a[0 +: 4] ++ hdr.h.b[4+:4]; hdr.h.b[7 +: 1] = 0; sm.egress_spec = 1;`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := send(t, runOn(t, res), 0, []byte{0xab, 0xcd})
+	if got := out[1]; len(got) != 2 || got[0] != 0xbc || got[1] != 0x4d {
+		t.Errorf("out %x, want bc4d", got)
 	}
 }

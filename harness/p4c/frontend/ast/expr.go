@@ -111,8 +111,10 @@ type Index struct {
 type Slice struct {
 	Pos
 	ExprInfo
-	X            Expr
-	Hi, Lo       Expr
+	X      Expr
+	Hi, Lo Expr
+	// Width is set for [Lo +: Width] (Hi is then nil).
+	Width        Expr
 	HiVal, LoVal int
 }
 

@@ -105,9 +105,15 @@ func writeExpr(b *strings.Builder, e Expr) {
 	case *Slice:
 		writeExpr(b, x.X)
 		b.WriteByte('[')
-		writeExpr(b, x.Hi)
-		b.WriteByte(':')
-		writeExpr(b, x.Lo)
+		if x.Width != nil {
+			writeExpr(b, x.Lo)
+			b.WriteString(" +: ")
+			writeExpr(b, x.Width)
+		} else {
+			writeExpr(b, x.Hi)
+			b.WriteByte(':')
+			writeExpr(b, x.Lo)
+		}
 		b.WriteByte(']')
 	case *Call:
 		writeExpr(b, x.Fun)

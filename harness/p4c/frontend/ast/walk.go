@@ -155,8 +155,13 @@ func Inspect(n Node, f func(Node) bool) {
 		expr(x.Index)
 	case *Slice:
 		expr(x.X)
-		expr(x.Hi)
+		if x.Hi != nil {
+			expr(x.Hi)
+		}
 		expr(x.Lo)
+		if x.Width != nil {
+			expr(x.Width)
+		}
 	case *Call:
 		expr(x.Fun)
 		args(x.Args)

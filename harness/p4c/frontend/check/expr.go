@@ -395,8 +395,22 @@ func isIntegral(t ast.Type) bool {
 
 func (c *checker) slice(x *ast.Slice, sc *scope) ast.Type {
 	xt := c.expr(x.X, nil, sc)
-	hi, okHi := c.constIntExpr(x.Hi, sc, "slice bound")
-	lo, okLo := c.constIntExpr(x.Lo, sc, "slice bound")
+	var hi, lo int
+	var okHi, okLo bool
+	if x.Width != nil {
+		// [lo +: w] is [lo + w - 1 : lo].
+		lo, okLo = c.constIntExpr(x.Lo, sc, "slice start")
+		var w int
+		w, okHi = c.constIntExpr(x.Width, sc, "slice width")
+		if okHi && w < 1 {
+			c.errorf(x.Width, "slice width must be positive, not %d", w)
+			return nil
+		}
+		hi = lo + w - 1
+	} else {
+		hi, okHi = c.constIntExpr(x.Hi, sc, "slice bound")
+		lo, okLo = c.constIntExpr(x.Lo, sc, "slice bound")
+	}
 	if xt == nil || !okHi || !okLo {
 		return nil
 	}

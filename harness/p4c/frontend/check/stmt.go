@@ -195,7 +195,7 @@ func cloneExpr(e ast.Expr) ast.Expr {
 	case *ast.Index:
 		return &ast.Index{Pos: x.Pos, X: cloneExpr(x.X), Index: cloneExpr(x.Index)}
 	case *ast.Slice:
-		return &ast.Slice{Pos: x.Pos, X: cloneExpr(x.X), Hi: cloneExpr(x.Hi), Lo: cloneExpr(x.Lo)}
+		return &ast.Slice{Pos: x.Pos, X: cloneExpr(x.X), Hi: cloneExpr(x.Hi), Lo: cloneExpr(x.Lo), Width: cloneExpr(x.Width)}
 	case *ast.IntLit:
 		return &ast.IntLit{Pos: x.Pos, Value: x.Value, Width: x.Width, Signed: x.Signed, Text: x.Text}
 	case *ast.BoolLit:

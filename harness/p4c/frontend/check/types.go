@@ -93,7 +93,7 @@ func (c *checker) resolve(te ast.TypeExpr, sc *scope, allowInfer bool) ast.Type 
 			return nil
 		}
 		if s, isStruct := elem.(*ast.StructDecl); !isStruct || s.Kind == ast.KindStruct {
-			c.errorf(x, "%s[%d]: only headers and header unions can form stacks", elem, n)
+			c.unsupportedf(x, "%s[%d]: arrays of %s (bmv2, and with it p4c-bm2-ss, holds arrays of headers and header unions only)", elem, n, elem)
 			return nil
 		}
 		t = &ast.StackType{Elem: elem, Size: n}

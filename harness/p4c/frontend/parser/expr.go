@@ -352,6 +352,15 @@ func (p *parser) shrAhead() bool {
 	return p.is(">") && p.isAt(1, ">") && !p.peekN(1).Space && p.peekN(1).Pos.Line == p.tok().Pos.Line
 }
 
+// plusColonAhead reports whether the next tokens are `+:` (adjacent).
+func (p *parser) plusColonAhead() bool {
+	if !p.is("+") || !p.isAt(1, ":") {
+		return false
+	}
+	nt := p.peekN(1)
+	return !nt.Space && !nt.BOL
+}
+
 func (p *parser) binary(level int) ast.Expr {
 	if level == len(levels) {
 		return p.unary()
@@ -365,6 +374,8 @@ func (p *parser) binary(level int) ast.Expr {
 		var op ast.BinaryOp
 		found := false
 		switch {
+		case t.Text == "+" && p.plusColonAhead():
+			return x // the `+:` of a slice [lo +: width]
 		case level == shiftLevel && p.shrAhead():
 			p.next()
 			op, found = ast.OpShr, true
@@ -582,7 +593,14 @@ func (p *parser) postfix(x ast.Expr) ast.Expr {
 		case p.is("["):
 			p.next()
 			idx := p.expr()
-			if p.accept(":") {
+			if p.plusColonAhead() {
+				// [lo +: width]: width bits from bit lo up.
+				p.next()
+				p.next()
+				w := p.expr()
+				p.expect("]")
+				x = &ast.Slice{Pos: t.Pos, X: x, Lo: idx, Width: w}
+			} else if p.accept(":") {
 				lo := p.expr()
 				p.expect("]")
 				x = &ast.Slice{Pos: t.Pos, X: x, Hi: idx, Lo: lo}

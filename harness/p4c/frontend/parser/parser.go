@@ -457,6 +457,7 @@ func (p *parser) structDecl(annos ast.Annotations) *ast.StructDecl {
 		fa := p.annotations()
 		ft := p.typeRef()
 		fname, fpos := p.ident()
+		ft = p.arrayDims(ft)
 		p.expect(";")
 		d.Fields = append(d.Fields, &ast.Field{Pos: fpos, Annos: fa, Type: ft, Name: fname})
 	}
@@ -682,8 +683,21 @@ func (p *parser) localDecl(annos ast.Annotations) ast.Decl {
 	return p.varRest(annos, typ)
 }
 
+// arrayDims reads the `[N]` after a declared name (`bit<8> a[16]`, the
+// newer array syntax): the same as the type `T[N]`.
+func (p *parser) arrayDims(typ ast.TypeExpr) ast.TypeExpr {
+	for p.is("[") {
+		open := p.next()
+		size := p.expr()
+		p.expect("]")
+		typ = &ast.StackTypeExpr{Pos: open.Pos, Elem: typ, Size: size}
+	}
+	return typ
+}
+
 func (p *parser) varRest(annos ast.Annotations, typ ast.TypeExpr) *ast.VarDecl {
 	name, pos := p.ident()
+	typ = p.arrayDims(typ)
 	v := &ast.VarDecl{Pos: pos, Annos: annos, Type: typ, Name: name}
 	if p.accept("=") {
 		v.Init = p.expr()

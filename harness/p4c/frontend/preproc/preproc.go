@@ -446,11 +446,16 @@ func (p *pp) expandInto(out *[]lexer.Token, toks []lexer.Token, active []string)
 				continue
 			}
 			expanded := make(map[string][]lexer.Token, len(args))
+			raw := make(map[string][]lexer.Token, len(args))
 			for k, a := range args {
 				expanded[m.params[k]] = p.expand(a, active)
+				raw[m.params[k]] = a
 			}
-			for _, b := range m.body {
+			for k, b := range m.body {
 				if a, isParam := expanded[b.Text]; isParam && b.Kind == lexer.Ident {
+					if pasteAt(m.body, k-2) || pasteAt(m.body, k+1) {
+						a = raw[b.Text] // operands of ## are not expanded first (C)
+					}
 					body = append(body, a...)
 					continue
 				}
@@ -460,6 +465,7 @@ func (p *pp) expandInto(out *[]lexer.Token, toks []lexer.Token, active []string)
 		} else {
 			body = m.body
 		}
+		body = p.paste(body)
 		p.expanded += len(body)
 		if p.expanded > maxExpansion {
 			p.diags.Errorf(t.Pos, "macro expansion of %s produces more than %d tokens", m.name, maxExpansion)
@@ -474,6 +480,40 @@ func (p *pp) expandInto(out *[]lexer.Token, toks []lexer.Token, active []string)
 		}
 		p.expandInto(out, placed, append(active[:len(active):len(active)], m.name))
 	}
+}
+
+// pasteAt reports whether toks[k], toks[k+1] is the ## operator (two
+// adjacent # tokens).
+func pasteAt(toks []lexer.Token, k int) bool {
+	return k >= 0 && k+1 < len(toks) && toks[k].Kind == lexer.Punct && toks[k].Text == "#" &&
+		toks[k+1].Kind == lexer.Punct && toks[k+1].Text == "#" && !toks[k+1].Space && !toks[k+1].BOL
+}
+
+// paste applies ## in a macro body: the tokens either side become one
+// token, lexed again (a ## b is the identifier ab, x ## 1 is x1).
+func (p *pp) paste(body []lexer.Token) []lexer.Token {
+	var out []lexer.Token
+	for k := 0; k < len(body); k++ {
+		if !pasteAt(body, k) {
+			out = append(out, body[k])
+			continue
+		}
+		if len(out) == 0 || k+2 >= len(body) {
+			p.diags.Errorf(body[k].Pos, "'##' cannot be at either end of a macro expansion")
+			continue
+		}
+		left, right := out[len(out)-1], body[k+2]
+		toks, errs := lexer.Lex(left.Pos.File, []byte(left.Text+right.Text))
+		if len(errs) > 0 || len(toks) != 2 { // one token and EOF
+			p.diags.Errorf(body[k].Pos, "pasting %q and %q does not give a valid token", left.Text, right.Text)
+			continue
+		}
+		t := toks[0]
+		t.Pos, t.BOL, t.Space = left.Pos, left.BOL, left.Space
+		out[len(out)-1] = t
+		k += 2
+	}
+	return out
 }
 
 // collectArgs reads a parenthesised, comma-separated argument list starting

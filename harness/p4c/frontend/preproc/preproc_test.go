@@ -58,6 +58,29 @@ WIDTH
 	}
 }
 
+// ## pastes tokens (count-min sketches name their registers so); its
+// operands are the arguments as written, not expanded first.
+func TestTokenPastingJoinsNeighbours(t *testing.T) {
+	src := `#define N 3
+#define REG(i) register<bit<32>>(N) sketch ## i
+#define CAT(a, b) a ## b
+REG(0);
+CAT(N, 1) CAT(x, N) CAT(8, w5)
+`
+	_, out, d := run(t, map[string]string{"dir/main.p4": src}, Options{})
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	want := "register < bit < 32 > > ( 3 ) sketch0 ; N1 xN 8w5"
+	if out != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
+	_, _, d = run(t, map[string]string{"dir/main.p4": "#define BAD(a) a ## +\nBAD(x)\n"}, Options{})
+	if !d.HasErrors() {
+		t.Error("pasting x and + gave no error")
+	}
+}
+
 func TestExpandedTokensKeepTheUseSitePosition(t *testing.T) {
 	src := "#define PORT 7\n\n  x = PORT;\n"
 	toks, _, _ := run(t, map[string]string{"dir/main.p4": src}, Options{})
