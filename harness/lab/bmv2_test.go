@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/p4rt/client"
+	"github.com/grid-ina/grid/harness/p4test"
 	"github.com/grid-ina/grid/harness/p4test/targettest"
 )
 
@@ -85,5 +88,38 @@ func TestLabRunsTheSameFolderOnRealBmv2(t *testing.T) {
 		if !gone {
 			t.Errorf("simple_switch_grpc of %s (pid %d) runs on after grid lab stop", sp.Name, sp.PID)
 		}
+	}
+}
+
+// With the reference compiler, as the tutorials' Makefile runs it, build/
+// holds p4c-bm2-ss's JSON and P4Info under the same names.
+func TestLabCompilesWithTheReferenceCompiler(t *testing.T) {
+	if _, err := exec.LookPath(p4test.P4cCompiler); err != nil {
+		if os.Getenv(targettest.RequireBmv2Env) == "1" {
+			t.Fatalf("%v; %s=1 requires it", err, targettest.RequireBmv2Env)
+		}
+		t.Skipf("%v (scripts/setup.sh puts the p4tools bundle on PATH)", err)
+	}
+	ex, err := Load(copyExercise(t, "twoswitch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := ex.CompileWith(CompilerP4c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := progs[ex.DefaultJSON()]
+	if p == nil || findTable(p.P4Info, "MyIngress.ipv4_lpm") == nil {
+		t.Fatalf("programs %v", progs)
+	}
+	js, err := os.ReadFile(p.JSON)
+	if err != nil || !strings.Contains(string(js), `"compiler" : "https://github.com/p4lang/p4c"`) {
+		t.Errorf("build/forward.json is not p4c's bmv2 JSON (%v): %.200s", err, js)
+	}
+	if info, err := client.LoadP4Info(filepath.Join(ex.Dir, "build", "forward.p4.p4info.txtpb")); err != nil || findTable(info, "MyIngress.ipv4_lpm") == nil {
+		t.Errorf("build/forward.p4.p4info.txtpb: %v", err)
+	}
+	if _, err := ex.CompileWith("gcc"); err == nil || !strings.Contains(err.Error(), `compiler "gcc": want grid or p4c`) {
+		t.Errorf("an unknown compiler: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,8 +10,8 @@ import (
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/grid-ina/grid/harness/p4c"
 	"github.com/grid-ina/grid/harness/p4c/p4info"
+	"github.com/grid-ina/grid/harness/p4test"
 )
 
 // Program is a compiled program of the exercise.
@@ -26,6 +27,27 @@ type Program struct {
 // gives it in build/ (older courses name it NAME.p4.p4info.txt or
 // NAME.p4info). It returns the programs by JSON path.
 func (ex *Exercise) Compile() (map[string]*Program, error) {
+	return ex.CompileWith(CompilerGrid)
+}
+
+// Compilers of a lab's programs.
+const (
+	CompilerGrid = "grid" // grid's embedded compiler
+	CompilerP4c  = "p4c"  // p4c-bm2-ss on PATH, as the tutorials' Makefile runs it
+)
+
+// CompileWith is Compile with the given compiler.
+func (ex *Exercise) CompileWith(compiler string) (map[string]*Program, error) {
+	compile := func(src string) (p4test.Program, error) { return p4test.CompileEmbedded(src, p4test.CompileOptions{}) }
+	switch compiler {
+	case "", CompilerGrid:
+	case CompilerP4c:
+		compile = func(src string) (p4test.Program, error) {
+			return p4test.CompileWithP4c(context.Background(), src, p4test.CompileOptions{})
+		}
+	default:
+		return nil, fmt.Errorf("compiler %q: want grid or p4c", compiler)
+	}
 	wanted, err := ex.p4infoPaths()
 	if err != nil {
 		return nil, err
@@ -35,17 +57,18 @@ func (ex *Exercise) Compile() (map[string]*Program, error) {
 	}
 	progs := map[string]*Program{}
 	for _, src := range ex.Sources {
-		res, err := p4c.Compile(src, p4c.Options{})
+		res, err := compile(src)
 		if err != nil {
 			return nil, err
 		}
+		name := strings.TrimSuffix(filepath.Base(src), ".p4")
 		p := &Program{Source: src, JSON: ex.buildPath(src, ".json"), P4Info: res.P4Info}
 		if err := os.WriteFile(p.JSON, res.JSON, 0o644); err != nil {
 			return nil, err
 		}
 		infos := []string{ex.buildPath(src, ".p4.p4info.txtpb")}
 		for _, w := range wanted {
-			if strings.HasPrefix(filepath.Base(w), res.Name+".") && filepath.Dir(w) == filepath.Join(ex.Dir, "build") {
+			if strings.HasPrefix(filepath.Base(w), name+".") && filepath.Dir(w) == filepath.Join(ex.Dir, "build") {
 				infos = append(infos, w)
 			}
 		}

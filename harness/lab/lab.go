@@ -44,6 +44,8 @@ type Options struct {
 	Out io.Writer
 	// Backend runs the switches: BackendGrid ("" too) or BackendBmv2.
 	Backend string
+	// Compiler compiles the programs: CompilerGrid ("" too) or CompilerP4c.
+	Compiler string
 	// Grid is the grid executable that runs the lab's helper processes
 	// (grid lab forward for bmv2); this executable when empty.
 	Grid string
@@ -184,7 +186,7 @@ func Start(ctx context.Context, ex *Exercise, opts Options) (_ *Lab, err error) 
 		}
 	}
 	fmt.Fprintf(out, "Compiling %d program(s) into build/\n", len(ex.Sources))
-	progs, err := ex.Compile()
+	progs, err := ex.CompileWith(opts.Compiler)
 	if err != nil {
 		return nil, err
 	}

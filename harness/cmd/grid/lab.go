@@ -42,6 +42,7 @@ func init() {
 			&cli.StringFlag{Name: "name", Usage: "run `NAME` (default: lab- and the folder's name)"},
 			&cli.IntFlag{Name: "grpc-port", Value: lab.DefaultGRPCBasePort, Usage: "P4Runtime `PORT` of the first switch; the Nth has PORT+N-1"},
 			&cli.StringFlag{Name: "program", Usage: "run `FILE.p4` (e.g. solution/NAME.p4, relative to EXERCISE_DIR) in place of the folder's program of the same name"},
+			&cli.StringFlag{Name: "compiler", Value: lab.CompilerGrid, Usage: "`COMPILER` of the programs: grid (grid's own) or p4c (p4c-bm2-ss on PATH, as the tutorials' Makefile)"},
 			&cli.StringFlag{Name: "backend", Value: lab.BackendGrid, Usage: "`BACKEND` of the switches: grid (grid switch) or bmv2 (simple_switch_grpc on PATH, reached through forwarders from here; no link latency)"},
 		},
 		Action: runLab,
@@ -256,7 +257,7 @@ func runLab(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if _, err := lab.Start(ctx, ex, lab.Options{Name: c.String("name"), GRPCBasePort: c.Int("grpc-port"), Out: c.App.Writer,
-		Backend: c.String("backend")}); err != nil {
+		Backend: c.String("backend"), Compiler: c.String("compiler")}); err != nil {
 		return cli.Exit(fmt.Sprintf("grid lab: %v", err), 1)
 	}
 	return nil
