@@ -45,6 +45,15 @@ func Emulated(t *topo.Topology, scale float64) (*topo.Topology, error) {
 			links[0].Bandwidth = n.Ingress
 		}
 	}
+	// A rate scaled below what tbf can shape would be shaped wrongly, or
+	// not at all once it rounds to 0.
+	for i, l := range e.Links {
+		if t.Links[i].Bandwidth > 0 || l.Bandwidth > 0 {
+			if err := topo.CheckLinkBandwidth(l.Bandwidth); err != nil {
+				return nil, fmt.Errorf("emulation scale %g: link %s would run at %v bit/s: %w (choose a larger scale)", scale, t.LinkString(t.Links[i]), float64(l.Bandwidth), err)
+			}
+		}
+	}
 	return &e, nil
 }
 

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,5 +151,16 @@ func TestRatesListEveryRateAsTheTopologyStatesItAndAsEmulated(t *testing.T) {
 	}
 	if kinds["link"] != 12 || kinds["switch capacity"] != 3 || kinds["PS ingress"] != 1 {
 		t.Errorf("rates by kind %v, want 12 links, 3 switch capacities, 1 PS ingress", kinds)
+	}
+}
+
+func TestAScaleThatTakesALinkBelowWhatTbfShapesIsRefused(t *testing.T) {
+	// The testbed's 100 Gbps links at 1e-9 would be 100 bit/s.
+	_, err := Emulated(topo.Testbed(), 1e-9)
+	if err == nil || !strings.Contains(err.Error(), "emulation scale 1e-09: link") || !strings.Contains(err.Error(), "the kernel's tbf can shape") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := Emulated(topo.Testbed(), 1e-5); err != nil {
+		t.Fatalf("1 Mbps links: %v", err)
 	}
 }

@@ -200,6 +200,9 @@ func checkRunFlags(c *cli.Context) error {
 			return fmt.Errorf("--name: %w", err)
 		}
 	}
+	if _, err := scaleFlag(c); err != nil {
+		return err
+	}
 	if rate := c.String("link-rate"); rate != "" {
 		bw, err := topo.ParseBandwidth(rate)
 		if err == nil {

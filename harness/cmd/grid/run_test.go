@@ -145,6 +145,7 @@ func TestRunRefusesBadFlagsBeforeAnythingIsBuilt(t *testing.T) {
 		{[]string{"--seed", "0"}, "--seed 0"},
 		{[]string{"--name", "Upper"}, `--name: run name "Upper"`},
 		{[]string{"--link-rate", "20"}, `--link-rate: bandwidth "20" without a unit`},
+		{[]string{"--scale", "2"}, `--scale "2": want a factor in (0, 1] or "auto"`},
 		{[]string{"--link-rate", "1bps"}, "--link-rate: 1bps is outside the 1Kbps..100Tbps the kernel's tbf can shape"},
 		{[]string{"--topo", "/nonexistent/topo.yaml"}, "--topo: stat /nonexistent/topo.yaml"},
 		{[]string{"--program", "/nonexistent/agg.p4"}, "--program: stat /nonexistent/agg.p4"},

@@ -62,16 +62,24 @@ func calibrate(ctx context.Context, prog *p4c.Result) (*runner.Calibration, erro
 	return cal, nil
 }
 
+// scaleFlag is the factor --scale gives, or 0 for "auto".
+func scaleFlag(c *cli.Context) (float64, error) {
+	flag := c.String("scale")
+	if flag == scaleAuto {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(flag, 64)
+	if err != nil || !(f > 0) || f > 1 {
+		return 0, fmt.Errorf("--scale %q: want a factor in (0, 1] or %q", flag, scaleAuto)
+	}
+	return f, nil
+}
+
 // emulationScale is --scale: a factor in (0, 1], or "auto" (1 with
 // --link-rate, which sets the rates itself).
 func emulationScale(ctx context.Context, c *cli.Context, plans []*solver.Plan, prog *p4c.Result, values int) (float64, error) {
-	flag := c.String("scale")
-	if flag != scaleAuto {
-		f, err := strconv.ParseFloat(flag, 64)
-		if err != nil || !(f > 0) || f > 1 {
-			return 0, fmt.Errorf("--scale %q: want a factor in (0, 1] or %q", flag, scaleAuto)
-		}
-		return f, nil
+	if f, err := scaleFlag(c); err != nil || f > 0 {
+		return f, err
 	}
 	if c.String("link-rate") != "" {
 		return 1, nil
