@@ -17,7 +17,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/p4c"
 	"github.com/grid-ina/grid/harness/topo"
 )
 
@@ -37,10 +40,17 @@ func init() {
 			"'grid ls RUN' shows the mapping, kept in /run/grid/RUN/state.json. The run stays up after\n" +
 			"grid exits; remove it with 'grid down RUN'. Interrupting 'grid up' (Ctrl-C, SIGTERM) or any\n" +
 			"error rolls back what was built. Needs root.\n\n" +
-			"Example:\n  sudo grid up topologies/fattree-k4.yaml --name ft4\n  sudo grid exec ft4 h1 -- ip addr\n  sudo grid down ft4",
+			"--switches also starts the switches, grid switch or real bmv2 (a simple_switch_grpc per switch),\n" +
+			"on their ports with --program loaded over P4Runtime (at 127.0.0.1:9559 in each switch's\n" +
+			"namespace; tables empty) and leaves them running: 'grid down' stops them.\n\n" +
+			"Example:\n  sudo grid up topologies/fattree-k4.yaml --name ft4\n  sudo grid exec ft4 h1 -- ip addr\n  sudo grid down ft4\n" +
+			"  sudo grid up topologies/testbed.yaml --switches bmv2",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Aliases: []string{"n"}, Usage: "run name, the prefix of its namespaces (default: the file name without extension)"},
 			&cli.IntFlag{Name: "workers", Usage: "goroutines building in parallel", DefaultText: "2 per CPU"},
+			&cli.StringFlag{Name: "switches", Usage: "also start the switches: grid (grid switch) or bmv2 (simple_switch_grpc), loaded with --program"},
+			&cli.StringFlag{Name: "program", Value: "p4/aggregator/aggregator.p4", Usage: "the P4 `FILE` --switches loads (the default is in the grid tree)"},
+			&cli.StringFlag{Name: "compiler", Value: compilerGrid, Usage: "--program's compiler: grid (grid p4c) or p4c (p4c-bm2-ss on PATH)"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := positionalArgs(c)
@@ -58,12 +68,21 @@ func init() {
 					return cli.Exit("grid up: --name: "+err.Error(), 2)
 				}
 			}
+			if err := checkSwitchFlags(c); err != nil {
+				return cli.Exit("grid up: "+err.Error(), 2)
+			}
 			t, err := topo.Load(args[0])
 			if err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
+			var prog *p4c.Result
+			if c.IsSet("switches") {
+				if prog, err = compileAggregator(ctx, c.String("compiler"), pathFlag(c, "program"), aggregator.Build{}); err != nil {
+					return err
+				}
+			}
 			began := time.Now()
 			st, err := fabric.Up(ctx, t, fabric.Options{Name: c.String("name"), Workers: c.Int("workers")})
 			if err != nil {
@@ -75,6 +94,19 @@ func init() {
 			hosts, switches := st.Count()
 			fmt.Fprintf(c.App.Writer, "run %s up: %d hosts, %d switches, %d links in %v (namespaces %s-*)\n",
 				st.Run, hosts, switches, len(st.Links), time.Since(began).Round(time.Millisecond), st.Run)
+			if prog != nil {
+				// Detached: the switches outlive this process, and 'grid
+				// down' stops them (they are in the run's state).
+				ctl, err := controller.Start(ctx, st, controller.Options{Backend: runBackend(c.String("switches")), Program: prog, Detach: true})
+				if err == nil {
+					err = ctl.Close()
+				}
+				if err != nil {
+					return errors.Join(err, fabric.Down(st.Run))
+				}
+				fmt.Fprintf(c.App.Writer, "switches: %d %s loaded with %s (P4Runtime at %s in each switch's namespace)\n",
+					switches, switchDescription[c.String("switches")], prog.Name, controller.P4RuntimeAddr)
+			}
 			fmt.Fprintf(c.App.Writer, "next: grid ls %s; grid exec %s NODE -- CMD; grid down %s\n", st.Run, st.Run, st.Run)
 			return nil
 		},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
 )
 
 // These tests drive the grid binary as a user would, including killing it in
@@ -328,6 +329,7 @@ func TestUpAndSimulateRefuseBadCountsAndNamesBeforeBuilding(t *testing.T) {
 	}{
 		{[]string{"up", shippedTopology(t, "testbed.yaml"), "--name", run, "--workers", "-3"}, "grid up: --workers -3: want a positive count"},
 		{[]string{"up", shippedTopology(t, "testbed.yaml"), "--name", "Upper"}, `grid up: --name: run name "Upper"`},
+		{[]string{"up", shippedTopology(t, "testbed.yaml"), "--name", run, "--switches", "tofino"}, `grid up: --switches "tofino": want grid or bmv2`},
 	} {
 		out, code := exitCode(t, c.args...)
 		if code == 0 || !strings.Contains(out, c.want) {
@@ -340,5 +342,45 @@ func TestUpAndSimulateRefuseBadCountsAndNamesBeforeBuilding(t *testing.T) {
 	}
 	if _, err := runGrid(t, "simulate", "--runs", "0", "--results", t.TempDir()); err == nil || !strings.Contains(err.Error(), "--runs 0: at least 1 instance per point") {
 		t.Errorf("grid simulate --runs 0: %v", err)
+	}
+}
+
+// TestUpWithSwitchesLeavesRealBmv2RunningUntilDown builds the testbed with
+// a simple_switch_grpc per switch loaded with the aggregator: each serves
+// P4Runtime in its namespace after grid up returns, and grid down stops it.
+func TestUpWithSwitchesLeavesRealBmv2RunningUntilDown(t *testing.T) {
+	targettest.Bmv2OrSkip(t)
+	run := newRunName()
+	out, err := runGrid(t, "up", shippedTopology(t, "testbed.yaml"), "--name", run, "--switches", "bmv2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fabric.Down(run)
+	if !strings.Contains(out, "switches: 3 bmv2") {
+		t.Errorf("grid up says %q, want the 3 bmv2 switches", out)
+	}
+	st, err := fabric.LoadState(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, p := range st.Processes {
+		pids = append(pids, p.PID)
+	}
+	if len(pids) != 3 {
+		t.Fatalf("the run records %d processes, want a switch per switch node", len(pids))
+	}
+	if _, err := runGrid(t, "down", run); err != nil {
+		t.Fatal(err)
+	}
+	// grid ran in this process, whose goroutines reap the switches.
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range pids {
+		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("switch process %d still runs after grid down", pid)
+		}
 	}
 }

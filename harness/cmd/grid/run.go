@@ -177,24 +177,6 @@ func checkRunFlags(c *cli.Context) error {
 			return fmt.Errorf("--%s %v: want a positive duration, e.g. 100ms or 30s", flag, d)
 		}
 	}
-	switch b := c.String("backend"); b {
-	case backendGrid:
-	case backendBmv2:
-		if _, err := exec.LookPath(controller.SimpleSwitchGRPC); err != nil {
-			return fmt.Errorf("--backend bmv2: %w (scripts/setup.sh puts the p4tools bundle's bin/ on PATH)", err)
-		}
-	default:
-		return fmt.Errorf("--backend %q: want %s or %s", b, backendGrid, backendBmv2)
-	}
-	switch comp := c.String("compiler"); comp {
-	case compilerGrid:
-	case compilerP4c:
-		if _, err := exec.LookPath(p4test.P4cCompiler); err != nil {
-			return fmt.Errorf("--compiler p4c: %w (scripts/setup.sh puts the p4tools bundle's bin/ on PATH)", err)
-		}
-	default:
-		return fmt.Errorf("--compiler %q: want %s or %s", comp, compilerGrid, compilerP4c)
-	}
 	if name := c.String("name"); name != "" {
 		if err := fabric.CheckRunName(name); err != nil {
 			return fmt.Errorf("--name: %w", err)
@@ -211,6 +193,53 @@ func checkRunFlags(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("--link-rate: %w", err)
 		}
+	}
+	if err := checkBackend("backend", c.String("backend")); err != nil {
+		return err
+	}
+	return checkCompiler(c)
+}
+
+// checkBackend refuses a back end that is not grid or bmv2, or bmv2
+// without simple_switch_grpc on PATH, naming the flag.
+func checkBackend(flag, b string) error {
+	switch b {
+	case backendGrid:
+	case backendBmv2:
+		if _, err := exec.LookPath(controller.SimpleSwitchGRPC); err != nil {
+			return fmt.Errorf("--%s bmv2: %w (scripts/setup.sh puts the p4tools bundle's bin/ on PATH)", flag, err)
+		}
+	default:
+		return fmt.Errorf("--%s %q: want %s or %s", flag, b, backendGrid, backendBmv2)
+	}
+	return nil
+}
+
+// checkSwitchFlags checks grid up's --switches, --program and --compiler.
+func checkSwitchFlags(c *cli.Context) error {
+	if !c.IsSet("switches") {
+		return nil
+	}
+	if err := checkBackend("switches", c.String("switches")); err != nil {
+		return err
+	}
+	if _, err := os.Stat(pathFlag(c, "program")); err != nil {
+		return fmt.Errorf("--program: %w", err)
+	}
+	return checkCompiler(c)
+}
+
+// checkCompiler refuses a --compiler that is not grid or p4c, or p4c
+// without p4c-bm2-ss on PATH.
+func checkCompiler(c *cli.Context) error {
+	switch comp := c.String("compiler"); comp {
+	case compilerGrid:
+	case compilerP4c:
+		if _, err := exec.LookPath(p4test.P4cCompiler); err != nil {
+			return fmt.Errorf("--compiler p4c: %w (scripts/setup.sh puts the p4tools bundle's bin/ on PATH)", err)
+		}
+	default:
+		return fmt.Errorf("--compiler %q: want %s or %s", comp, compilerGrid, compilerP4c)
 	}
 	return nil
 }
