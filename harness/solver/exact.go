@@ -121,8 +121,8 @@ var errUndecided = errors.New("a feasibility MILP stopped at its limit undecided
 // exactBudget all of the link-aware ones, so the algorithm stays
 // interactive; a MILP that runs out is undecided.
 var (
-	milpDeadline = 4 * time.Second
-	exactBudget  = 8 * time.Second
+	milpDeadline = 3 * time.Second
+	exactBudget  = 5 * time.Second
 )
 
 // paperExact solves GRIA for job j exactly. For a rate lambda, switch s can
