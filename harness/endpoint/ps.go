@@ -36,8 +36,8 @@ func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job: %w", err)
 	}
-	// A window's worth of fragments from every worker.
-	conn, err := listen(ctx, plan.PSIP, spec.Results != ResultsUnicast, receiveBuffer(len(plan.Members)*spec.Window.Max))
+	o := collectOptions(opts)
+	conn, err := o.socket(ctx, spec, RolePS, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -46,14 +46,13 @@ func RunPS(ctx context.Context, spec *Spec, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := collectOptions(opts)
 	o.announce(conn)
 	s := &psRun{
 		spec: spec, plan: &plan, model: model, conn: conn, rx: rx,
 		answered: map[answer]time.Time{},
 		holdOff:  spec.rto().Min,
 		sums:     make([]int64, plan.Values),
-		log:      slog.With("job", plan.Job, "role", RolePS),
+		log:      o.logger("job", plan.Job, "role", RolePS),
 	}
 	if spec.Results == ResultsUnicast {
 		for _, m := range plan.Members {

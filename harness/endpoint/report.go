@@ -3,6 +3,7 @@ package endpoint
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -171,4 +172,28 @@ func WriteReport(path string, r *Report) error {
 		return fmt.Errorf("report %s: %w", path, err)
 	}
 	return nil
+}
+
+// WriteSummary writes the report in two lines for people: what the
+// endpoint did, whether every sum was exact, and its packet counts.
+func (r *Report) WriteSummary(w io.Writer) {
+	who := "PS"
+	if r.Index != nil {
+		who = fmt.Sprintf("worker %d", *r.Index)
+	}
+	verdict := "all sums exact"
+	if !r.Verified {
+		verdict = "NOT verified"
+	}
+	fmt.Fprintf(w, "grid %s: job %d %s (%s): %d/%d fragments in %.3fs, %.0f fragments/s, %.2f Mbit/s goodput; %s\n",
+		r.Role, r.Job, who, r.IP, r.Completed, r.Fragments, r.Seconds, r.FragmentsPerSecond, r.GoodputBitsPerSec/1e6, verdict)
+	if r.Index != nil {
+		fmt.Fprintf(w, "  sent %d (retries %d, resends %d), control packets %d (%d ECN CE), results %d (%d duplicate)\n",
+			r.Sent, r.Retries, r.Resent, r.Controls, r.ECNMarked, r.Results, r.DuplicateResults)
+		fmt.Fprintf(w, "  timeouts %d (%d spurious), window halved %d times (lowest %.1f), round trip %v, retransmission timeout %v\n",
+			r.Timeouts, r.SpuriousTimeouts, r.Decreases, r.MinWindow, time.Duration(r.SRTT).Round(time.Microsecond), time.Duration(r.RTO).Round(time.Microsecond))
+	} else {
+		fmt.Fprintf(w, "  contributions %d direct, %d aggregated (%d duplicate, %d overlapping), results sent %d (%d again)\n",
+			r.Direct, r.Aggregated, r.Duplicates, r.Overlaps, r.Results, r.ResultsAgain)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -153,12 +154,64 @@ func sendTo(conn *net.UDPConn, b []byte, to netip.AddrPort, dropped *int) error 
 	return err
 }
 
+// Listen opens the UDP socket of the spec's PS (role RolePS) or of its
+// worker index, as RunPS and RunWorker do: called on a thread inside the
+// host's network namespace it stays there, so a process can open every
+// endpoint's socket in its own host and run them all (UseConn).
+func Listen(ctx context.Context, spec *Spec, role string, index int) (*net.UDPConn, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	switch role {
+	case RolePS:
+		// A window's worth of fragments from every worker.
+		return listen(ctx, netip.MustParseAddr(spec.Job.PSIP), spec.Results != ResultsUnicast,
+			receiveBuffer(len(spec.Job.Members)*spec.Window.Max))
+	case RoleWorker:
+		if index < 0 || index >= len(spec.Job.Members) {
+			return nil, fmt.Errorf("worker index %d: the job has members 0..%d", index, len(spec.Job.Members)-1)
+		}
+		// Results and control packets, a window's worth of each.
+		return listen(ctx, netip.MustParseAddr(spec.Job.Members[index].IP), false, receiveBuffer(2*spec.Window.Max))
+	}
+	return nil, fmt.Errorf("role %q, want %q or %q", role, RoleWorker, RolePS)
+}
+
 // Option adjusts RunWorker and RunPS.
 type Option func(*options)
 
 type options struct {
 	listening func(netip.AddrPort)
 	start     <-chan struct{}
+	conn      *net.UDPConn
+	log       *slog.Logger
+}
+
+// UseConn has the endpoint run on conn, which Listen opened for it,
+// instead of opening its own socket; the endpoint closes it when it ends.
+func UseConn(conn *net.UDPConn) Option {
+	return func(o *options) { o.conn = conn }
+}
+
+// WithLogger has the endpoint log to l instead of slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.log = l }
+}
+
+// socket is the endpoint's socket: the one UseConn gave, or a new one.
+func (o *options) socket(ctx context.Context, spec *Spec, role string, index int) (*net.UDPConn, error) {
+	if o.conn != nil {
+		return o.conn, nil
+	}
+	return Listen(ctx, spec, role, index)
+}
+
+// logger is the endpoint's logger with its job and role.
+func (o *options) logger(args ...any) *slog.Logger {
+	if o.log != nil {
+		return o.log.With(args...)
+	}
+	return slog.With(args...)
 }
 
 // OnListening has f called with the endpoint's address once its socket is

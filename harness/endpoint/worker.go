@@ -59,8 +59,7 @@ func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Rep
 	}
 	plan := spec.Job.Plan()
 	me := plan.Members[index]
-	// Results and control packets, a window's worth of each.
-	conn, err := listen(ctx, me.IP, false, receiveBuffer(2*spec.Window.Max))
+	conn, err := o.socket(ctx, spec, RoleWorker, index)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +76,7 @@ func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Rep
 		window:   gradproto.NewCongestionWindow(spec.Window.Initial, spec.Window.Max),
 		rto:      spec.rto(),
 		sums:     make([]int64, plan.Values),
-		log:      slog.With("job", plan.Job, "worker", index),
+		log:      o.logger("job", plan.Job, "worker", index),
 	}
 	w.rep = &Report{Role: RoleWorker, Job: plan.Job, Index: &index, Host: spec.Job.Members[index].Host,
 		IP: me.IP.String(), Fragments: spec.Fragments, MinWindow: w.window.Size}

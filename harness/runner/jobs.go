@@ -15,17 +15,25 @@ import (
 	"github.com/grid-ina/grid/harness/aggregator"
 	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/endpointhost"
+	"github.com/grid-ina/grid/harness/fabric"
 )
 
-// psReadyLine and workerReadyLine start the lines `grid ps` and `grid
-// worker` print once their socket is bound.
+// psReadyLine, workerReadyLine and hostReadyLine start the lines `grid
+// ps`, `grid worker` and `grid endpoint-host` print once their sockets are
+// bound.
 const (
 	psReadyLine     = "grid ps: listening on "
 	workerReadyLine = "grid worker: listening on "
+	hostReadyLine   = "grid endpoint-host: listening"
 )
 
-// startTimeout bounds an endpoint's start until its ready line.
-const startTimeout = 10 * time.Second
+// startTimeout bounds an endpoint's start until its ready line; the
+// endpoint host gets hostStartPerEndpoint more per endpoint.
+const (
+	startTimeout         = 10 * time.Second
+	hostStartPerEndpoint = 20 * time.Millisecond
+)
 
 // exitGrace is how long endpoints get beyond their own deadline before
 // the runner stops them, and how long they get to write their report
@@ -38,21 +46,38 @@ type jobsRun struct {
 	began, ended time.Time
 }
 
-// endpointProc is one started endpoint and where its report goes.
-type endpointProc struct {
-	*controller.Process
-	report string
-	job    int // index into the outcomes
-	index  int // worker's member index; -1 for the PS
+// endpointFiles is one endpoint of a plan's jobs: its host, its job's spec
+// file, where its report and log go, and the process that runs it.
+type endpointFiles struct {
+	job         int // index into the outcomes
+	index       int // worker's member index; -1 for the PS
+	host        string
+	name        string // job1-ps, job1-worker0
+	spec        string
+	report, log string
+	proc        *endpointProc
 }
 
-// runJobs writes each job's spec into dir, starts its PS and then its
-// workers in their hosts' namespaces, waits until all have exited (at most
-// the deadline plus exitGrace; then they are stopped) and reads their
-// reports. The run is returned also with an error: every endpoint is
-// stopped first, and the jobs whose PS and workers all left a report are
-// kept as finished.
-func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deployment, dir string) (jr *jobsRun, err error) {
+// endpointProc is one started process: an endpoint (ProcessPerEndpoint)
+// or the endpoint host running all of them.
+type endpointProc struct {
+	*controller.Process
+	// workers is whether it runs workers, which get the start signal; a
+	// process of PSs only is stopped once every worker has ended.
+	workers bool
+	// eps are the endpoints it runs.
+	eps []*endpointFiles
+}
+
+// runJobs writes each job's spec into dir, starts the endpoints (one
+// `grid endpoint-host` for all, in their hosts' namespaces; or, with
+// Config.ProcessPerEndpoint, each PS and then each worker as its own
+// process there), starts the workers together, waits until all have
+// exited (at most the deadline plus exitGrace; then they are stopped) and
+// reads their reports. The run is returned also with an error: every
+// endpoint is stopped first, and the jobs whose PS and workers all left a
+// report are kept as finished.
+func runJobs(ctx context.Context, cfg *Config, st *fabric.State, d *aggregator.Deployment, dir string) (jr *jobsRun, err error) {
 	jr = &jobsRun{}
 	if err := distinctHosts(d); err != nil {
 		return jr, err
@@ -62,6 +87,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 	}
 	outcomes := make([]JobOutcome, len(d.Jobs))
 	var procs []*endpointProc
+	var eps []*endpointFiles
 	defer func() {
 		if err == nil {
 			return
@@ -73,14 +99,13 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 		if jr.ended.IsZero() {
 			jr.ended = time.Now()
 		}
-		readReports(procs, outcomes)
+		readReports(eps, outcomes)
 		for _, o := range outcomes {
 			if o.finished() {
 				jr.outcomes = append(jr.outcomes, o)
 			}
 		}
 	}()
-	specs := make([]string, len(d.Jobs))
 	timeout, deadline, startWait := budget(cfg, d)
 	slog.Info("endpoint budget", "initial_timeout", timeout, "deadline", deadline, "start_wait", startWait)
 	for i, jd := range d.Jobs {
@@ -96,74 +121,62 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 		if err := spec.Validate(); err != nil {
 			return jr, fmt.Errorf("job %s: endpoint spec: %w", jd.Name, err)
 		}
-		specs[i] = filepath.Join(dir, fmt.Sprintf("job%d.json", jd.Plan.Job))
-		if err := writeJSON(specs[i], &spec); err != nil {
+		specPath := filepath.Join(dir, fmt.Sprintf("job%d.json", jd.Plan.Job))
+		if err := writeJSON(specPath, &spec); err != nil {
 			return jr, fmt.Errorf("job %s: %w", jd.Name, err)
 		}
-		report := filepath.Join(dir, fmt.Sprintf("job%d-ps.report.json", jd.Plan.Job))
-		argv := []string{cfg.Binary, "ps", "--spec", specs[i], "--report", report}
-		p, err := controller.StartProcess(run, jd.PS, "ps", argv, filepath.Join(dir, fmt.Sprintf("job%d-ps.log", jd.Plan.Job)), false)
-		if err != nil {
-			return jr, fmt.Errorf("job %s: %w", jd.Name, err)
+		add := func(index int, host, name string) {
+			eps = append(eps, &endpointFiles{job: i, index: index, host: host, name: name, spec: specPath,
+				report: filepath.Join(dir, name+".report.json"), log: filepath.Join(dir, name+".log")})
 		}
-		procs = append(procs, &endpointProc{Process: p, report: report, job: i, index: -1})
-	}
-	// Workers start once the PSs listen, so their first fragments find
-	// the port open.
-	for _, p := range procs {
-		if err := p.WaitLine(ctx, psReadyLine, startTimeout); err != nil {
-			return jr, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, err)
-		}
-	}
-	for i, jd := range d.Jobs {
+		add(-1, jd.PS, fmt.Sprintf("job%d-ps", jd.Plan.Job))
 		for w, host := range jd.Workers {
-			name := fmt.Sprintf("job%d-worker%d", jd.Plan.Job, w)
-			report := filepath.Join(dir, name+".report.json")
-			argv := []string{cfg.Binary, "worker", "--spec", specs[i], "--index", strconv.Itoa(w), "--report", report}
-			p, err := controller.StartProcess(run, host, "worker", argv, filepath.Join(dir, name+".log"), false)
-			if err != nil {
-				return jr, fmt.Errorf("job %s: %w", jd.Name, err)
-			}
-			procs = append(procs, &endpointProc{Process: p, report: report, job: i, index: w})
+			add(w, host, fmt.Sprintf("job%d-worker%d", jd.Plan.Job, w))
 		}
 	}
-	for _, p := range procs {
-		if p.index >= 0 {
-			if err := p.WaitLine(ctx, workerReadyLine, startTimeout); err != nil {
-				return jr, fmt.Errorf("job %s: %w", d.Jobs[p.job].Name, err)
-			}
-		}
+	launched := time.Now()
+	if cfg.ProcessPerEndpoint {
+		procs, err = startEach(ctx, cfg, st.Run, eps, d)
+	} else {
+		procs, err = startHost(ctx, cfg, st, eps, dir)
+	}
+	if err != nil {
+		return jr, err
 	}
 	jr.began = time.Now()
 	for _, p := range procs {
-		if p.index >= 0 {
+		if p.workers {
 			if err := p.Signal(syscall.SIGUSR1); err != nil {
-				return jr, fmt.Errorf("job %s: start: %w", d.Jobs[p.job].Name, err)
+				return jr, fmt.Errorf("start the workers: %w", err)
 			}
 		}
 	}
-	slog.Info("endpoints started", "jobs", len(d.Jobs), "processes", len(procs), "fragments", cfg.Fragments, "values", cfg.Values)
+	slog.Info("endpoints started", "jobs", len(d.Jobs), "endpoints", len(eps), "processes", len(procs),
+		"ready_after", jr.began.Sub(launched).Round(time.Millisecond), "fragments", cfg.Fragments, "values", cfg.Values)
 
 	wait, cancel := context.WithTimeout(ctx, deadline+exitGrace)
 	defer cancel()
 	// An endpoint that exits without a report (killed, crashed) leaves its
 	// job unable to finish: the run fails at once rather than at the
 	// deadline, which may be far.
-	lost := make(chan *endpointProc, len(procs))
+	lost := make(chan *endpointFiles, len(procs))
 	for _, p := range procs {
 		go func() {
 			<-p.Exited()
-			if _, err := os.Stat(p.report); err != nil {
-				lost <- p
+			for _, ep := range p.eps {
+				if _, err := os.Stat(ep.report); err != nil {
+					lost <- ep
+					return
+				}
 			}
 		}()
 	}
 	// Workers first: once all have exited, nobody needs the PSs' answers
 	// to late resends, so their lingering is cut short (a complete PS
-	// exits verified on SIGTERM).
+	// exits verified on SIGTERM; the endpoint host stops its PSs itself).
 	for _, workers := range []bool{true, false} {
 		for _, p := range procs {
-			if (p.index >= 0) != workers {
+			if p.workers != workers {
 				continue
 			}
 			if !workers {
@@ -172,12 +185,12 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 			select {
 			case <-p.Exited():
 			case l := <-lost:
-				return jr, fmt.Errorf("job %s: %w", d.Jobs[l.job].Name, l.ExitError("exited without a report"))
+				return jr, fmt.Errorf("job %s: %w", d.Jobs[l.job].Name, l.proc.ExitError(fmt.Sprintf("exited without %s's report (its log: %s)", l.name, l.log)))
 			case <-wait.Done():
 				if err := ctx.Err(); err != nil {
 					return jr, fmt.Errorf("waiting for the endpoints: %w", err)
 				}
-				slog.Warn("endpoint still runs past its deadline; stopping it", "node", p.Node, "role", p.Role)
+				slog.Warn("endpoints still run past their deadline; stopping them", "node", p.Node, "role", p.Role)
 				p.Stop(exitGrace)
 			}
 		}
@@ -189,7 +202,7 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, readReports(procs, outcomes)...)
+	errs = append(errs, readReports(eps, outcomes)...)
 	procs = nil
 	if err := errors.Join(errs...); err != nil {
 		return jr, err
@@ -198,20 +211,92 @@ func runJobs(ctx context.Context, cfg *Config, run string, d *aggregator.Deploym
 	return jr, nil
 }
 
+// startHost starts one `grid endpoint-host` running every endpoint, each
+// socket in its host's namespace, and waits until all are bound.
+func startHost(ctx context.Context, cfg *Config, st *fabric.State, eps []*endpointFiles, dir string) ([]*endpointProc, error) {
+	spec := &endpointhost.Spec{}
+	for _, ep := range eps {
+		node := st.Node(ep.host)
+		if node == nil {
+			return nil, fmt.Errorf("endpoint %s: host %s is not in run %s", ep.name, ep.host, st.Run)
+		}
+		role := endpoint.RoleWorker
+		if ep.index < 0 {
+			role = endpoint.RolePS
+		}
+		spec.Endpoints = append(spec.Endpoints, endpointhost.Endpoint{Name: ep.name, Namespace: node.NamespacePath(),
+			Spec: ep.spec, Role: role, Index: max(ep.index, 0), Report: ep.report, Log: ep.log})
+	}
+	specPath := filepath.Join(dir, "endpoints.json")
+	if err := spec.Write(specPath); err != nil {
+		return nil, fmt.Errorf("endpoint host: %w", err)
+	}
+	argv := []string{cfg.Binary, "endpoint-host", specPath}
+	p, err := controller.StartProcess(st.Run, "", "endpoint-host", argv, filepath.Join(dir, "endpoint-host.log"), false)
+	if err != nil {
+		return nil, err
+	}
+	proc := &endpointProc{Process: p, workers: true, eps: eps}
+	for _, ep := range eps {
+		ep.proc = proc
+	}
+	procs := []*endpointProc{proc}
+	return procs, p.WaitLine(ctx, hostReadyLine, startTimeout+time.Duration(len(eps))*hostStartPerEndpoint)
+}
+
+// startEach starts every PS and then every worker as its own process in
+// its host's namespace (`grid ps`, `grid worker`), waiting for each one's
+// ready line: the PSs first, so the workers' first fragments find their
+// ports open.
+func startEach(ctx context.Context, cfg *Config, run string, eps []*endpointFiles, d *aggregator.Deployment) (procs []*endpointProc, err error) {
+	for _, workers := range []bool{false, true} {
+		var started []*endpointFiles
+		for _, ep := range eps {
+			if (ep.index >= 0) != workers {
+				continue
+			}
+			role, argv := endpoint.RolePS, []string{cfg.Binary, "ps", "--spec", ep.spec, "--report", ep.report}
+			if workers {
+				role, argv = endpoint.RoleWorker, []string{cfg.Binary, "worker", "--spec", ep.spec, "--index", strconv.Itoa(ep.index), "--report", ep.report}
+			}
+			p, err := controller.StartProcess(run, ep.host, role, argv, ep.log, false)
+			if err != nil {
+				return procs, fmt.Errorf("job %s: %w", d.Jobs[ep.job].Name, err)
+			}
+			ep.proc = &endpointProc{Process: p, workers: workers, eps: []*endpointFiles{ep}}
+			procs = append(procs, ep.proc)
+			started = append(started, ep)
+		}
+		ready := psReadyLine
+		if workers {
+			ready = workerReadyLine
+		}
+		for _, ep := range started {
+			if err := ep.proc.WaitLine(ctx, ready, startTimeout); err != nil {
+				return procs, fmt.Errorf("job %s: %w", d.Jobs[ep.job].Name, err)
+			}
+		}
+	}
+	return procs, nil
+}
+
 // readReports fills the outcomes with the reports the endpoints left and
 // returns an error for each that left none.
-func readReports(procs []*endpointProc, outcomes []JobOutcome) []error {
+func readReports(eps []*endpointFiles, outcomes []JobOutcome) []error {
 	var errs []error
-	for _, p := range procs {
-		r, err := readReport(p.report)
+	for _, ep := range eps {
+		r, err := readReport(ep.report)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("job %s: %w", outcomes[p.job].Name, p.ExitError("left no report: "+err.Error())))
+			if ep.proc != nil {
+				err = ep.proc.ExitError(fmt.Sprintf("ran %s, which left no report (%v; its log: %s)", ep.name, err, ep.log))
+			}
+			errs = append(errs, fmt.Errorf("job %s: %w", outcomes[ep.job].Name, err))
 			continue
 		}
-		if p.index < 0 {
-			outcomes[p.job].PS = r
+		if ep.index < 0 {
+			outcomes[ep.job].PS = r
 		} else {
-			outcomes[p.job].Workers[p.index] = r
+			outcomes[ep.job].Workers[ep.index] = r
 		}
 	}
 	return errs

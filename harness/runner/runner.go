@@ -86,6 +86,11 @@ type Config struct {
 	// hops, the PS's link rate; see budget.go), so a large topology gets
 	// the time it needs.
 	Deadline time.Duration
+	// ProcessPerEndpoint runs every worker and PS as its own process
+	// (`grid worker`, `grid ps`) instead of all in one `grid endpoint-host`:
+	// how runs launched their endpoints before the host, kept for
+	// comparison (BenchmarkEndpointLaunch).
+	ProcessPerEndpoint bool
 	// Interval is the traffic monitor's sampling interval; 0 means DefaultInterval.
 	Interval time.Duration
 	// WorkDir receives what the switches and endpoints leave: switches/
@@ -395,7 +400,7 @@ func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller
 	defer mon.Close() // before the teardown: its sockets keep the namespaces
 	mon.Start(ctx)
 	before, cpuErr := cputime.Take(0)
-	jobs, runErr := runJobs(ctx, cfg, st.Run, d, dir)
+	jobs, runErr := runJobs(ctx, cfg, st, d, dir)
 	o.Jobs = jobs.outcomes
 	o.Began, o.Ended = jobs.began, jobs.ended
 	if after, err := cputime.Take(0); cpuErr == nil && err == nil {

@@ -221,18 +221,18 @@ func TestCancellingAnExperimentRemovesEverything(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg.OnUp = func(st *fabric.State) {
-		// Cancel once every worker has bound its socket, i.e. sends.
+		// Cancel once the endpoint host runs, its workers soon sending.
 		go func() {
 			for ctx.Err() == nil {
 				procs := 0
 				if s, err := fabric.LoadState(st.Run); err == nil {
 					for _, p := range s.Processes {
-						if p.Role == "worker" {
+						if p.Role == "endpoint-host" {
 							procs++
 						}
 					}
 				}
-				if procs == 8 {
+				if procs == 1 {
 					time.Sleep(200 * time.Millisecond)
 					cancel()
 					return

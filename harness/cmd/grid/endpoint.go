@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -169,29 +168,9 @@ func runEndpoint(c *cli.Context, run endpointRun) error {
 			return err
 		}
 	}
-	printSummary(c.App.Writer, rep)
+	rep.WriteSummary(c.App.Writer)
 	if err := rep.Failure(); err != nil {
 		return cli.Exit(fmt.Sprintf("grid %s: %v", c.Command.Name, err), 1)
 	}
 	return nil
-}
-
-func printSummary(w io.Writer, r *endpoint.Report) {
-	who := "PS"
-	if r.Index != nil {
-		who = fmt.Sprintf("worker %d", *r.Index)
-	}
-	verdict := "all sums exact"
-	if !r.Verified {
-		verdict = "NOT verified"
-	}
-	fmt.Fprintf(w, "grid %s: job %d %s (%s): %d/%d fragments in %.3fs, %.0f fragments/s, %.2f Mbit/s goodput; %s\n",
-		r.Role, r.Job, who, r.IP, r.Completed, r.Fragments, r.Seconds, r.FragmentsPerSecond, r.GoodputBitsPerSec/1e6, verdict)
-	if r.Index != nil {
-		fmt.Fprintf(w, "  sent %d (retries %d, resends %d), control packets %d (%d ECN CE), results %d (%d duplicate)\n",
-			r.Sent, r.Retries, r.Resent, r.Controls, r.ECNMarked, r.Results, r.DuplicateResults)
-	} else {
-		fmt.Fprintf(w, "  contributions %d direct, %d aggregated (%d duplicate, %d overlapping), results sent %d (%d again)\n",
-			r.Direct, r.Aggregated, r.Duplicates, r.Overlaps, r.Results, r.ResultsAgain)
-	}
 }
