@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -56,6 +57,11 @@ type endpointFiles struct {
 	spec        string
 	report, log string
 	proc        *endpointProc
+}
+
+// noReport says that the endpoint's process ended without its report.
+func (ep *endpointFiles) noReport() string {
+	return fmt.Sprintf("exited without %s's report (its log: %s)", ep.name, ep.log)
 }
 
 // endpointProc is one started process: an endpoint (ProcessPerEndpoint)
@@ -185,7 +191,7 @@ func runJobs(ctx context.Context, cfg *Config, st *fabric.State, d *aggregator.D
 			select {
 			case <-p.Exited():
 			case l := <-lost:
-				return jr, fmt.Errorf("job %s: %w", d.Jobs[l.job].Name, l.proc.ExitError(fmt.Sprintf("exited without %s's report (its log: %s)", l.name, l.log)))
+				return jr, fmt.Errorf("job %s: %w", d.Jobs[l.job].Name, l.proc.ExitError(l.noReport()))
 			case <-wait.Done():
 				if err := ctx.Err(); err != nil {
 					return jr, fmt.Errorf("waiting for the endpoints: %w", err)
@@ -287,8 +293,8 @@ func readReports(eps []*endpointFiles, outcomes []JobOutcome) []error {
 	for _, ep := range eps {
 		r, err := readReport(ep.report)
 		if err != nil {
-			if ep.proc != nil {
-				err = ep.proc.ExitError(fmt.Sprintf("ran %s, which left no report (%v; its log: %s)", ep.name, err, ep.log))
+			if ep.proc != nil && errors.Is(err, fs.ErrNotExist) {
+				err = ep.proc.ExitError(ep.noReport())
 			}
 			errs = append(errs, fmt.Errorf("job %s: %w", outcomes[ep.job].Name, err))
 			continue

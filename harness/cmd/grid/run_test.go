@@ -278,7 +278,10 @@ func TestRunThatFailsKeepsWhatItLearned(t *testing.T) {
 	nothingLeft(t, run)
 }
 
-func TestRunWhoseWorkerDiesFailsAtOnceAndKeepsWhatItLearned(t *testing.T) {
+// TestRunWhoseEndpointsDieFailsAtOnceAndKeepsWhatItLearned kills the
+// process running the workers and PSs (the endpoint host) while they send:
+// the run fails at once, naming it and an endpoint left without a report.
+func TestRunWhoseEndpointsDieFailsAtOnceAndKeepsWhatItLearned(t *testing.T) {
 	if err := fabric.CanBuild(); err != nil {
 		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
 	}
@@ -287,16 +290,16 @@ func TestRunWhoseWorkerDiesFailsAtOnceAndKeepsWhatItLearned(t *testing.T) {
 	t.Cleanup(func() { fabric.Clean(run) })
 	cmd, out, root := startRun(t, bin, run, "--fragments", "1000000", "--link-rate", "10Mbps")
 	waitOutput(t, out, "endpoints started")
-	worker := runningProcess(t, bin, "worker", "--index", "0")
-	if err := syscall.Kill(worker, syscall.SIGKILL); err != nil {
+	host := runningProcess(t, bin, "endpoint-host")
+	if err := syscall.Kill(host, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err == nil {
-		t.Fatalf("grid run whose worker was killed succeeded:\n%s", out)
+		t.Fatalf("grid run whose endpoints were killed succeeded:\n%s", out)
 	}
 	s := checkEvidence(t, root, run, out.String(), results.StatusFailed)
-	if !strings.Contains(s.Reason, "worker w1") || !strings.Contains(s.Reason, "exited without a report") {
-		t.Errorf("the reason does not name the worker that failed: %s", s.Reason)
+	if !strings.Contains(s.Reason, "endpoint-host") || !strings.Contains(s.Reason, "exited without job1-ps's report") {
+		t.Errorf("the reason does not name the process and the endpoint that failed: %s", s.Reason)
 	}
 	nothingLeft(t, run)
 }
