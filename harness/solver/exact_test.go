@@ -123,12 +123,12 @@ func TestEverySolverPathStopsWithTheContext(t *testing.T) {
 	}
 	for _, algo := range []string{AlgoGRID, AlgoGRIDPaths, AlgoGRIDExact} {
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(20*time.Millisecond, cancel)
+		time.AfterFunc(5*time.Millisecond, cancel)
 		if _, err := Solve(ctx, in, algo, Options{LP: lp.Embedded}); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s cancelled: %v, want context.Canceled", algo, err)
 		}
 		cancel()
-		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Millisecond)
 		if _, err := Solve(ctx, in, algo, Options{LP: lp.Embedded}); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("%s past its deadline: %v, want context.DeadlineExceeded", algo, err)
 		}
