@@ -26,6 +26,7 @@ package check
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
@@ -199,6 +200,7 @@ func Check(prog *ast.Program, diags *diag.List, features Features) {
 	c.controlPlaneNameConflicts()
 	c.v1modelVersion()
 	c.fieldListAnnotations()
+	c.translationAnnotations()
 	if prog.Main == nil && !diags.HasErrors() {
 		at := prog.Position()
 		if n := len(prog.Decls); n > 0 {
@@ -228,6 +230,33 @@ func (c *checker) fieldListAnnotations() {
 					}
 				}
 			}
+		}
+	}
+}
+
+// translationAnnotations checks @p4runtime_translation("uri", T) on types:
+// the controller-side type T is a bit width, string or enum (p4c refuses
+// others, e.g. bool).
+func (c *checker) translationAnnotations() {
+	for _, d := range c.prog.Decls {
+		var annos ast.Annotations
+		switch x := d.(type) {
+		case *ast.TypedefDecl:
+			annos = x.Annos
+		case *ast.EnumDecl:
+			annos = x.Annos
+		default:
+			continue
+		}
+		an := annos.Get("p4runtime_translation")
+		if an == nil {
+			continue
+		}
+		_, second, ok := strings.Cut(an.Raw, ",")
+		second = strings.TrimSpace(second)
+		n, err := strconv.Atoi(second)
+		if !ok || (err != nil || n <= 0) && second != "string" && second != "enum" {
+			c.errorf(an, "@p4runtime_translation(%s): the second argument must be a positive bit width, string or enum, not %q", an.Raw, second)
 		}
 	}
 }

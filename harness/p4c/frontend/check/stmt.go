@@ -517,12 +517,43 @@ func (c *checker) keyElem(k ast.Expr, t ast.Type, sc *scope) bool {
 
 // ---- tables ----
 
+// simpleKey reports whether p4c can name a key after its expression: a
+// path, member, constant index or slice of one, one masked with a
+// constant, a constant, or isValid() (frontends/p4/tableKeyNames).
+func simpleKey(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident, *ast.IntLit, *ast.BoolLit:
+		return true
+	case *ast.Member:
+		return simpleKey(x.X)
+	case *ast.Index:
+		return simpleKey(x.X) && simpleKey(x.Index)
+	case *ast.Slice:
+		return simpleKey(x.X)
+	case *ast.Binary:
+		if x.Op != ast.OpBitAnd {
+			return false
+		}
+		_, lc := x.X.(*ast.IntLit)
+		_, rc := x.Y.(*ast.IntLit)
+		return rc && simpleKey(x.X) || lc && simpleKey(x.Y)
+	case *ast.Call:
+		m, ok := x.Fun.(*ast.Member)
+		return ok && m.Name == "isValid" && len(x.Args) == 0 && simpleKey(m.X)
+	}
+	return e.Info().Const != nil
+}
+
 func (c *checker) tableDecl(t *ast.TableDecl, sc *scope) {
 	var keyTypes []ast.Type
 	var lpm *ast.KeyElement
 	for _, k := range t.Keys {
 		kt := c.expr(k.Expr, nil, sc)
 		keyTypes = append(keyTypes, kt)
+		if kt != nil && k.Annos.Get("name") == nil && !simpleKey(k.Expr) {
+			// p4c names keys after their expressions; others need a name.
+			c.errorAtExpr(k.Expr, "%s: Complex key expression requires a @name annotation", exprText(k.Expr))
+		}
 		if kt != nil {
 			switch {
 			case ast.Bits(kt, true) != nil, isBool(kt), isErrorType(kt), isEnum(kt):
