@@ -117,7 +117,7 @@ func TestProgramsP4cRejectsFailOnItsLine(t *testing.T) {
 		{name: "first entry without a priority", holes: holes{ingress: "action a() { } table t { key = { hdr.h.a: ternary; } actions = { a; }\n entries = {\n/*HERE*/ 1 : a();\n priority = 3: 2 : a(); } }", apply: `t.apply();`}, want: "first entry must have a priority"},
 		{name: "priorities below zero", holes: holes{ingress: "action a() { }\n/*HERE*/ table t { key = { hdr.h.a: ternary; } actions = { a; } priority_delta = 10;\n entries = { priority = 12: 1 : a(); 2 : a(); 3 : a(); } }", apply: `t.apply();`}, want: "overflow in priority computation"},
 		{name: "complex key without @name", holes: holes{ingress: "action a() { } table t { key = {\n/*HERE*/ hdr.h.a + hdr.h.b: exact; } actions = { a; } }", apply: `t.apply();`}, want: "Complex key expression requires a @name annotation"},
-		{name: "bool in @p4runtime_translation", holes: holes{top: "\n/*HERE*/ @p4runtime_translation(\"p4.org/x\", bool) type bit<8> X_t;"}, want: "must be a positive bit width, string or enum"},
+		{name: "bool in @p4runtime_translation", holes: holes{top: "\n/*HERE*/ @p4runtime_translation(\"p4.org/x\", bool) type bit<8> X_t;"}, want: "must be a positive bit width, bit<W>, string or enum"},
 		{name: "int literal where an extern needs a width", holes: holes{apply: "\n/*HERE*/ hash(meta.y, HashAlgorithm.crc16, 16w0, { hdr.h.a }, 0xFFFF);"}, want: "could not infer a width"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -26,6 +26,7 @@ package check
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -234,6 +235,8 @@ func (c *checker) fieldListAnnotations() {
 	}
 }
 
+var bitType = regexp.MustCompile(`^bit\s*<\s*[0-9]+\s*>$`)
+
 // translationAnnotations checks @p4runtime_translation("uri", T) on types:
 // the controller-side type T is a bit width, string or enum (p4c refuses
 // others, e.g. bool).
@@ -255,8 +258,8 @@ func (c *checker) translationAnnotations() {
 		_, second, ok := strings.Cut(an.Raw, ",")
 		second = strings.TrimSpace(second)
 		n, err := strconv.Atoi(second)
-		if !ok || (err != nil || n <= 0) && second != "string" && second != "enum" {
-			c.errorf(an, "@p4runtime_translation(%s): the second argument must be a positive bit width, string or enum, not %q", an.Raw, second)
+		if !ok || (err != nil || n <= 0) && second != "string" && second != "enum" && !bitType.MatchString(second) {
+			c.errorf(an, "@p4runtime_translation(%s): the second argument must be a positive bit width, bit<W>, string or enum, not %q", an.Raw, second)
 		}
 	}
 }
