@@ -56,6 +56,13 @@ func (p *Program) CheckBmv2Shapes() error {
 		}
 	}
 	for i := range p.Pipelines {
+		for j, t := range p.Pipelines[i].Tables {
+			for k, key := range t.Key {
+				if !bmv2MatchTypes[key.MatchType] {
+					return fmt.Errorf("pipelines[%d].tables[%d] (%s) key[%d] (%s) match_type: %q: bmv2 refuses the program (\"Invalid match type\"; simple_switch_grpc then runs without it, refusing every table entry); p4c writes an optional key as \"ternary\"", i, j, t.Name, k, key.Name, key.MatchType)
+				}
+			}
+		}
 		for j, c := range p.Pipelines[i].Conditionals {
 			if err := checkOperand(fmt.Sprintf("pipelines[%d].conditionals[%d] (%s) expression", i, j, c.Name), c.Expression); err != nil {
 				return err
@@ -80,6 +87,9 @@ func checkPrimitives(at string, prims []Primitive) error {
 	}
 	return nil
 }
+
+// bmv2MatchTypes are the table key match types bmv2 loads.
+var bmv2MatchTypes = map[string]bool{"exact": true, "lpm": true, "ternary": true, "range": true, "valid": true}
 
 // parserSetSources are the source types bmv2's parser "set" accepts.
 var parserSetSources = map[string]bool{"field": true, "hexstr": true, "lookahead": true, "expression": true}

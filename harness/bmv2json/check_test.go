@@ -3,6 +3,7 @@ package bmv2json
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/internal/repo"
@@ -83,5 +84,22 @@ func TestActionParameterInsideAnExpressionIsALocalBecauseBmv2RefusesRuntimeData(
 	}
 	if shifted.Op.Left.Type != "runtime_data" {
 		t.Error("the shared expression node was changed in place")
+	}
+}
+
+// TestOptionalKeyMatchTypeIsRefusedBecauseBmv2LoadsNoSuchKey: bmv2
+// refuses a program with an "optional" table key ("Invalid match type"),
+// and simple_switch_grpc then runs without it, refusing every entry; p4c
+// writes optional keys as ternary.
+func TestOptionalKeyMatchTypeIsRefusedBecauseBmv2LoadsNoSuchKey(t *testing.T) {
+	p := &Program{Pipelines: []Pipeline{{Name: "ingress", Tables: []Table{{Name: "classify",
+		Key: []TableKey{{MatchType: "optional", Name: "hdr.ipv4.protocol"}}}}}}}
+	err := p.CheckBmv2Shapes()
+	if err == nil || !strings.Contains(err.Error(), `pipelines[0].tables[0] (classify) key[0] (hdr.ipv4.protocol) match_type: "optional"`) {
+		t.Errorf("got %v, want the key's match_type named", err)
+	}
+	p.Pipelines[0].Tables[0].Key[0].MatchType = "ternary"
+	if err := p.CheckBmv2Shapes(); err != nil {
+		t.Errorf("as ternary: %v", err)
 	}
 }

@@ -180,7 +180,6 @@ const (
 	MatchLPM
 	MatchTernary
 	MatchRange
-	MatchOptional
 )
 
 func (k MatchKind) String() string {
@@ -193,8 +192,6 @@ func (k MatchKind) String() string {
 		return "ternary"
 	case MatchRange:
 		return "range"
-	case MatchOptional:
-		return "optional"
 	}
 	return "unknown"
 }
@@ -204,9 +201,9 @@ func (k MatchKind) String() string {
 // (leading zero bytes are ignored; a value that does not fit is an error).
 //   - exact:    Value
 //   - lpm:      Value and PrefixLen
-//   - ternary:  Value and Mask
+//   - ternary:  Value and Mask, or Wildcard for "don't care" (an optional
+//     field is a ternary key in bmv2 JSON, its mask all ones or none)
 //   - range:    Value (low) and High, inclusive
-//   - optional: Value, or Wildcard for "don't care"
 type Match struct {
 	Value     []byte
 	Mask      []byte
@@ -215,7 +212,7 @@ type Match struct {
 	Wildcard  bool
 }
 
-// Exact builds an exact (or optional) match.
+// Exact builds an exact match.
 func Exact(v []byte) Match { return Match{Value: v} }
 
 // LPM builds a longest-prefix match of plen bits.

@@ -130,7 +130,7 @@ func TestRangeAndOptionalKeys(t *testing.T) {
 		assign(fld("h", "b"), `{"type":"runtime_data","value":0}`),
 		map[string]string{"runtime_data": `[{"name":"p","bitwidth":8}]`, "action_data": `["0x00"]`})
 	doc = strings.Replace(doc, `"key":[],
-   "match_type":"exact"`, `"key":[{"match_type":"optional","name":"h.a","target":["h","a"],"mask":null},`+
+   "match_type":"exact"`, `"key":[{"match_type":"ternary","name":"h.a","target":["h","a"],"mask":null},`+
 		`{"match_type":"range","name":"h.c","target":["h","c"],"mask":null}],
    "match_type":"range"`, 1)
 	doc = strings.Replace(doc, `"max_size":1,`, `"max_size":16,`, 1)
@@ -140,7 +140,7 @@ func TestRangeAndOptionalKeys(t *testing.T) {
 	}
 	sw := NewSwitch(p, Config{})
 	for _, e := range []Entry{
-		{Match: []Match{{Value: []byte{7}}, Range([]byte{0x01, 0x00}, []byte{0x01, 0xff})}, Priority: 1, Action: "act", Args: [][]byte{{1}}},
+		{Match: []Match{Ternary([]byte{7}, []byte{0xff}), Range([]byte{0x01, 0x00}, []byte{0x01, 0xff})}, Priority: 1, Action: "act", Args: [][]byte{{1}}},
 		{Match: []Match{{Wildcard: true}, Range([]byte{0x00}, []byte{0x02, 0x00})}, Priority: 2, Action: "act", Args: [][]byte{{2}}},
 	} {
 		if _, err := sw.AddEntry("t", e); err != nil {

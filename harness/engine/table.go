@@ -223,9 +223,6 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 		case "range":
 			kf.kind = MatchRange
 			nScan++
-		case "optional":
-			kf.kind = MatchOptional
-			nScan++
 		default:
 			return nil, fmt.Errorf("table %q key %q: unsupported match type %q", jt.Name, k.Name, k.MatchType)
 		}
@@ -627,13 +624,11 @@ func (td *tableDecl) encode(p *Program, en *Entry) (*entry, *actionCall, error) 
 			full = full && m.PrefixLen == kf.width
 			e.plen = m.PrefixLen
 		case MatchTernary:
-			if km, err = fit(m.Mask, kf.nbytes, kf.width, what+" mask"); err != nil {
-				return nil, nil, err
-			}
-			full = false
-		case MatchOptional:
+			// Wildcard is a zero mask (an optional field left out).
 			if !m.Wildcard {
-				fillOnes(km, kf.width)
+				if km, err = fit(m.Mask, kf.nbytes, kf.width, what+" mask"); err != nil {
+					return nil, nil, err
+				}
 			}
 			full = false
 		case MatchRange:

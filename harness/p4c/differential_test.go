@@ -184,8 +184,6 @@ func randomEntry(ti engine.TableInfo, rng *rand.Rand) engine.Entry {
 			}
 		case engine.MatchRange:
 			m.Value, m.High = make([]byte, len(v)), v
-		case engine.MatchOptional:
-			m.Wildcard = rng.Intn(2) == 0
 		}
 		e.Match = append(e.Match, m)
 	}

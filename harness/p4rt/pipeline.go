@@ -74,9 +74,6 @@ type matchFieldDef struct {
 	index int // position in the engine's key
 	kind  p4configv1.MatchField_MatchType
 	width int
-	// ternaryKey marks an optional field whose engine key is ternary (as
-	// p4c and grid p4c write it): a value is a full mask, a wildcard none.
-	ternaryKey bool
 }
 
 type actionDef struct {
@@ -106,11 +103,10 @@ type controllerHeader struct {
 }
 
 var engineMatchKind = map[engine.MatchKind]p4configv1.MatchField_MatchType{
-	engine.MatchExact:    p4configv1.MatchField_EXACT,
-	engine.MatchLPM:      p4configv1.MatchField_LPM,
-	engine.MatchTernary:  p4configv1.MatchField_TERNARY,
-	engine.MatchRange:    p4configv1.MatchField_RANGE,
-	engine.MatchOptional: p4configv1.MatchField_OPTIONAL,
+	engine.MatchExact:   p4configv1.MatchField_EXACT,
+	engine.MatchLPM:     p4configv1.MatchField_LPM,
+	engine.MatchTernary: p4configv1.MatchField_TERNARY,
+	engine.MatchRange:   p4configv1.MatchField_RANGE,
 }
 
 // newPipeline compiles the bmv2 JSON (bare, or wrapped in a
@@ -262,8 +258,8 @@ func (pl *pipeline) resolveTables(prog *engine.Program) error {
 			if mf.Bitwidth != 0 && int(mf.Bitwidth) != k.Bitwidth {
 				return fmt.Errorf("%s: field %q is %d bits in the P4Info, %d in the bmv2 JSON", fpath, mf.Name, mf.Bitwidth, k.Bitwidth)
 			}
-			// p4c writes an optional field as a ternary key (all or
-			// nothing of its mask).
+			// An optional field is a ternary key in bmv2 JSON (all or
+			// nothing of its mask), as p4c writes it.
 			ternaryOptional := mf.GetMatchType() == p4configv1.MatchField_OPTIONAL && k.Kind == engine.MatchTernary
 			if mf.GetMatchType() != engineMatchKind[k.Kind] && !ternaryOptional {
 				return fmt.Errorf("%s: field %q matches %s in the P4Info, %s in the bmv2 JSON", fpath, mf.Name, mf.GetMatchType(), k.Kind)
@@ -271,7 +267,7 @@ func (pl *pipeline) resolveTables(prog *engine.Program) error {
 			if _, dup := td.fields[mf.Id]; dup {
 				return fmt.Errorf("%s.id: %d used twice", fpath, mf.Id)
 			}
-			fd := &matchFieldDef{info: mf, index: j, kind: mf.GetMatchType(), width: k.Bitwidth, ternaryKey: ternaryOptional}
+			fd := &matchFieldDef{info: mf, index: j, kind: mf.GetMatchType(), width: k.Bitwidth}
 			td.fields[mf.Id] = fd
 			td.order = append(td.order, fd)
 			switch fd.kind {
@@ -538,7 +534,7 @@ func fieldMatchOf(fd *matchFieldDef, m engine.Match) *p4v1.FieldMatch {
 		}
 		fm.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: canonical(m.Value), High: canonical(m.High)}}
 	case p4configv1.MatchField_OPTIONAL:
-		if m.Wildcard || (fd.ternaryKey && isZero(m.Mask)) {
+		if m.Wildcard || isZero(m.Mask) {
 			return nil
 		}
 		fm.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: canonical(m.Value)}}

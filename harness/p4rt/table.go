@@ -91,13 +91,10 @@ func wildcard(fd *matchFieldDef) engine.Match {
 	switch fd.kind {
 	case p4configv1.MatchField_LPM:
 		return engine.LPM(zero, 0)
-	case p4configv1.MatchField_TERNARY:
+	case p4configv1.MatchField_TERNARY, p4configv1.MatchField_OPTIONAL:
 		return engine.Ternary(zero, zero)
 	case p4configv1.MatchField_RANGE:
 		return engine.Range(zero, allOnes(fd.width))
-	}
-	if fd.ternaryKey {
-		return engine.Ternary(zero, zero)
 	}
 	return engine.Match{Value: zero, Wildcard: true}
 }
@@ -194,10 +191,7 @@ func (fd *matchFieldDef) parse(fm *p4v1.FieldMatch) (engine.Match, *p4v1.FieldMa
 			return engine.Match{}, nil, err
 		}
 		out.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: canonical(v)}}
-		if fd.ternaryKey {
-			return engine.Ternary(v, allOnes(w)), out, nil
-		}
-		return engine.Exact(v), out, nil
+		return engine.Ternary(v, allOnes(w)), out, nil
 	case nil:
 		return engine.Match{}, nil, errAt(codes.InvalidArgument, "field_match_type", "field %s: no match value", name)
 	}
