@@ -272,12 +272,18 @@ func sweep(run string, s *State, others []string, stopFound bool) *RunReport {
 			names = append(names, n)
 		}
 	}
-	var procs []Process
+	recorded := []Process(nil)
 	if s != nil {
-		for _, p := range s.Processes {
-			if p.Alive() {
-				procs = append(procs, p)
-			}
+		recorded = s.Processes
+	} else {
+		// Processes are recorded apart from the state, which may be lost
+		// while they are not.
+		recorded, _, _ = loadProcesses(run)
+	}
+	var procs []Process
+	for _, p := range recorded {
+		if p.Alive() {
+			procs = append(procs, p)
 		}
 	}
 	if stopFound {

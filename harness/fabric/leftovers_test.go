@@ -188,6 +188,12 @@ func TestARunWhoseOwnerIsGoneIsDeadAndItsTempFoldersGoWithIt(t *testing.T) {
 	if !saved.Dead() || !strings.HasPrefix(saved.Describe(), "dead") {
 		t.Fatalf("a run whose owner is gone is described %q", saved.Describe())
 	}
+	if err := Disown(run); err != nil {
+		t.Fatal(err)
+	}
+	if disowned, err := LoadState(run); err != nil || disowned.Dead() || disowned.Describe() != "up" {
+		t.Fatalf("a disowned run: %v, %v", disowned, err)
+	}
 	rep, err := Clean(run)
 	if err != nil {
 		t.Fatal(err)

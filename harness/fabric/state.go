@@ -328,6 +328,20 @@ func RecordProcess(run string, p Process) error {
 	})
 }
 
+// Disown lets run outlive the process it was built for (Options.Owned): it
+// stays up until 'grid down', and is no longer shown dead once that
+// process is gone.
+func Disown(run string) error {
+	return withLock(lockPath(run), func() error {
+		s, err := LoadState(run)
+		if err != nil {
+			return err
+		}
+		s.Owner = nil
+		return s.save()
+	})
+}
+
 // ForgetProcess removes the process with pid from run's state (it has exited).
 func ForgetProcess(run string, pid int) error {
 	return updateProcesses(run, func(procs []Process) []Process {

@@ -297,9 +297,10 @@ func Run(ctx context.Context, cfg Config) (exp *Experiment, err error) {
 	}
 	exp = &Experiment{Run: cfg.Name, Topology: cfg.Topology, Scale: cfg.Scale, Rates: rates, Fragments: cfg.Fragments, Values: cfg.Values, Began: time.Now()}
 	slog.Info("building the fabric", "topology", cfg.Topology.Name, "scale", cfg.Scale)
-	// Without Keep the run is this process's: should it die without
-	// tearing down, 'grid ls' shows the run dead.
-	st, err := fabric.Up(ctx, emulated, fabric.Options{Name: cfg.Name, Owned: !cfg.Keep})
+	// The run is this process's until the experiment ends: should it die
+	// without tearing down, 'grid ls' shows the run dead. With Keep it is
+	// let go once every plan ran.
+	st, err := fabric.Up(ctx, emulated, fabric.Options{Name: cfg.Name, Owned: true})
 	if err != nil {
 		return exp.end(err)
 	}
@@ -345,7 +346,12 @@ func Run(ctx context.Context, cfg Config) (exp *Experiment, err error) {
 			return exp.end(err)
 		}
 	}
-	keep = cfg.Keep
+	if cfg.Keep {
+		if err := fabric.Disown(st.Run); err != nil {
+			return exp.end(err)
+		}
+		keep = true
+	}
 	return exp.end(nil)
 }
 

@@ -118,6 +118,9 @@ func TestRunWithLinkRateShapesTheLinks(t *testing.T) {
 	if !strings.Contains(string(out), "tbf") || !strings.Contains(string(out), "rate 20Mbit") {
 		t.Errorf("the PS's eth0 is not shaped to 20 Mbit/s:\n%s", out)
 	}
+	if st, err := fabric.LoadState(run); err != nil || st.Describe() != "up" {
+		t.Errorf("the kept run after grid run exited: %v", err)
+	}
 	// The kept switches log into the run's temporary folder, which goes
 	// with the run.
 	logs, _ := filepath.Glob(filepath.Join(os.TempDir(), "grid-run-"+run+".*", "switches"))
