@@ -4,7 +4,10 @@
 // expect. It implements GRID's R-GRIA (Fang et al., ToN 2023, Alg. 1), an
 // exact optimum of the paper's model, a link-aware extension, and the paper's
 // baselines Geryon, ATP and SwitchML, and scores every plan with one
-// evaluator (max-min fair rates under link, switch, PS and rate caps).
+// evaluator (max-min fair rates under link, switch, PS and rate caps, with
+// gradients, partial sums and results counted on every link direction).
+// Results go down one tree per job from its PS (buildResultTrees), so every
+// worker gets each result exactly once.
 //
 // Rates inside the package are in Gbps (float64), which keeps LP
 // coefficients near 1; topo.Bandwidth (bits per second) is converted on entry.
