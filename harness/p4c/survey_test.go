@@ -22,7 +22,7 @@ const (
 	surveyRejectFloor     = 38
 	surveyOnP4cLinesFloor = 36
 	// surveyP4InfoFloor counts compiled programs whose P4Info is p4c's.
-	surveyP4InfoFloor = 144
+	surveyP4InfoFloor = 151
 )
 
 // Every program of p4c's compile-only corpus compiles or is rejected

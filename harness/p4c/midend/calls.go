@@ -275,7 +275,11 @@ func (a *actx) inlineBody(body *ast.BlockStmt, sc *scope, r *retCtx, done func(*
 
 func (a *actx) inlineAction(c *ast.Call) error {
 	act := c.Action
-	a.l.recordCalledAction(act, a.sc.prefix)
+	if !a.inAction {
+		// p4c lists actions an apply block calls, not those other
+		// actions call (they are inlined into their callers).
+		a.l.recordCalledAction(act, a.sc.prefix)
+	}
 	sc := newScope(a.sc, a.sc.prefix)
 	done, err := a.bindParams(c, act.Params, sc, true, act.Body)
 	if err != nil {

@@ -200,6 +200,27 @@ func (p *Pipeline) checkAcyclic() error {
 
 var matchKinds = map[string]bool{"exact": true, "lpm": true, "ternary": true, "range": true, "optional": true}
 
+// keyName is the control-plane name p4c gives a key written e: its text,
+// where a struct field with @name takes that name (one with a leading dot
+// starts the name afresh, as P4_14-converted programs' metadata fields do).
+func keyName(e ast.Expr) string {
+	m, ok := e.(*ast.Member)
+	if !ok {
+		return ExprText(e)
+	}
+	if sd, ok := m.X.Info().Type.(*ast.StructDecl); ok {
+		for _, f := range sd.Fields {
+			if n, ok := f.Annos.StringArg("name"); ok && f.Name == m.Name {
+				if abs, ok := strings.CutPrefix(n, "."); ok {
+					return abs
+				}
+				return keyName(m.X) + "." + n
+			}
+		}
+	}
+	return keyName(m.X) + "." + m.Name
+}
+
 func (c *cctx) tableKeys(a *actx, td *ast.TableDecl, t *Table) error {
 	for _, k := range td.Keys {
 		mk := k.MatchKind.Name
@@ -209,10 +230,10 @@ func (c *cctx) tableKeys(a *actx, td *ast.TableDecl, t *Table) error {
 		if !matchKinds[mk] {
 			return unsupported(k, "match kind %s", mk)
 		}
-		name := ExprText(k.Expr)
+		name := keyName(k.Expr)
 		if c, ok := k.Expr.(*ast.Call); ok && c.Kind == ast.CallBuiltin && c.Builtin == "isValid" {
 			// p4c names a validity key after bmv2's $valid$ field.
-			name = ExprText(c.Receiver()) + ".$valid$"
+			name = keyName(c.Receiver()) + ".$valid$"
 		}
 		if n, ok := k.Annos.StringArg("name"); ok {
 			name = n
