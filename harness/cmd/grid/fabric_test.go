@@ -293,14 +293,7 @@ func TestCleanAfterTheStateFileWasRemovedRemovesTheNamespaces(t *testing.T) {
 // with SIGKILL while its endpoints send: `grid ls` shows the run dead and
 // `grid clean` removes it with its temporary folder.
 func TestAKilledRunIsListedDeadAndCleanRemovesItsTempFolder(t *testing.T) {
-	if err := fabric.CanBuild(); err != nil {
-		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
-	}
-	bin := buildGrid(t)
-	run := newRunName()
-	t.Cleanup(func() { fabric.Clean(run) })
-	cmd, out, _ := startRun(t, bin, run, "--fragments", "1000000", "--link-rate", "10Mbps")
-	waitOutput(t, out, "endpoints started")
+	bin, run, cmd, _, _ := startSendingRun(t)
 	temps, _ := filepath.Glob(filepath.Join(os.TempDir(), "grid-run-"+run+".*"))
 	if len(temps) != 1 {
 		t.Fatalf("temporary folders of the run: %v", temps)

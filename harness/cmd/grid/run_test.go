@@ -187,6 +187,22 @@ func startRun(t *testing.T, bin, run string, args ...string) (cmd *exec.Cmd, out
 	return cmd, out, root
 }
 
+// startSendingRun starts a grid run that outlasts any test (a million
+// fragments per worker at 10 Mbps) and waits until its endpoints send; it
+// skips the test where namespaces cannot be built.
+func startSendingRun(t *testing.T) (bin, run string, cmd *exec.Cmd, out *syncBuffer, root string) {
+	t.Helper()
+	if err := fabric.CanBuild(); err != nil {
+		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
+	}
+	bin = buildGrid(t)
+	run = newRunName()
+	t.Cleanup(func() { fabric.Clean(run) })
+	cmd, out, root = startRun(t, bin, run, "--fragments", "1000000", "--link-rate", "10Mbps")
+	waitOutput(t, out, "endpoints started")
+	return bin, run, cmd, out, root
+}
+
 // syncBuffer is a bytes.Buffer a test reads while a process writes it.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -285,14 +301,7 @@ func TestRunThatFailsKeepsWhatItLearned(t *testing.T) {
 // process running the workers and PSs (the endpoint host) while they send:
 // the run fails at once, naming it and an endpoint left without a report.
 func TestRunWhoseEndpointsDieFailsAtOnceAndKeepsWhatItLearned(t *testing.T) {
-	if err := fabric.CanBuild(); err != nil {
-		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
-	}
-	bin := buildGrid(t)
-	run := newRunName()
-	t.Cleanup(func() { fabric.Clean(run) })
-	cmd, out, root := startRun(t, bin, run, "--fragments", "1000000", "--link-rate", "10Mbps")
-	waitOutput(t, out, "endpoints started")
+	bin, run, cmd, out, root := startSendingRun(t)
 	host := runningProcess(t, bin, "endpoint-host")
 	if err := syscall.Kill(host, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -336,14 +345,7 @@ func runningProcess(t *testing.T, bin string, args ...string) int {
 // its endpoints send: the folder is marked interrupted and keeps the
 // traffic sampled so far and every log.
 func TestRunInterruptedKeepsWhatItLearned(t *testing.T) {
-	if err := fabric.CanBuild(); err != nil {
-		t.Skipf("cannot build network namespaces here (CI runs the tests as root): %v", err)
-	}
-	bin := buildGrid(t)
-	run := newRunName()
-	t.Cleanup(func() { fabric.Clean(run) })
-	cmd, out, root := startRun(t, bin, run, "--fragments", "1000000", "--link-rate", "10Mbps")
-	waitOutput(t, out, "endpoints started")
+	_, run, cmd, out, root := startSendingRun(t)
 	time.Sleep(300 * time.Millisecond) // a few monitor samples
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err == nil {
