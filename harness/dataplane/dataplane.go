@@ -359,6 +359,14 @@ func (d *Dataplane) Transmit(o engine.Output) {
 	}
 }
 
+// rxDrops reads the socket's drop count (kept once the socket is closed).
+func (p *port) rxDrops() uint64 {
+	if p.sock == nil {
+		return 0
+	}
+	return p.sock.Drops()
+}
+
 // lose decides whether loss emulation drops the next frame.
 func (p *port) lose() bool {
 	switch {
@@ -417,7 +425,10 @@ type PortStats struct {
 	PortSpec
 	RxFrames, RxBytes uint64
 	// RxErrors counts frames received but not processed (too long).
-	RxErrors          uint64
+	RxErrors uint64
+	// RxDrops counts frames the kernel dropped on arrival because the
+	// port's socket buffer was full (the pipeline fell behind).
+	RxDrops           uint64
 	TxFrames, TxBytes uint64
 	// TxErrors counts frames the kernel refused to send (interface down,
 	// frame longer than the MTU, the peer's backlog full).
@@ -453,7 +464,7 @@ func (d *Dataplane) Stats() Stats {
 	for _, p := range d.ports {
 		s.Ports = append(s.Ports, PortStats{
 			PortSpec: p.spec,
-			RxFrames: p.rxFrames.Load(), RxBytes: p.rxBytes.Load(), RxErrors: p.rxErrors.Load(),
+			RxFrames: p.rxFrames.Load(), RxBytes: p.rxBytes.Load(), RxErrors: p.rxErrors.Load(), RxDrops: p.rxDrops(),
 			TxFrames: p.txFrames.Load(), TxBytes: p.txBytes.Load(), TxErrors: p.txErrors.Load(),
 			LossDrops: p.lossDrops.Load(), QueueDrops: p.queueDrops.Load(), UnsentAtStop: p.unsentAtStop.Load(),
 		})
@@ -470,6 +481,7 @@ func (d *Dataplane) Close() error {
 		var errs []error
 		for _, p := range d.ports {
 			if p.sock != nil {
+				p.sock.Drops() // the last count, before the socket goes
 				socks = append(socks, p.sock)
 			}
 			errs = append(errs, p.pcapIn.close(), p.pcapOut.close())

@@ -563,3 +563,26 @@ func TestASocketSendsRightAfterItsInterfaceCameBackUp(t *testing.T) {
 		t.Fatalf("h0 received %x, want %x", got, frame)
 	}
 }
+
+func TestFramesArrivingWhileThePipelineIsStuckOverflowTheSocketAndAreCountedAsDrops(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("sw0", "h0")
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}}, dataplane.Options{})
+	h0 := n.Socket("h0")
+	release := make(chan struct{})
+	run(t, dp, dataplane.PipelineFunc(func(uint32, []byte, func(engine.Output)) error {
+		<-release // the first frame holds the port's receiver until all are sent
+		return nil
+	}))
+	const frames = 40000 // far more 64-byte frames than 4 MiB of socket buffer holds
+	for i := range frames {
+		send(t, h0, testFrame(uint32(i), 64))
+	}
+	close(release)
+	st := eventually(t, dp, "every frame received or dropped", func(st dataplane.Stats) bool {
+		return st.Ports[0].RxFrames+st.Ports[0].RxDrops == frames
+	})
+	if st.Ports[0].RxDrops == 0 {
+		t.Errorf("%d frames received and none dropped while the pipeline was stuck", st.Ports[0].RxFrames)
+	}
+}

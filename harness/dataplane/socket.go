@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -47,6 +48,8 @@ type Socket struct {
 	recvErr error
 	recvN   int
 	recvFn  func(fd uintptr) bool
+
+	drops atomic.Uint64 // frames the kernel dropped for a full receive buffer, read so far
 }
 
 // OpenSocket opens a packet socket on the interface named iface in the
@@ -174,6 +177,20 @@ func (s *Socket) Recv() ([]byte, error) {
 		frame = s.buf[:n+vlanTagLen]
 	}
 	return frame, nil
+}
+
+// Drops is how many frames the kernel has dropped on arrival because the
+// socket's receive buffer was full (its reader fell behind).
+func (s *Socket) Drops() uint64 {
+	var st *unix.TpacketStats
+	err := s.conn.Control(func(fd uintptr) {
+		// Reading the statistics resets them: they accumulate here.
+		st, _ = unix.GetsockoptTpacketStats(int(fd), unix.SOL_PACKET, unix.PACKET_STATISTICS)
+	})
+	if err == nil && st != nil {
+		return s.drops.Add(uint64(st.Drops))
+	}
+	return s.drops.Load()
 }
 
 // strippedVLANTag returns the 802.1Q tag the kernel removed from the frame

@@ -18,7 +18,7 @@ func (s Stats) Log(log *slog.Logger) {
 	for _, p := range s.Ports {
 		log.Info("port counters", "port", p.PortSpec.String(), "rx_frames", p.RxFrames, "rx_bytes", p.RxBytes,
 			"tx_frames", p.TxFrames, "tx_bytes", p.TxBytes, "loss_drops", p.LossDrops, "queue_drops", p.QueueDrops,
-			"tx_errors", p.TxErrors, "rx_errors", p.RxErrors, "unsent_at_stop", p.UnsentAtStop)
+			"tx_errors", p.TxErrors, "rx_errors", p.RxErrors, "rx_drops", p.RxDrops, "unsent_at_stop", p.UnsentAtStop)
 	}
 	if s.PipelineErrors+s.UnknownEgress > 0 {
 		log.Info("pipeline counters", "errors", s.PipelineErrors, "to_ports_without_interface", s.UnknownEgress)

@@ -4,11 +4,14 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 
 	"github.com/grid-ina/grid/harness/dataplane"
@@ -119,5 +122,41 @@ func TestASwitchThatCannotOpenIsNamedAndNothingStaysOpen(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("switch a's address in %s after the failed Open: %v", na.Name(), err)
+	}
+}
+
+func TestAHostOfManySwitchesWeighsAsManyProcesses(t *testing.T) {
+	for _, c := range []struct{ n, nice int }{{0, 0}, {1, 0}, {2, -3}, {3, -5}, {80, -19}, {1000, -19}} {
+		if got := NiceOf(c.n); got != c.nice {
+			t.Errorf("NiceOf(%d) = %d, want %d", c.n, got, c.nice)
+		}
+	}
+	// In a child process, so this test process keeps its weight.
+	if os.Getenv("SWITCHHOST_WEIGHT_CHILD") == "1" {
+		nice, err := TakeWeightOf(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, _ := os.ReadDir("/proc/self/task")
+		for _, task := range tasks {
+			tid, _ := strconv.Atoi(task.Name())
+			prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// getpriority returns 20 - nice.
+			if 20-prio != nice {
+				t.Errorf("thread %d has nice %d, want %d", tid, 20-prio, nice)
+			}
+		}
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a negative nice needs root (CI runs the tests as root)")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestAHostOfManySwitchesWeighsAsManyProcesses$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), "SWITCHHOST_WEIGHT_CHILD=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
 	}
 }

@@ -31,6 +31,8 @@ func init() {
 			"(Delay in nanoseconds, Loss a fraction.) Once every switch listens, one line on standard output\n" +
 			"says so:\n\n" +
 			"   " + switchHostReady + ": 80 switches\n\n" +
+			"The process takes the CPU scheduling weight of as many processes as it hosts switches (a negative\n" +
+			"nice, up to -19), so that on a busy machine it gets the CPU the switches would get as processes.\n" +
 			"SIGINT or SIGTERM stops every switch; each logs its ports' counters as it exits.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "pcap", Usage: "write each switch's port frames to pcap files in `DIR`/SWITCH"},
@@ -51,6 +53,11 @@ func runSwitchHost(c *cli.Context) error {
 	h, err := switchhost.Open(spec, switchhost.Options{PcapDir: c.String("pcap"), LossSeed: c.Uint64("loss-seed"), Logger: slog.Default()})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("grid switch-host: %v", err), 1)
+	}
+	if nice, err := switchhost.TakeWeightOf(h.Len()); err != nil {
+		slog.Warn("the switch host keeps the CPU weight of one process", "switches", h.Len(), "err", err)
+	} else {
+		slog.Info("the switch host weighs as its switches would as processes", "switches", h.Len(), "nice", nice)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
