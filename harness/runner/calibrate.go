@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/grid-ina/grid/harness/gradproto"
@@ -196,13 +197,16 @@ func ChooseScale(c *Calibration, plans []*solver.Plan, values int) (float64, err
 	return seriesFloor(min(1, Headroom*c.FrameHopsPerSecond/busiest)), nil
 }
 
-// seriesFloor is the largest of 1, 2, 5 times a power of ten not above x.
+// seriesFloor is the largest of 1, 2, 5 times a power of ten not above x,
+// written exactly (5e-06, not 4.9999999999999996e-06).
 func seriesFloor(x float64) float64 {
-	decade := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{5, 2, 1} {
-		if v := m * decade; v <= x*(1+1e-9) {
+	exp := int(math.Floor(math.Log10(x)))
+	for _, m := range []int{5, 2, 1} {
+		v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", m, exp), 64)
+		if v <= x*(1+1e-9) {
 			return v
 		}
 	}
-	return decade
+	v, _ := strconv.ParseFloat(fmt.Sprintf("1e%d", exp), 64)
+	return v
 }

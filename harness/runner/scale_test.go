@@ -85,7 +85,7 @@ func TestEveryProgrammableSwitchGetsItsCapacityMeterFromThePlan(t *testing.T) {
 }
 
 // TestTheCapacityMeterBindsAndAnswersExcessWithControlPackets runs two
-// workers that aggregate at a switch whose capacity is a tenth of their
+// workers that aggregate at a switch whose capacity is a twentieth of their
 // links: the switch answers the excess with control packets, the workers
 // halve their windows and retry, every sum stays exact, and the fragments
 // cannot have been aggregated faster than the capacity allows.
@@ -93,7 +93,7 @@ func TestTheCapacityMeterBindsAndAnswersExcessWithControlPackets(t *testing.T) {
 	controllertest.NeedFabric(t)
 	tp, err := topo.Parse([]byte(`name: capacity
 nodes:
-  - {name: s1, kind: switch, id: 1, programmable: true, capacity: 2Mbps}
+  - {name: s1, kind: switch, id: 1, programmable: true, capacity: 1Mbps}
   - {name: w1, kind: host, id: 1, role: worker}
   - {name: w2, kind: host, id: 2, role: worker}
   - {name: ps, kind: host, id: 3, role: ps}
@@ -106,7 +106,7 @@ links:
 		t.Fatal(err)
 	}
 	cfg := Config{Topology: tp, Program: controllertest.Program(t), Binary: targettest.GridBinary(t), Name: runName(),
-		Fragments: 512, Plans: []*solver.Plan{controllertest.Solve(t, tp, solver.AlgoSwitchML)}}
+		Fragments: 1024, Plans: []*solver.Plan{controllertest.Solve(t, tp, solver.AlgoSwitchML)}}
 	exp, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -127,11 +127,11 @@ links:
 	if capacity == 0 || controls == 0 {
 		t.Errorf("%d fragments over capacity, %d control packets: the meter did not bind", capacity, controls)
 	}
-	// 2 x 512 fragments through a meter of 2 Mbps (less its burst) take
-	// at least this long; at the links' 20 Mbps a tenth of it.
+	// 2 x 1024 fragments through a meter of 1 Mbps (less its burst) take
+	// at least this long; at the links' 20 Mbps a twentieth of it.
 	meter := o.Deployment.Switches[0].Config.Capacity
 	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*32))
-	least := time.Duration((2*512 - float64(meter.Burst)) * frameBits / 2e6 * float64(time.Second))
+	least := time.Duration((2*1024 - float64(meter.Burst)) * frameBits / 1e6 * float64(time.Second))
 	if took := o.Ended.Sub(o.Began); took < least {
 		t.Errorf("the jobs took %v, under the %v the switch's capacity allows", took, least)
 	}

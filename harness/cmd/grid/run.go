@@ -76,7 +76,7 @@ func init() {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "topo", Value: "topologies/testbed.yaml", Usage: "topology `FILE` (the default is in the grid tree, from any directory)"},
 			&cli.StringFlag{Name: "jobs", Usage: "jobs `FILE`; default: one job with the topology's PS and all its workers"},
-			&cli.StringFlag{Name: "algo", Value: solver.DefaultAlgorithm, Usage: "routing `ALGO` whose plan runs, or \"all\""},
+			&cli.StringFlag{Name: "algo", Value: solver.DefaultAlgorithm, Usage: "routing `ALGO` whose plan runs, a comma-separated list of them, or \"all\""},
 			&cli.StringFlag{Name: "program", Value: "p4/aggregator/aggregator.p4", Usage: "the aggregator's P4 `FILE`"},
 			&cli.IntFlag{Name: "fragments", Value: runner.DefaultFragments, Usage: "gradient fragments each worker sends (`N`)"},
 			&cli.IntFlag{Name: "values", Value: gradproto.DefaultValues, Usage: "int32 values per packet, 32 or 64 (`N`)"},
@@ -159,8 +159,12 @@ func checkRunFlags(c *cli.Context) error {
 			return fmt.Errorf("--results %s: not a directory", res)
 		}
 	}
-	if algo := c.String("algo"); algo != algoAll && !isAlgorithm(algo) {
-		return fmt.Errorf("--algo %q: unknown algorithm (one of %v, or %s)", algo, solver.Algorithms(), algoAll)
+	if algo := c.String("algo"); algo != algoAll {
+		for _, a := range strings.Split(algo, ",") {
+			if !isAlgorithm(a) {
+				return fmt.Errorf("--algo %q: unknown algorithm %q (one of %v, a list of them, or %s)", algo, a, solver.Algorithms(), algoAll)
+			}
+		}
 	}
 	if n := c.Int("fragments"); n < 1 {
 		return fmt.Errorf("--fragments %d: each worker sends at least 1 fragment", n)
@@ -289,7 +293,7 @@ func runExperiment(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
-	algos := []string{algo}
+	algos := strings.Split(algo, ",")
 	if algo == algoAll {
 		algos = solver.Algorithms()
 	}
