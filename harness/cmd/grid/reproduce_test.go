@@ -65,23 +65,33 @@ func TestReproduceFig1AndTheTestbed(t *testing.T) {
 	bin := buildGrid(t)
 	for _, tc := range []struct{ name, scale string }{{"fig1", "0.0001"}, {"testbed", "0.00002"}} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := newRunName()
-			t.Cleanup(func() { fabric.Clean(run) })
-			root := t.TempDir()
-			cmd := exec.Command(bin, "reproduce", tc.name, "--scale", tc.scale, "--fragments", "1024", "--results", root, "--name", run)
-			cmd.Dir = repo.RootOrFail(t)
-			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), tc.name+" reproduced") {
-				t.Fatalf("grid reproduce %s: %v\n%s", tc.name, err, out)
+			// A machine busy with other work starves the emulation of CPU,
+			// and its rates are then the CPU's: the run says so and fails.
+			// A second attempt tells such noise from a defect.
+			var out []byte
+			for attempt := 1; attempt <= 2; attempt++ {
+				run := newRunName()
+				t.Cleanup(func() { fabric.Clean(run) })
+				root := t.TempDir()
+				cmd := exec.Command(bin, "reproduce", tc.name, "--scale", tc.scale, "--fragments", "1024", "--results", root, "--name", run)
+				cmd.Dir = repo.RootOrFail(t)
+				var err error
+				out, err = cmd.CombinedOutput()
+				nothingLeft(t, run)
+				if err != nil || !strings.Contains(string(out), tc.name+" reproduced") {
+					t.Logf("attempt %d: grid reproduce %s: %v", attempt, tc.name, err)
+					continue
+				}
+				tables, _ := filepath.Glob(filepath.Join(root, run+"-*", "reproduce.txt"))
+				if len(tables) != 1 {
+					t.Fatalf("reproduce.txt in %v, want one", tables)
+				}
+				if b, _ := os.ReadFile(tables[0]); !strings.Contains(string(b), "the paper's figures hold") {
+					t.Errorf("reproduce.txt:\n%s", b)
+				}
+				return
 			}
-			dirs, _ := filepath.Glob(filepath.Join(root, run+"-*", "reproduce.txt"))
-			if len(dirs) != 1 {
-				t.Fatalf("reproduce.txt in %v, want one", dirs)
-			}
-			if b, _ := os.ReadFile(dirs[0]); !strings.Contains(string(b), "the paper's figures hold") {
-				t.Errorf("reproduce.txt:\n%s", b)
-			}
-			nothingLeft(t, run)
+			t.Fatalf("grid reproduce %s failed twice; the last output:\n%s", tc.name, out)
 		})
 	}
 }
