@@ -243,3 +243,21 @@ func TestPlusColonSlicesTakeWidthBitsFromTheStart(t *testing.T) {
 		t.Errorf("out %x, want bc4d", got)
 	}
 }
+
+// A parser whose states only loop among themselves is an error (p4c:
+// "Parser never reaches accept or reject state"), at the parser.
+func TestParserThatNeverEndsIsRejected(t *testing.T) {
+	src := strings.Replace(holes{}.source(), "state start { pkt.extract(hdr.h); transition accept; }",
+		"state start { pkt.extract(hdr.h); transition loop; }\n    state loop { transition select(hdr.h.a) { 1: start; default: loop; } }", 1)
+	path := filepath.Join(t.TempDir(), "prog.p4")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Compile(path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "Parser never reaches accept or reject state") {
+		t.Fatalf("error %v, want the parser never ending", err)
+	}
+	if line := firstErrorLine(err.Error(), "prog.p4"); line != strings.Count(src[:strings.Index(src, "parser P")], "\n")+1 {
+		t.Errorf("error on line %d, want the parser's", line)
+	}
+}

@@ -761,6 +761,44 @@ func (c *checker) parserDecl(d *ast.ParserDecl) {
 	for _, s := range d.States {
 		c.state(s, states)
 	}
+	if start := d.StateByName("start"); start != nil && !reachesEnd(start) {
+		c.errorf(d, "%s: Parser never reaches accept or reject state", d.Name)
+	}
+}
+
+// reachesEnd reports whether accept or reject is reachable from start
+// through the states' transitions (p4c's frontends/p4/simplifyParsers).
+func reachesEnd(start *ast.StateDecl) bool {
+	seen := map[*ast.StateDecl]bool{}
+	var visit func(s *ast.StateDecl) bool
+	visit = func(s *ast.StateDecl) bool {
+		if s == nil || seen[s] {
+			return false
+		}
+		if s == ast.AcceptState || s == ast.RejectState || s.Name == "accept" || s.Name == "reject" {
+			return true
+		}
+		seen[s] = true
+		tr := s.Transition
+		if tr == nil {
+			return true // an error reported elsewhere: do not pile on
+		}
+		if tr.Next != nil {
+			next, ok := tr.Next.Decl.(*ast.StateDecl)
+			return !ok || visit(next)
+		}
+		if tr.Select == nil {
+			return true
+		}
+		for _, cs := range tr.Select.Cases {
+			next, ok := cs.State.Decl.(*ast.StateDecl)
+			if !ok || visit(next) {
+				return true
+			}
+		}
+		return false
+	}
+	return visit(start)
 }
 
 func (c *checker) controlDecl(d *ast.ControlDecl) {
