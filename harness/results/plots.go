@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -14,7 +13,8 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/grid-ina/grid/harness/internal/figure"
 )
 
 // MaxPlottedLinks bounds the traffic bar chart: the busiest links only, so
@@ -26,22 +26,22 @@ type plotFile struct {
 	png  []byte
 }
 
-// figure is a plot and the size it is drawn at.
-type figure struct {
+// chart is a plot and the size it is drawn at.
+type chart struct {
 	name string
 	p    *plot.Plot
 	w, h vg.Length
 }
 
-// drawPlots renders figures as PNG images.
+// drawPlots renders the charts as PNG images in grid's figure layout.
 func drawPlots(e *Experiment, traffic []linkTraffic) ([]plotFile, error) {
-	figs, err := figures(e, traffic)
+	figs, err := charts(e, traffic)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]plotFile, 0, len(figs))
 	for _, f := range figs {
-		png, err := render(f.p, f.w, f.h)
+		png, err := figure.Encode(f.p, f.w, f.h, "png")
 		if err != nil {
 			return nil, fmt.Errorf("plot %s: %w", f.name, err)
 		}
@@ -50,74 +50,35 @@ func drawPlots(e *Experiment, traffic []linkTraffic) ([]plotFile, error) {
 	return out, nil
 }
 
-// figures makes, per algorithm that ran, the traffic per link and the PS
+// charts makes, per algorithm that ran, the traffic per link and the PS
 // ingress rate, and across algorithms the sending rates and the job
 // completion time. A plot with nothing to show (no traffic, one sample, no
 // algorithms) is left out.
-func figures(e *Experiment, traffic []linkTraffic) ([]figure, error) {
-	var out []figure
+func charts(e *Experiment, traffic []linkTraffic) ([]chart, error) {
+	var out []chart
 	for i, a := range e.Algorithms {
 		if p, bars, err := trafficPlot(e, a.Algorithm, traffic[i]); err != nil {
 			return nil, err
 		} else if p != nil {
-			out = append(out, figure{"traffic-" + a.Algorithm + ".png", p, max(6*vg.Inch, vg.Length(bars)*0.3*vg.Inch+1.5*vg.Inch), 5 * vg.Inch})
+			out = append(out, chart{"traffic-" + a.Algorithm + ".png", p, max(6*vg.Inch, vg.Length(bars)*0.3*vg.Inch+1.5*vg.Inch), 5 * vg.Inch})
 		}
 		if p, err := ingressPlot(e, a, traffic[i]); err != nil {
 			return nil, err
 		} else if p != nil {
-			out = append(out, figure{"ps-ingress-" + a.Algorithm + ".png", p, 7 * vg.Inch, 4 * vg.Inch})
+			out = append(out, chart{"ps-ingress-" + a.Algorithm + ".png", p, 7 * vg.Inch, 4 * vg.Inch})
 		}
 	}
 	if p, bars, err := sendingRatePlot(e, traffic); err != nil {
 		return nil, err
 	} else if p != nil {
-		out = append(out, figure{"sending-rate.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4 * vg.Inch})
+		out = append(out, chart{"sending-rate.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4 * vg.Inch})
 	}
 	if p, bars, err := completionPlot(e); err != nil {
 		return nil, err
 	} else if p != nil {
-		out = append(out, figure{"completion.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4 * vg.Inch})
+		out = append(out, chart{"completion.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4 * vg.Inch})
 	}
 	return out, nil
-}
-
-// Margins of a figure: above the title, whose glyphs gonum draws right up
-// to the canvas's top edge (and past it by their descent), and around the
-// legend's strip.
-const (
-	titleMargin  = vg.Length(6)
-	legendMargin = vg.Length(6)
-)
-
-// render draws p as a PNG image of w by h (drawFigure's layout).
-func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
-	img := vgimg.New(w, h)
-	drawFigure(p, draw.New(img))
-	var b bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// drawFigure draws p onto c with a margin above its title and its legend in
-// a strip of its own below the axes, so the legend never covers data or
-// grid; it returns where the plot and the legend went.
-func drawFigure(p *plot.Plot, c draw.Canvas) (plotArea, legendArea draw.Canvas) {
-	legend := p.Legend
-	p.Legend = plot.NewLegend()
-	defer func() { p.Legend = legend }()
-	var strip vg.Length
-	if r := legend.Rectangle(c); r.Size().Y > 0 {
-		strip = r.Size().Y + 2*legendMargin
-	}
-	top := titleMargin + p.Title.TextStyle.FontExtents().Descent
-	plotArea = draw.Crop(c, 0, 0, strip, -top)
-	legendArea = draw.Crop(c, legendMargin, 0, legendMargin, strip-legendMargin-c.Size().Y)
-	p.Draw(plotArea)
-	legend.Top, legend.Left = true, true
-	legend.Draw(legendArea)
-	return plotArea, legendArea
 }
 
 // byteScale picks a unit for byte counts up to maxBytes.

@@ -8,13 +8,15 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/recorder"
+
+	"github.com/grid-ina/grid/harness/internal/figure"
 )
 
 // drawnFigures lays out every figure of e on a recording canvas and
 // returns, per file name, the figure, the strings drawn and the areas
-// drawFigure gave the plot and the legend.
+// figure.Draw gave the plot and the legend.
 type drawnFigure struct {
-	figure
+	chart
 	strings              []*recorder.FillString
 	plotArea, legendArea draw.Canvas
 }
@@ -25,7 +27,7 @@ func drawnFigures(t *testing.T, e *Experiment) map[string]drawnFigure {
 	for i := range e.Algorithms {
 		traffic[i] = relativeTraffic(e.Algorithms[i].Traffic, len(e.Links))
 	}
-	figs, err := figures(e, traffic)
+	figs, err := charts(e, traffic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +35,8 @@ func drawnFigures(t *testing.T, e *Experiment) map[string]drawnFigure {
 	for _, f := range figs {
 		rec := &recorder.Canvas{}
 		c := draw.Canvas{Canvas: rec, Rectangle: vg.Rectangle{Max: vg.Point{X: f.w, Y: f.h}}}
-		d := drawnFigure{figure: f}
-		d.plotArea, d.legendArea = drawFigure(f.p, c)
+		d := drawnFigure{chart: f}
+		d.plotArea, d.legendArea = figure.Draw(f.p, c)
 		for _, a := range rec.Actions {
 			if s, ok := a.(*recorder.FillString); ok {
 				d.strings = append(d.strings, s)

@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/grid-ina/grid/harness/internal/figure"
 )
 
 // Metric is one plotted quantity.
@@ -50,7 +52,6 @@ func Plot(dir string, rows []Row, algorithms []string, model string) ([]string, 
 			p.X.Label.Text = "workers"
 			p.Y.Label.Text = m.YLabel
 			p.Y.Min = 0
-			p.Legend.Top = true
 			p.Add(plotter.NewGrid())
 			p.X.Tick.Marker = workerTicks(rows, sc)
 			top := 0.0
@@ -73,11 +74,11 @@ func Plot(dir string, rows []Row, algorithms []string, model string) ([]string, 
 				p.Add(line, points)
 				p.Legend.Add(legendName(rows, sc, algo), line, points)
 			}
-			// Headroom above the data keeps the legend (top right) off the lines.
-			p.Y.Max = 1.4 * max(top, 1e-9)
+			p.Y.Max = 1.05 * max(top, 1e-9)
 			for _, ext := range []string{"png", "svg"} {
+				// grid's layout: the legend below the axes, off the lines.
 				name := filepath.Join(dir, fmt.Sprintf("%s-%s.%s", sc, m.File, ext))
-				if err := p.Save(7*vg.Inch, 4.5*vg.Inch, name); err != nil {
+				if err := figure.Save(p, 7*vg.Inch, 5*vg.Inch, name); err != nil {
 					return nil, fmt.Errorf("plot %s: %w", name, err)
 				}
 				files = append(files, name)
