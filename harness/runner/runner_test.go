@@ -242,9 +242,14 @@ func TestCancellingAnExperimentRemovesEverything(t *testing.T) {
 		}()
 	}
 	began := time.Now()
-	_, err := Run(ctx, cfg)
+	exp, err := Run(ctx, cfg)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want the cancellation", err)
+	}
+	// What it learned is returned with the error: the plan cut short, why,
+	// and the traffic sampled until then.
+	if exp == nil || len(exp.Outcomes) != 1 || exp.Outcomes[0].Failed == "" || len(exp.Outcomes[0].Traffic) == 0 || exp.Ended.Before(exp.Began) {
+		t.Errorf("the cancelled experiment kept %+v", exp)
 	}
 	if d := time.Since(began); d > 20*time.Second {
 		t.Errorf("Run took %v to return after cancellation", d)
