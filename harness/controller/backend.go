@@ -57,6 +57,10 @@ type Bmv2 struct {
 // its namespace.
 const Bmv2ThriftPort = 9090
 
+// bmv2RefusedJSON starts the line bmv2 prints before the JSON node it
+// refuses.
+const bmv2RefusedJSON = "bad json:"
+
 // SimpleSwitchGRPC is the bmv2 switch with a P4Runtime server.
 const SimpleSwitchGRPC = "simple_switch_grpc"
 
@@ -72,6 +76,16 @@ func Bmv2Args(deviceID int, ports []dataplane.PortSpec, thriftPort int, grpcAddr
 		args = append(args, "-i", fmt.Sprintf("%d@%s", p.Port, p.Interface))
 	}
 	return append(args, "--no-p4", "--thrift-port", strconv.Itoa(thriftPort), "--", "--grpc-server-addr", grpcAddr)
+}
+
+// lineBuffered prefixes a command so its standard output is line
+// buffered (coreutils' stdbuf), or not at all without stdbuf: bmv2 says
+// that it refused a JSON on a buffered standard output.
+func lineBuffered() []string {
+	if bin, err := exec.LookPath("stdbuf"); err == nil {
+		return []string{bin, "-oL"}
+	}
+	return nil
 }
 
 // Start starts a simple_switch_grpc per switch.
@@ -92,7 +106,7 @@ func (b Bmv2) Start(ctx context.Context, st *fabric.State, switches []*Switch, o
 				unemulated = append(unemulated, fmt.Sprintf("%s port %d (delay %v, loss %g)", s.Name, p.Port, p.Delay, p.Loss))
 			}
 		}
-		argv := append([]string{bin}, Bmv2Args(s.ID, ports, Bmv2ThriftPort, P4RuntimeAddr)...)
+		argv := append(append(lineBuffered(), bin), Bmv2Args(s.ID, ports, Bmv2ThriftPort, P4RuntimeAddr)...)
 		p, err := StartProcess(st.Run, s.Name, "switch", argv, filepath.Join(opts.LogDir, s.Name+".log"), opts.Detach)
 		if err != nil {
 			return procs, err

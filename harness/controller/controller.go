@@ -380,6 +380,10 @@ func (s *Switch) connect(parent context.Context, opts Options) error {
 	}
 	s.client = cl
 	err = s.asPrimary(ctx, func(cl *client.Client) error { return cl.SetPipeline(ctx, opts.Program.P4Info, opts.Program.JSON) })
+	if err == nil && s.Log != "" && logHasLine(s.Log, bmv2RefusedJSON) {
+		// simple_switch_grpc answers OK and runs on without the program.
+		err = fmt.Errorf("simple_switch_grpc accepted it over P4Runtime, but bmv2 refused its JSON and runs without it%s", quoteLog(s.Log))
+	}
 	if err != nil {
 		s.client.Close()
 		s.client = nil

@@ -14,6 +14,13 @@ import (
 	"github.com/grid-ina/grid/harness/p4rt/client"
 )
 
+// bmv2RefusedJSON is what bmv2 prints before the JSON node it refuses;
+// bmv2RefusalWait how long its output may trail the answer to the load.
+const (
+	bmv2RefusedJSON = "bad json:"
+	bmv2RefusalWait = 30 * time.Millisecond
+)
+
 // controlTimeout bounds one control-plane operation.
 const controlTimeout = 30 * time.Second
 
@@ -43,6 +50,11 @@ func dialControlPlane(ctx context.Context, r *Remote, prog Program) (*controlPla
 	if err := c.SetPipeline(ctx, prog.P4Info, prog.JSON); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("load the program: %w", err)
+	}
+	if r.cfg.Kind == Bmv2 && r.proc.outputShows(bmv2RefusedJSON, bmv2RefusalWait) {
+		// simple_switch_grpc answers OK and runs on without the program.
+		c.Close()
+		return nil, fmt.Errorf("load the program: simple_switch_grpc accepted it over P4Runtime, but bmv2 refused its JSON and runs without it%s", r.proc.output.quote())
 	}
 	return &controlPlane{c: c, info: prog.P4Info, entries: map[engine.EntryHandle]client.TableEntry{},
 		groups: map[uint16][]engine.Replica{}, clones: map[uint32]bool{}}, nil

@@ -1,6 +1,7 @@
 package p4test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -151,6 +152,21 @@ func (p *switchProcess) alive() bool {
 }
 
 // tailBuffer keeps the last max bytes written to it.
+// outputShows reports whether the process's output shows text within
+// wait (its output reaches the buffer through a pipe, after the fact).
+func (p *switchProcess) outputShows(text string, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for {
+		if bytes.Contains(p.output.bytes(), []byte(text)) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 type tailBuffer struct {
 	mu  sync.Mutex
 	max int

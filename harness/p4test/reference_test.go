@@ -243,3 +243,31 @@ func TestConformanceCorpusOnRealBmv2WithBothJSONs(t *testing.T) {
 		t.Errorf("p4c's JSON passes only %d programs on real bmv2, 80 did when this test was written: the driver or the bundle broke", passTheirs)
 	}
 }
+
+// TestBmv2TargetSaysWhenBmv2RefusesTheJSONItAcceptedOverP4Runtime loads a
+// JSON bmv2 refuses (an action parameter inside an expression written as
+// "runtime_data"): simple_switch_grpc answers the load with OK and runs on
+// without a program, so every entry would fail with "Error when adding
+// match entry to target"; the target fails the load instead, quoting
+// bmv2's reason.
+func TestBmv2TargetSaysWhenBmv2RefusesTheJSONItAcceptedOverP4Runtime(t *testing.T) {
+	targettest.Bmv2OrSkip(t)
+	prog, err := p4test.CompileEmbedded(filepath.Join(repo.RootOrFail(t), "p4", "examples", "qos_classify.p4"), p4test.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(prog.JSON), `"local"`) {
+		t.Fatal("qos_classify's JSON has no action parameter inside an expression to break")
+	}
+	prog.JSON = []byte(strings.ReplaceAll(string(prog.JSON), `"local"`, `"runtime_data"`))
+	r, err := p4test.StartRemote(context.Background(), p4test.RemoteConfig{Kind: p4test.Bmv2, Ports: 3}, prog)
+	if err == nil {
+		r.Close()
+		t.Fatal("the load succeeded")
+	}
+	for _, want := range []string{"bmv2 refused its JSON", "Invalid 'type' in expression: 'runtime_data'"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}

@@ -137,7 +137,7 @@ func (c *RemoteConfig) switchArgv() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		argv = []string{bin, "--device-id", strconv.Itoa(deviceID), "--thrift-port", strconv.Itoa(thriftPort)}
+		argv = append(lineBuffered(), bin, "--device-id", strconv.Itoa(deviceID), "--thrift-port", strconv.Itoa(thriftPort))
 	default:
 		return nil, fmt.Errorf("target %q is not a switch process (want %s or %s)", c.Kind, GridSwitch, Bmv2)
 	}
@@ -148,6 +148,17 @@ func (c *RemoteConfig) switchArgv() ([]string, error) {
 		argv = append(argv, "--log-console")
 	}
 	return append(argv, "--no-p4", "--", "--grpc-server-addr", grpcAddr), nil
+}
+
+// lineBuffered prefixes a command so its standard output is line
+// buffered (coreutils' stdbuf), or not at all without stdbuf: bmv2 says
+// that it refused a JSON on a buffered standard output, which would
+// reach the log only when it exits.
+func lineBuffered() []string {
+	if bin, err := exec.LookPath("stdbuf"); err == nil {
+		return []string{bin, "-oL"}
+	}
+	return nil
 }
 
 // findProgram returns path if set, else name's location on PATH.
