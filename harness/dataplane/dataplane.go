@@ -104,6 +104,12 @@ type Dataplane struct {
 	unknownByPort  map[uint32]uint64 // of unknownEgress; nil until the first
 	closeOnce      sync.Once
 	closeErr       error
+
+	// holdMu guards stopHolds, which is open while Run runs: the senders
+	// of held frames (holdQueue) stop when it closes.
+	holdMu    sync.Mutex
+	stopHolds chan struct{}
+	holds     sync.WaitGroup
 }
 
 // port is one switch port: its socket, impairments and counters.
@@ -118,7 +124,11 @@ type port struct {
 	lossMu sync.Mutex
 	loss   *rand.Rand
 
-	delayed chan delayedFrame // frames held for Delay or their queueing wait
+	// held are the frames held back for Delay or their egress queue's
+	// wait (engine.Output.Wait), sent in order when due; nil until a port
+	// first holds one, as most never do and each queue takes
+	// delayQueueLen slots.
+	held atomic.Pointer[chan delayedFrame]
 
 	rxFrames, rxBytes, rxErrors         atomic.Uint64
 	txFrames, txBytes, txErrors         atomic.Uint64
@@ -149,9 +159,10 @@ func Open(specs []PortSpec, opts Options) (*Dataplane, error) {
 		if spec.Loss > 0 && spec.Loss < 1 {
 			p.loss = rand.New(rand.NewPCG(opts.LossSeed, uint64(spec.Port)))
 		}
-		// Every port can hold frames back: for its Delay, and for the time
-		// a frame waits in its egress queue (engine.Output.Wait).
-		p.delayed = make(chan delayedFrame, delayQueueLen)
+		if spec.Delay > 0 {
+			q := make(chan delayedFrame, delayQueueLen)
+			p.held.Store(&q)
+		}
 		d.ports = append(d.ports, p)
 		d.byPort[spec.Port] = p
 	}
@@ -249,11 +260,15 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 	if !d.running.CompareAndSwap(false, true) {
 		return errors.New("dataplane: Run called twice")
 	}
-	stopDelays := make(chan struct{})
-	var delays sync.WaitGroup
+	d.holdMu.Lock()
+	d.stopHolds = make(chan struct{})
 	for _, p := range d.ports {
-		delays.Go(func() { p.sendDelayed(stopDelays) })
+		if q := p.held.Load(); q != nil {
+			stop := d.stopHolds
+			d.holds.Go(func() { p.sendDelayed(*q, stop) })
+		}
 	}
+	d.holdMu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, len(d.ports))
@@ -272,10 +287,15 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 		p.sock.SetReadDeadline(time.Now())
 	}
 	receivers.Wait()
-	close(stopDelays)
-	delays.Wait()
+	d.holdMu.Lock()
+	close(d.stopHolds)
+	d.stopHolds = nil
+	d.holdMu.Unlock()
+	d.holds.Wait()
 	for _, p := range d.ports {
-		p.unsentAtStop.Add(uint64(len(p.delayed)))
+		if q := p.held.Load(); q != nil {
+			p.unsentAtStop.Add(uint64(len(*q)))
+		}
 	}
 	close(errs)
 	return errors.Join(collect(errs)...)
@@ -348,12 +368,12 @@ func (d *Dataplane) Transmit(o engine.Output) {
 		return
 	}
 	hold := p.spec.Delay + o.Wait
-	if hold == 0 && len(p.delayed) == 0 {
+	if q := p.held.Load(); hold == 0 && (q == nil || len(*q) == 0) {
 		p.send(o.Data)
 		return
 	}
 	select {
-	case p.delayed <- delayedFrame{due: time.Now().Add(hold), data: append([]byte(nil), o.Data...)}:
+	case d.holdQueue(p) <- delayedFrame{due: time.Now().Add(hold), data: append([]byte(nil), o.Data...)}:
 	default:
 		p.queueDrops.Add(1)
 	}
@@ -365,6 +385,25 @@ func (p *port) rxDrops() uint64 {
 		return 0
 	}
 	return p.sock.Drops()
+}
+
+// holdQueue is the port's queue of held frames, made (with its sender, if
+// Run runs) the first time the port holds one.
+func (d *Dataplane) holdQueue(p *port) chan delayedFrame {
+	if q := p.held.Load(); q != nil {
+		return *q
+	}
+	d.holdMu.Lock()
+	defer d.holdMu.Unlock()
+	if q := p.held.Load(); q != nil {
+		return *q
+	}
+	q := make(chan delayedFrame, delayQueueLen)
+	p.held.Store(&q)
+	if stop := d.stopHolds; stop != nil {
+		d.holds.Go(func() { p.sendDelayed(q, stop) })
+	}
+	return q
 }
 
 // lose decides whether loss emulation drops the next frame.
@@ -398,14 +437,14 @@ func (p *port) send(frame []byte) {
 // they were queued (the egress queue's schedule keeps their due times in
 // order, except for a higher priority's frame queued behind a lower one's,
 // which then leaves right after it), until stop is closed.
-func (p *port) sendDelayed(stop <-chan struct{}) {
+func (p *port) sendDelayed(held <-chan delayedFrame, stop <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case f := <-p.delayed:
+		case f := <-held:
 			if wait := time.Until(f.due); wait > 0 {
 				timer.Reset(wait)
 				select {
