@@ -73,9 +73,11 @@ const (
 
 type checker struct {
 	features Features
-	prog     *ast.Program
-	diags    *diag.List
-	global   *scope
+	// specialized are the generic structs and headers made concrete, by name.
+	specialized map[string]*ast.StructDecl
+	prog        *ast.Program
+	diags       *diag.List
+	global      *scope
 
 	errorDecl    *ast.ErrorDecl // synthetic declaration holding every error member
 	errorMembers map[string]*ast.EnumMember
@@ -185,6 +187,7 @@ func Check(prog *ast.Program, diags *diag.List, features Features) {
 		resolving:    map[ast.Decl]bool{},
 		checkedDecls: map[ast.Decl]bool{},
 		errorDecl:    &ast.ErrorDecl{},
+		specialized:  map[string]*ast.StructDecl{},
 	}
 	defer func() {
 		// A checker bug must surface as a diagnostic, never as a crash of
@@ -506,8 +509,7 @@ func (c *checker) structDecl(d *ast.StructDecl) {
 	}
 	c.checkedDecls[d] = true
 	if len(d.TypeParams) > 0 {
-		c.unsupportedf(d, "generic %s %s", d.Kind, d.Name)
-		return
+		return // checked as each specialization is made (specialize)
 	}
 	if d.Kind == ast.KindHeaderUnion && !c.features.HeaderUnions {
 		c.unsupportedf(d, "header_union %s (header unions are outside the compiler's subset)", d.Name)

@@ -2,6 +2,7 @@ package check
 
 import (
 	"math/big"
+	"regexp"
 
 	"github.com/grid-ina/grid/harness/p4c/frontend/ast"
 )
@@ -140,6 +141,9 @@ func (c *checker) resolveNamed(x *ast.NamedType, sc *scope, allowInfer bool) ast
 	}
 	switch y := d.(type) {
 	case *ast.StructDecl:
+		if len(y.TypeParams) > 0 && len(x.Args) > 0 {
+			return c.specialize(x, y, sc)
+		}
 		c.structDecl(y)
 		if !noArgs() {
 			return nil
@@ -183,6 +187,68 @@ func (c *checker) resolveNamed(x *ast.NamedType, sc *scope, allowInfer bool) ast
 	}
 	c.errorf(x, "%s: %s is a %s, not a type", x.Name, x.Name, describeDecl(d))
 	return nil
+}
+
+// specialize returns the struct or header a generic one becomes with the
+// type arguments of x (`standard_t<bit<8>>`), made once per argument
+// list and named as p4c names it (standard_t_bit8).
+func (c *checker) specialize(x *ast.NamedType, d *ast.StructDecl, sc *scope) ast.Type {
+	if len(x.Args) != len(d.TypeParams) {
+		c.errorf(x, "%s: expected %d type arguments, got %d", x.Name, len(d.TypeParams), len(x.Args))
+		return nil
+	}
+	inner := newScope(c.global)
+	name := d.Name
+	for i, a := range x.Args {
+		at := c.resolveType(a, sc)
+		if at == nil {
+			return nil
+		}
+		name += "_" + nonIdent.ReplaceAllString(at.String(), "")
+		inner.names[d.TypeParams[i].Name] = []ast.Decl{&ast.TypedefDecl{Pos: d.Pos, Name: d.TypeParams[i].Name, Type: &ast.NamedType{Pos: d.Pos, Name: at.String(), T: at}}}
+	}
+	if spec, ok := c.specialized[name]; ok {
+		return spec
+	}
+	spec := &ast.StructDecl{Pos: d.Pos, Annos: d.Annos, Kind: d.Kind, Name: name}
+	c.specialized[name] = spec
+	for _, f := range d.Fields {
+		te := cloneTypeExpr(f.Type)
+		if c.resolveType(te, inner) == nil {
+			return nil
+		}
+		spec.Fields = append(spec.Fields, &ast.Field{Pos: f.Pos, Annos: f.Annos, Type: te, Name: f.Name})
+	}
+	c.structDecl(spec)
+	return spec
+}
+
+var nonIdent = regexp.MustCompile(`[^A-Za-z0-9_]`)
+
+// cloneTypeExpr copies a type expression before it is resolved, so that
+// each specialization of a generic type resolves its own copy.
+func cloneTypeExpr(te ast.TypeExpr) ast.TypeExpr {
+	switch x := te.(type) {
+	case *ast.NamedType:
+		out := &ast.NamedType{Pos: x.Pos, Name: x.Name, TopLevel: x.TopLevel}
+		for _, a := range x.Args {
+			out.Args = append(out.Args, cloneTypeExpr(a))
+		}
+		return out
+	case *ast.BitTypeExpr:
+		return &ast.BitTypeExpr{Pos: x.Pos, Signed: x.Signed, Varbit: x.Varbit, Width: x.Width}
+	case *ast.BaseTypeExpr:
+		return &ast.BaseTypeExpr{Pos: x.Pos, Kind: x.Kind}
+	case *ast.StackTypeExpr:
+		return &ast.StackTypeExpr{Pos: x.Pos, Elem: cloneTypeExpr(x.Elem), Size: x.Size}
+	case *ast.TupleTypeExpr:
+		out := &ast.TupleTypeExpr{Pos: x.Pos}
+		for _, e := range x.Elems {
+			out.Elems = append(out.Elems, cloneTypeExpr(e))
+		}
+		return out
+	}
+	return te
 }
 
 func typeParamsOf(d ast.Decl) []*ast.TypeParam {
