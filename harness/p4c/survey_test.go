@@ -20,7 +20,7 @@ import (
 const (
 	surveyAcceptFloor     = 169
 	surveyRejectFloor     = 38
-	surveyOnP4cLinesFloor = 36
+	surveyOnP4cLinesFloor = 37
 	// surveyP4InfoFloor counts compiled programs whose P4Info is p4c's.
 	surveyP4InfoFloor = 152
 )

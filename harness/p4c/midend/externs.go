@@ -65,7 +65,9 @@ func (l *lowerer) allocInstance(d *ast.InstanceDecl, prefix string) (*objV, erro
 		}
 		if w == 0 {
 			if len(ot.Args) >= 1 {
-				return nil, unsupported(d, "register of element type %v (only bit<W>, int<W> and bool)", ot.Args[0])
+				// As p4c does, refuse it where it is read or written.
+				o.regElem = ot.Args[0]
+				return o, nil
 			}
 			return nil, unsupported(d, "register without an element type")
 		}
@@ -557,6 +559,13 @@ func (a *actx) externMethod(c *ast.Call) (val, error) {
 	}
 	if a.inParser {
 		return nil, unsupported(c, "%s.%s in a parser", ext, m.Name)
+	}
+	if o.regElem != nil && (m.Name == "read" || m.Name == "write") {
+		arg := c.Args[0].Value
+		if m.Name == "write" && len(c.Args) > 1 {
+			arg = c.Args[1].Value
+		}
+		return nil, unsupported(arg, "%s: %s a register of %v (a structure) is not supported on this target; only bit<W>, int<W> and bool", ExprText(arg), map[string]string{"read": "reading", "write": "writing"}[m.Name], o.regElem)
 	}
 	switch {
 	case o.reg != nil && m.Name == "read":

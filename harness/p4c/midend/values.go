@@ -88,6 +88,9 @@ type objV struct {
 	counter *Counter
 	meter   *Meter
 	profile *ActionProfile
+	// regElem is the element type of a register of something other than
+	// bit<W>, int<W> or bool, refused where it is used.
+	regElem ast.Type
 	// declScope is the scope the instance was declared in, where its
 	// constructor arguments are evaluated.
 	declScope *scope
