@@ -21,13 +21,19 @@ import (
 // it can, with the IP TOS byte set (ECN-capable: 1).
 func burst(t *testing.T, st *fabric.State, host, dst string, n, size int) {
 	t.Helper()
-	err := st.Node(host).Do(func() error {
-		conn, err := net.Dial("udp4", dst)
+	to, err := net.ResolveUDPAddr("udp4", dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Node(host).Do(func() error {
+		// Unconnected, so the port unreachable messages coming back
+		// (nothing listens at dst) do not fail later writes.
+		conn, err := net.ListenUDP("udp4", nil)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		raw, _ := conn.(*net.UDPConn).SyscallConn()
+		raw, _ := conn.SyscallConn()
 		var serr error
 		raw.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_TOS, 1) })
 		if serr != nil {
@@ -35,7 +41,7 @@ func burst(t *testing.T, st *fabric.State, host, dst string, n, size int) {
 		}
 		payload := make([]byte, size)
 		for range n {
-			if _, err := conn.Write(payload); err != nil {
+			if _, err := conn.WriteToUDP(payload, to); err != nil {
 				return err
 			}
 		}
