@@ -11,10 +11,10 @@ import (
 	"github.com/grid-ina/grid/harness/lp"
 )
 
-// exact is grid-exact. When links cannot limit rates (only worker access
-// links, which T already bounds, are finite) the paper's model is the whole
-// story and is solved exactly: combinatorially for one job (paperExact), by
-// counting MILPs for several (paperExactJobs). Otherwise, when the
+// exact is grid-exact. When links cannot limit rates (only workers' and
+// PSs' own links are finite, which T and the PS ingress bound) the paper's
+// model is the whole story and is solved exactly: combinatorially for one
+// job (paperExact), by counting MILPs for several (paperExactJobs). Otherwise, when the
 // link-aware model (an integer per worker class, node and path) is small
 // enough, it is solved exactly, links and results included (linkExact).
 // Larger link-limited instances get grid-paths' search, started from the
@@ -53,7 +53,7 @@ func (in *Instance) exact(ctx context.Context, opt Options) (*Plan, error) {
 	plan := in.buildPlan(AlgoGRIDExact, "paper", a)
 	plan.BoundGbps = ptr(round9(lam))
 	plan.Exact = ptr(plan.LambdaGbps >= lam*(1-1e-9))
-	plan.Notes = append(plan.Notes, "exact optimum of the paper's model, which is the whole story here: only worker access links are finite, and T bounds them; workers placed on the chosen switches nearest first")
+	plan.Notes = append(plan.Notes, "exact optimum of the paper's model, which is the whole story here: the only finite links are workers' and PSs' own, which T and the PS ingress already bound; workers placed on the chosen switches nearest first")
 	return plan, nil
 }
 
