@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the tests that need the reference P4 tools (simple_switch_grpc, simple_switch_CLI, p4c-bm2-ss), verbosely,
-# and fails where they would otherwise skip. Meant for the Vagrant VM (see Vagrantfile), as root.
+# and fails where they would otherwise skip, as root: with ../shared/p4tools.tar.xz (scripts/setup.sh puts it on PATH)
+# or in the Vagrant VM (see Vagrantfile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 for tool in simple_switch_grpc simple_switch_CLI p4c-bm2-ss; do
-  command -v "$tool" >/dev/null || { echo "test-bmv2: $tool is not on PATH (vagrant up installs it)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "test-bmv2: $tool is not on PATH (the p4tools bundle or vagrant up installs it)" >&2; exit 1; }
 done
 echo "test-bmv2: $(p4c-bm2-ss --version | head -1); simple_switch_grpc $(simple_switch_grpc --version)"
 
@@ -45,4 +46,5 @@ cleanup
 trap - EXIT
 rm -f /tmp/"$ns".log
 
-GRID_REQUIRE_BMV2=1 go test -count=1 -timeout 30m -v -run 'OnRealBmv2' ./harness/aggregator ./harness/p4test "$@"
+GRID_REQUIRE_BMV2=1 go test -count=1 -timeout 30m -v -run 'RealBmv2|Bmv2' ./harness/aggregator ./harness/p4test \
+  ./harness/runner ./harness/cmd/grid "$@"
