@@ -1,7 +1,8 @@
 // Package dataplane gives a software switch its ports: one AF_PACKET socket
-// per network interface (a veth end in the switch's namespace), a receive
-// goroutine per port that hands every frame to a Pipeline (the P4 engine,
-// or the P4Runtime server in front of it), and transmission of the frames
+// per network interface (a veth end in the switch's namespace), one receive
+// goroutine that waits on all of them at once (an epoll set in the Go
+// poller) and hands every frame, port after ready port, to a Pipeline (the
+// P4 engine, or the P4Runtime server in front of it), and transmission of the frames
 // the pipeline emits out of their ports' interfaces. It is the packet I/O
 // half of `grid switch`, the embedded drop-in for bmv2's simple_switch_grpc,
 // with bmv2's per-interface pcap files (--pcap).
@@ -40,7 +41,8 @@ import (
 
 // Pipeline processes a frame received on port and calls emit for every frame
 // that leaves the switch; Output.Data is only valid during the call of emit.
-// Process is called concurrently, from one goroutine per port.
+// Run calls Process from one goroutine, a frame at a time; others (a
+// P4Runtime PacketOut) may call it meanwhile.
 // *engine.Switch implements it.
 type Pipeline interface {
 	Process(port uint32, frame []byte, emit func(engine.Output)) error
@@ -269,77 +271,109 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 		}
 	}
 	d.holdMu.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(d.ports))
-	var receivers sync.WaitGroup
-	for _, p := range d.ports {
-		receivers.Go(func() {
-			if err := d.receive(p, pl); err != nil {
-				errs <- err
-				cancel()
-			}
-		})
+	socks := make([]*Socket, len(d.ports))
+	for i, p := range d.ports {
+		socks[i] = p.sock
 	}
-	<-ctx.Done()
-	for _, p := range d.ports {
-		// Wakes the receiver; a socket already closed needs no waking.
-		p.sock.SetReadDeadline(time.Now())
+	stopHolds := func() {
+		d.holdMu.Lock()
+		close(d.stopHolds)
+		d.stopHolds = nil
+		d.holdMu.Unlock()
+		d.holds.Wait()
 	}
-	receivers.Wait()
-	d.holdMu.Lock()
-	close(d.stopHolds)
-	d.stopHolds = nil
-	d.holdMu.Unlock()
-	d.holds.Wait()
+	poll, err := newPoller(socks)
+	if err != nil {
+		stopHolds()
+		return err
+	}
+	defer poll.close()
+	received := make(chan error, 1)
+	go func() { received <- d.receive(poll, pl) }()
+	var errs []error
+	select {
+	case <-ctx.Done():
+		poll.stop()
+		errs = append(errs, <-received)
+	case err := <-received:
+		errs = append(errs, err)
+	}
+	stopHolds()
 	for _, p := range d.ports {
 		if q := p.held.Load(); q != nil {
 			p.unsentAtStop.Add(uint64(len(*q)))
 		}
 	}
-	close(errs)
-	return errors.Join(collect(errs)...)
+	return errors.Join(errs...)
 }
 
-func collect(errs <-chan error) []error {
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return all
-}
+// portBudget is how many frames the receiver takes from one port before it
+// looks at the others again, so a flooded port does not starve them.
+const portBudget = 64
 
-// receive is the loop of one port's receiver. It returns nil when Run stops
-// it (deadline or closed socket).
-func (d *Dataplane) receive(p *port, pl Pipeline) error {
+// receive is the receiver of every port: it waits until ports have frames
+// and passes each through pl. It returns nil when Run stops it, and an
+// error naming the port if a socket fails.
+func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 	emit := d.Transmit
 	for {
-		frame, err := p.sock.Recv()
-		switch {
-		case err == nil:
-		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, os.ErrClosed):
+		ready, err := poll.wait()
+		if isStop(err) {
 			return nil
-		case errors.Is(err, ErrOversized):
-			p.rxErrors.Add(1)
-			p.log.Debug("frame dropped", "err", err)
-			continue
-		case errors.Is(err, unix.ENETDOWN):
-			p.log.Warn("interface is down; its port receives again when it comes up")
-			continue
-		default:
-			return fmt.Errorf("port %s: %w", p.spec, err)
 		}
-		p.rxFrames.Add(1)
-		p.rxBytes.Add(uint64(len(frame)))
-		p.pcapIn.write(frame, p.log)
-		if p.debug {
-			p.log.Debug("frame received", "bytes", len(frame))
+		if err != nil {
+			return fmt.Errorf("dataplane: waiting for frames: %w", err)
 		}
-		if err := pl.Process(p.spec.Port, frame, emit); err != nil {
-			d.pipelineErrors.Add(1)
-			p.log.Debug("pipeline refused a frame", "err", err)
+		for _, ev := range ready {
+			p := d.ports[ev.Fd]
+			for range portBudget {
+				frame, ok, err := p.sock.TryRecv()
+				if !ok && err == nil {
+					break
+				}
+				if stop, err := d.take(p, frame, err, pl, emit); stop || err != nil {
+					if errors.Is(err, os.ErrClosed) {
+						return nil
+					}
+					if err != nil {
+						return err
+					}
+					break
+				}
+			}
 		}
 	}
+}
+
+// take passes a frame received on p through pl, or deals with the error
+// receiving it gave: stop says to leave the port for now (its interface
+// is down), err that its socket failed.
+func (d *Dataplane) take(p *port, frame []byte, recvErr error, pl Pipeline, emit func(engine.Output)) (stop bool, err error) {
+	switch {
+	case recvErr == nil:
+	case errors.Is(recvErr, ErrOversized):
+		p.rxErrors.Add(1)
+		p.log.Debug("frame dropped", "err", recvErr)
+		return false, nil
+	case errors.Is(recvErr, unix.ENETDOWN):
+		p.log.Warn("interface is down; its port receives again when it comes up")
+		return true, nil
+	case errors.Is(recvErr, os.ErrClosed):
+		return true, recvErr
+	default:
+		return true, fmt.Errorf("port %s: %w", p.spec, recvErr)
+	}
+	p.rxFrames.Add(1)
+	p.rxBytes.Add(uint64(len(frame)))
+	p.pcapIn.write(frame, p.log)
+	if p.debug {
+		p.log.Debug("frame received", "bytes", len(frame))
+	}
+	if err := pl.Process(p.spec.Port, frame, emit); err != nil {
+		d.pipelineErrors.Add(1)
+		p.log.Debug("pipeline refused a frame", "err", err)
+	}
+	return false, nil
 }
 
 // Transmit sends o.Data out of port o.Port through the port's impairments,

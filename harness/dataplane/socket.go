@@ -163,6 +163,26 @@ func (s *Socket) Recv() ([]byte, error) {
 	if err := s.conn.Read(s.recvFn); err != nil {
 		return nil, fmt.Errorf("interface %s: receive: %w", s.iface, err)
 	}
+	return s.received()
+}
+
+// TryRecv is Recv without waiting: ok is false when no frame is there.
+// It is for a receiver that waits for many sockets at once (poller).
+func (s *Socket) TryRecv() (frame []byte, ok bool, err error) {
+	cerr := s.conn.Control(func(fd uintptr) { ok = s.recvmsg(fd) })
+	if cerr != nil {
+		return nil, false, fmt.Errorf("interface %s: receive: %w", s.iface, cerr)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	frame, err = s.received()
+	return frame, true, err
+}
+
+// received is the frame recvmsg just took, with a stripped VLAN tag put
+// back.
+func (s *Socket) received() ([]byte, error) {
 	if s.recvErr != nil {
 		return nil, fmt.Errorf("interface %s: receive: %w", s.iface, s.recvErr)
 	}
@@ -177,6 +197,13 @@ func (s *Socket) Recv() ([]byte, error) {
 		frame = s.buf[:n+vlanTagLen]
 	}
 	return frame, nil
+}
+
+// fd is the socket's descriptor, or -1 once it is closed.
+func (s *Socket) fd() int {
+	fd := -1
+	s.conn.Control(func(f uintptr) { fd = int(f) })
+	return fd
 }
 
 // Drops is how many frames the kernel has dropped on arrival because the
