@@ -60,6 +60,11 @@ func checkExamples(t *testing.T, kind p4test.TargetKind, cfg p4test.RemoteConfig
 	for _, prog := range examples(t) {
 		name := strings.TrimSuffix(filepath.Base(prog), ".p4")
 		t.Run(name, func(t *testing.T) {
+			if kind == p4test.Bmv2 {
+				// Two at a time: bmv2's tests mostly wait (its grace after
+				// each packet, its Thrift CLI), and CI has two cores.
+				t.Parallel()
+			}
 			text := readSTF(t, prog)
 			want := runExample(t, p4test.Engine, p4test.RemoteConfig{}, prog, text)
 			got := runExample(t, kind, cfg, prog, text)
@@ -100,6 +105,7 @@ func TestExamplesOnRealBmv2WithGridsJSON(t *testing.T) {
 	for _, prog := range examples(t) {
 		name := strings.TrimSuffix(filepath.Base(prog), ".p4")
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			compiled, err := p4test.CompileEmbedded(prog, p4test.CompileOptions{})
 			if err != nil {
 				t.Fatal(err)
