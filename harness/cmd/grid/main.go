@@ -42,11 +42,7 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log debug messages"},
 		},
 		Before: func(c *cli.Context) error {
-			level := slog.LevelInfo
-			if c.Bool("verbose") {
-				level = slog.LevelDebug
-			}
-			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(c)})))
 			return startProfile()
 		},
 		After: func(*cli.Context) error {
@@ -79,6 +75,29 @@ func main() {
 		fmt.Fprintf(os.Stderr, "grid: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// logLevel is the level --verbose asks for.
+func logLevel(c *cli.Context) slog.Level {
+	if c.Bool("verbose") {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
+
+// logAlsoTo writes the log to the file path as well as to standard error
+// until the returned function is called.
+func logAlsoTo(c *cli.Context, path string) (restore func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.MultiWriter(os.Stderr, f), &slog.HandlerOptions{Level: logLevel(c)})))
+	return func() {
+		slog.SetDefault(prev)
+		f.Close()
+	}, nil
 }
 
 // pathFlag is a path flag's value: as given, relative to the working

@@ -337,6 +337,12 @@ func runExperiment(c *cli.Context) error {
 			os.RemoveAll(work)
 		}
 	}()
+	// grid run's own log goes with the others into the results' logs/.
+	restoreLog, err := logAlsoTo(c, filepath.Join(work, "grid-run.log"))
+	if err != nil {
+		return err
+	}
+	defer restoreLog()
 	scale, err := emulationScale(ctx, c, run, prog, values)
 	if err != nil {
 		return err

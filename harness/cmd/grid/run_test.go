@@ -244,10 +244,13 @@ func checkEvidence(t *testing.T, root, run, output string, status results.Status
 	if !strings.Contains(output, dirs[0]) {
 		t.Errorf("the output does not say where the results are (%s):\n%s", dirs[0], output)
 	}
-	for _, f := range []string{"summary.json", "failure.txt", "plan.json", "traffic.csv", "jobs.csv", "comparison.txt", "logs/switches/switch-host.log", "logs/1-grid-paths/job1.json", "logs/1-grid-paths/job1-ps.log", "logs/1-grid-paths/job1-worker0.log"} {
+	for _, f := range []string{"summary.json", "failure.txt", "plan.json", "traffic.csv", "jobs.csv", "comparison.txt", "logs/grid-run.log", "logs/switches/switch-host.log", "logs/1-grid-paths/job1.json", "logs/1-grid-paths/job1-ps.log", "logs/1-grid-paths/job1-worker0.log"} {
 		if _, err := os.Stat(filepath.Join(dirs[0], f)); err != nil {
 			t.Errorf("results: %v", err)
 		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dirs[0], "logs", "grid-run.log")); err != nil || !strings.Contains(string(b), "building the fabric") {
+		t.Errorf("logs/grid-run.log lacks grid run's own log: %v\n%s", err, b)
 	}
 	for _, m := range regexp.MustCompile(`\((/[^ ()]+\.log)\)`).FindAllStringSubmatch(output, -1) {
 		if _, err := os.Stat(m[1]); err != nil {
