@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grid-ina/grid/harness/p4test"
+	"github.com/grid-ina/grid/harness/p4test/targettest"
 )
 
 const ownLabs = "../../p4/labs"
@@ -71,5 +74,33 @@ func TestLabOneRunsWithItsSolutionAndHostsReachEachOther(t *testing.T) {
 		if out, err := onHost(t, st, "h1", "ping", "-c", "1", "-W", "3", dst); err != nil {
 			t.Errorf("h1 ping %s: %v\n%s", dst, err, out)
 		}
+	}
+}
+
+// The labs' packet tests hold on real bmv2 with the reference compiler too,
+// so what a student learns on grid holds on the tutorials' VM.
+func TestLabSolutionsPassTheirPacketTestsOnRealBmv2(t *testing.T) {
+	targettest.Bmv2OrSkip(t)
+	specs, _ := filepath.Glob(filepath.Join(ownLabs, "*", "check.json"))
+	ran := 0
+	for _, spec := range specs {
+		dir := filepath.Dir(spec)
+		solutions, _ := filepath.Glob(filepath.Join(dir, "solution", "*.p4"))
+		if len(solutions) != 1 {
+			continue // the solver lab has no program
+		}
+		cases, err := p4test.LoadSuite(filepath.Join(dir, "tests"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p4test.RunSuite(context.Background(), p4test.Bmv2, p4test.RemoteConfig{}, solutions[0], cases) {
+			ran++
+			if !r.Passed() {
+				t.Errorf("%s on bmv2: %s", filepath.Base(dir), r.Report())
+			}
+		}
+	}
+	if ran < 4 {
+		t.Errorf("ran %d packet tests on bmv2, want the 4 of labs 1-3", ran)
 	}
 }
