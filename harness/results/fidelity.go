@@ -52,7 +52,8 @@ type WorkerRate struct {
 }
 
 // LinkUse is one direction of a link over an algorithm's run: its average
-// rate against its emulated rate.
+// rate against its emulated rate, and the packets it carried against what
+// the plan predicts.
 type LinkUse struct {
 	From          string  `json:"from"`
 	To            string  `json:"to"`
@@ -61,6 +62,42 @@ type LinkUse struct {
 	// Utilisation BitsPerSecond over it.
 	CapacityBits float64 `json:"capacity_bits_per_second,omitempty"`
 	Utilisation  float64 `json:"utilisation,omitempty"`
+	// PredictedBits is the plan's load on the direction, as emulated (its
+	// load times the scale); PredictedPackets the packets the plan puts on
+	// it for the run's fragments, Packets those the link carried.
+	PredictedBits    float64 `json:"predicted_bits_per_second"`
+	PredictedPackets float64 `json:"predicted_packets"`
+	Packets          uint64  `json:"packets"`
+}
+
+// LinkTolerance is how far a link direction's packets may stray from the
+// plan's before the prediction counts as missing them: resends, retries
+// after control packets and their answers add a few percent on a loaded
+// machine, a stream the model forgot adds a whole stream.
+const LinkTolerance = 0.1
+
+// Off reports whether the link carried packets the plan does not account
+// for, or lacks packets it predicts, beyond LinkTolerance and a handful of
+// stray frames. extra is the gradients the workers sent beyond one per
+// fragment (resends, retries after control packets): each may cross any
+// link once more, and draw a copy of its result back, so a link may carry
+// up to twice that many packets beyond the plan's. A stream the plan
+// forgets adds a packet per fragment; it shows when the resends are few.
+func (u *LinkUse) Off(extra int) bool {
+	const stray = 8
+	p, n := u.PredictedPackets, float64(u.Packets)
+	return n > p*(1+LinkTolerance)+float64(2*extra)+stray || n < p*(1-LinkTolerance)-stray
+}
+
+// ExtraSends is the gradients a's workers sent beyond one per fragment.
+func ExtraSends(a *AlgorithmRun, fragments int) int {
+	extra := 0
+	for _, j := range a.Jobs {
+		for _, w := range j.Workers {
+			extra += max(0, w.Sent-fragments)
+		}
+	}
+	return extra
 }
 
 // Fidelity compares an algorithm's measured slowest-worker sending rate with
@@ -86,6 +123,11 @@ type Fidelity struct {
 	// carried traffic, busiest (by utilisation) first.
 	Workers []WorkerRate `json:"workers"`
 	Links   []LinkUse    `json:"links,omitempty"`
+	// LinksOff name the link directions whose packets stray from the
+	// plan's prediction by more than LinkTolerance and what ExtraSends,
+	// the gradients sent beyond one per fragment, explain.
+	LinksOff   []string `json:"links_off_prediction,omitempty"`
+	ExtraSends int      `json:"extra_sends"`
 }
 
 // Low reports whether the fidelity was measured and is below MinFidelity.
@@ -202,14 +244,25 @@ func fidelity(e *Experiment, a *AlgorithmRun) *Fidelity {
 		ratio := slowest / f.PredictedBits
 		f.Ratio = &ratio
 	}
-	f.Links = linkUses(e.Links, a)
+	f.Links = linkUses(e.Links, a, scale, e.Fragments)
+	f.ExtraSends = ExtraSends(a, e.Fragments)
+	for _, l := range f.Links {
+		if len(a.PredictedLinks) > 0 && l.Off(f.ExtraSends) {
+			f.LinksOff = append(f.LinksOff, fmt.Sprintf("%s->%s carried %d packets, the plan predicts %.0f", l.From, l.To, l.Packets, l.PredictedPackets))
+		}
+	}
 	return f
 }
 
-// linkUses is every link direction's average rate over the algorithm's run.
-func linkUses(links []Link, a *AlgorithmRun) []LinkUse {
+// linkUses is every link direction's average rate and packets over the
+// algorithm's run, beside the plan's predictions for fragments fragments.
+func linkUses(links []Link, a *AlgorithmRun, scale float64, fragments int) []LinkUse {
 	if !a.Ended.After(a.Began) || len(a.Traffic) == 0 {
 		return nil
+	}
+	predicted := map[[2]string]PredictedLink{}
+	for _, p := range a.PredictedLinks {
+		predicted[[2]string{p.From, p.To}] = p
 	}
 	first := map[int]LinkSample{}
 	last := map[int]LinkSample{}
@@ -229,13 +282,15 @@ func linkUses(links []Link, a *AlgorithmRun) []LinkUse {
 			continue
 		}
 		for _, d := range []struct {
-			from, to string
-			bytes    uint64
-		}{{l.A, l.B, a1.AB.Bytes - a0.AB.Bytes}, {l.B, l.A, a1.BA.Bytes - a0.BA.Bytes}} {
-			if d.bytes == 0 {
+			from, to       string
+			bytes, packets uint64
+		}{{l.A, l.B, a1.AB.Bytes - a0.AB.Bytes, a1.AB.Packets - a0.AB.Packets}, {l.B, l.A, a1.BA.Bytes - a0.BA.Bytes, a1.BA.Packets - a0.BA.Packets}} {
+			p, hasPrediction := predicted[[2]string{d.from, d.to}]
+			if d.bytes == 0 && !hasPrediction {
 				continue
 			}
-			u := LinkUse{From: d.from, To: d.to, BitsPerSecond: float64(d.bytes) * 8 / dt, CapacityBits: l.RateBits}
+			u := LinkUse{From: d.from, To: d.to, BitsPerSecond: float64(d.bytes) * 8 / dt, CapacityBits: l.RateBits,
+				PredictedBits: p.Bits * scale, PredictedPackets: p.PacketsPerFragment * float64(fragments), Packets: d.packets}
 			if l.RateBits > 0 {
 				u.Utilisation = u.BitsPerSecond / l.RateBits
 			}
@@ -257,7 +312,7 @@ func linkUses(links []Link, a *AlgorithmRun) []LinkUse {
 // link's utilisation; a ratio below MinFidelity is flagged LOW.
 func WriteFidelity(out io.Writer, s *Summary) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ALGORITHM\tSCALE\tPREDICTED\tMEASURED (slowest worker)\tFIDELITY\tBUSIEST LINK")
+	fmt.Fprintln(w, "ALGORITHM\tSCALE\tPREDICTED\tMEASURED (slowest worker)\tFIDELITY\tBUSIEST LINK\tLINKS AS PREDICTED")
 	for _, a := range s.Algorithms {
 		f := a.Fidelity
 		if f == nil {
@@ -275,8 +330,15 @@ func WriteFidelity(out io.Writer, s *Summary) error {
 			l := f.Links[0]
 			busiest = fmt.Sprintf("%s->%s %.0f%%", l.From, l.To, 100*l.Utilisation)
 		}
-		fmt.Fprintf(w, "%s\t%g\t%s (%.4g Gbps)\t%s (%.4g Gbps) %s\t%s\t%s\n", a.Algorithm, f.Scale,
-			rate(f.PredictedBits), f.PredictedGbps, rate(f.MeasuredBits), f.MeasuredGbps, f.SlowestWorker, ratio, busiest)
+		links := "-"
+		if len(f.Links) > 0 {
+			links = fmt.Sprintf("%d of %d", len(f.Links)-len(f.LinksOff), len(f.Links))
+			if len(f.LinksOff) > 0 {
+				links += ", off: " + f.LinksOff[0]
+			}
+		}
+		fmt.Fprintf(w, "%s\t%g\t%s (%.4g Gbps)\t%s (%.4g Gbps) %s\t%s\t%s\t%s\n", a.Algorithm, f.Scale,
+			rate(f.PredictedBits), f.PredictedGbps, rate(f.MeasuredBits), f.MeasuredGbps, f.SlowestWorker, ratio, busiest, links)
 	}
 	return w.Flush()
 }

@@ -105,3 +105,40 @@ func TestAGradientTooSmallForASteadyRateHasNoFidelity(t *testing.T) {
 		t.Errorf("a 64-fragment run measured: ratio %v, unmeasured %q", f.Ratio, f.Unmeasured)
 	}
 }
+
+// TestAStreamThePlanDoesNotCountPutsItsLinkOffThePrediction: the plan
+// predicts one result per fragment on the PS's link and gradients on the
+// workers' links, but the link to h2 also carried the results (a multicast
+// copy the model left uncounted): that link, and only it, is off.
+func TestAStreamThePlanDoesNotCountPutsItsLinkOffThePrediction(t *testing.T) {
+	e := rateExperiment(3e6, 4)
+	a := &e.Algorithms[0]
+	frag := float64(e.Fragments)
+	for i := range a.Traffic {
+		s := &a.Traffic[i]
+		done := s.Time.Sub(a.Began).Seconds() / 4 // the share of the run behind the sample
+		switch s.Link {
+		case 0:
+			s.BA.Packets = uint64(frag * done)
+		case 1:
+			s.BA.Packets = uint64(frag * done)
+			s.AB = Count{Bytes: s.BA.Bytes, Packets: s.BA.Packets} // results to h2, uncounted
+		case 2:
+			s.AB.Packets = uint64(2 * frag * done)
+		}
+	}
+	a.PredictedLinks = []PredictedLink{
+		{From: "h1:eth0", To: "s1:p1", Bits: 3e9, PacketsPerFragment: 1},
+		{From: "h2:eth0", To: "s1:p2", Bits: 3e9, PacketsPerFragment: 1},
+		{From: "s1:p3", To: "h9:eth0", Bits: 6e9, PacketsPerFragment: 2},
+	}
+	f := e.Summary().Algorithms[0].Fidelity
+	if len(f.LinksOff) != 1 || !strings.HasPrefix(f.LinksOff[0], "s1:p2->h2:eth0 carried") {
+		t.Fatalf("links off the prediction %q, want s1:p2->h2:eth0 alone", f.LinksOff)
+	}
+	var b strings.Builder
+	WriteFidelity(&b, e.Summary())
+	if !strings.Contains(b.String(), "3 of 4, off: s1:p2->h2:eth0") {
+		t.Errorf("the table does not show the link off:\n%s", b.String())
+	}
+}

@@ -81,3 +81,14 @@ type Rate struct {
 	TopologyBits float64 `json:"topology_bits_per_second"`
 	EmulatedBits float64 `json:"emulated_bits_per_second"`
 }
+
+// PredictedLink is what a plan predicts one link direction carries: its
+// load in the topology's units and, per gradient fragment of the jobs, the
+// packets (gradients, partial sums, results) on it.
+type PredictedLink struct {
+	From, To string
+	Bits     float64
+	// PacketsPerFragment is summed over the plan's jobs: the packets one
+	// fragment index of every job puts on the link direction.
+	PacketsPerFragment float64
+}

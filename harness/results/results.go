@@ -80,6 +80,8 @@ type AlgorithmRun struct {
 	// PredictedLambdaGbps is the slowest worker's sending rate the plan
 	// predicts, in the topology's units (0: none to compare with).
 	PredictedLambdaGbps float64
+	// PredictedLinks are the plan's per-link-direction predictions.
+	PredictedLinks []PredictedLink
 	// Began is when the endpoints were started, Ended when the last exited.
 	Began, Ended time.Time
 	Jobs         []Job

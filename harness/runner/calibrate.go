@@ -168,16 +168,15 @@ func (c *Calibration) Save(path string) error {
 }
 
 // FrameHops is the frames per second a plan puts on the links at the
-// topology's own rates: its predicted per-link loads in frames of values
-// int32s, once for the gradients and once for the results that return the
-// same way.
+// topology's own rates: its predicted load on every link direction
+// (gradients, partial sums and results) in frames of values int32s.
 func FrameHops(p *solver.Plan, values int) float64 {
 	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
 	var gbps float64
 	for _, l := range p.Links {
 		gbps += l.LoadGbps
 	}
-	return 2 * gbps * 1e9 / frameBits
+	return gbps * 1e9 / frameBits
 }
 
 // ChooseScale is the emulation scale for plans on this machine: the largest

@@ -29,7 +29,7 @@ func (e *Experiment) Results(name string, files map[string][]byte) *results.Expe
 		if r.Links == nil && o.Links != nil {
 			r.Links = LinkRecords(o.Links)
 		}
-		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Failed: o.Failed, Began: o.Began, Ended: o.Ended, PredictedLambdaGbps: o.lambda(),
+		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Failed: o.Failed, Began: o.Began, Ended: o.Ended, PredictedLambdaGbps: o.lambda(), PredictedLinks: o.predictedLinks(),
 			Traffic: SampleRecords(o.Traffic), Switches: switchRecords(o.Switches), CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
 		for _, j := range o.Jobs {
 			job := results.Job{Name: j.Name, ID: j.ID, PS: endpointRecord(j.PS)}
@@ -114,4 +114,20 @@ func (o *Outcome) lambda() float64 {
 		return 0
 	}
 	return o.Plan.LambdaGbps
+}
+
+// predictedLinks are the outcome's plan's per-link-direction predictions.
+func (o *Outcome) predictedLinks() []results.PredictedLink {
+	if o.Plan == nil {
+		return nil
+	}
+	var out []results.PredictedLink
+	for _, l := range o.Plan.Links {
+		p := results.PredictedLink{From: l.From, To: l.To, Bits: l.LoadGbps * 1e9}
+		for _, k := range l.Packets {
+			p.PacketsPerFragment += k.Gradients + float64(k.PartialSums+k.Results)
+		}
+		out = append(out, p)
+	}
+	return out
 }
