@@ -9,7 +9,7 @@ set -euo pipefail
 # (grid lab), net-tools and iputils-ping for the route, arp and ping of course exercises' hosts,
 # python3-grpcio and python3-protobuf for course controllers (the tutorials' Python P4Runtime library), and
 # what the tutorials' exercises run on their hosts: python3-scapy (send.py, receive.py), iperf, tcpdump.
-packages=(iproute2 coinor-cbc iftop ca-certificates git curl unzip net-tools iputils-ping python3-grpcio python3-protobuf
+packages=(iproute2 coinor-cbc iftop ca-certificates git net-tools iputils-ping python3-grpcio python3-protobuf
   python3-scapy iperf tcpdump)
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -69,9 +69,10 @@ else
 fi
 
 # Go: a Go of at least 1.21 fetches the toolchain go.mod names by itself (GOTOOLCHAIN=auto). Without one, setup
-# installs that toolchain into /usr/local/go from the Go module proxy: the module golang.org/toolchain, the same
-# zip go itself downloads when it switches toolchains (module zips keep no file modes, so the tools are marked
-# executable after unpacking, as go does).
+# installs that toolchain into /usr/local/go: Debian's own Go (1.19, unpacked from its package into a temporary
+# folder, not installed) downloads the module golang.org/toolchain at go.mod's version from the Go module proxy,
+# checked against the checksum database, exactly as a newer go fetches a toolchain; module files keep no modes,
+# so the tools are marked executable after copying, as go does.
 go_want=go$(sed -n 's/^go //p' "$grid_root/go.mod")
 go_have=$(go env GOVERSION 2>/dev/null || true)
 if [ -z "$go_have" ] || [ "$(printf '%s\n' go1.21 "$go_have" | sort -V | head -1)" != go1.21 ]; then
@@ -79,14 +80,24 @@ if [ -z "$go_have" ] || [ "$(printf '%s\n' go1.21 "$go_have" | sort -V | head -1
     echo "setup: /usr/local/go holds ${go_have:-a Go that does not run}, older than 1.21: remove it and setup installs $go_want" >&2
     exit 1
   fi
-  go_zip=v0.0.1-$go_want.linux-$(dpkg --print-architecture)
+  go_mod=golang.org/toolchain@v0.0.1-$go_want.linux-$(dpkg --print-architecture)
   echo "setup: installing $go_want into /usr/local/go"
   go_tmp=$(mktemp -d /usr/local/.go-XXXXXX)
-  curl -fsSL -o "$go_tmp/go.zip" "https://proxy.golang.org/golang.org/toolchain/@v/$go_zip.zip"
-  unzip -q "$go_tmp/go.zip" -d "$go_tmp"
-  chmod +x "$go_tmp/golang.org/toolchain@$go_zip"/bin/* "$go_tmp/golang.org/toolchain@$go_zip"/pkg/tool/*/*
-  mv -T "$go_tmp/golang.org/toolchain@$go_zip" /usr/local/go
-  rm -rf "$go_tmp"
+  chmod 755 "$go_tmp" # apt-get download fetches as the _apt user
+  (
+    cd "$go_tmp"
+    export DEBIAN_FRONTEND=noninteractive
+    [ -n "$(apt-cache policy golang-1.19-go 2>/dev/null)" ] || apt-get update -qq
+    apt-get download -qq golang-1.19-go >/dev/null
+    dpkg -x golang-1.19-go_*.deb debian-go
+    GOROOT=$go_tmp/debian-go/usr/lib/go-1.19 GOPATH=$go_tmp/gopath GOFLAGS= GO111MODULE=on \
+      debian-go/usr/lib/go-1.19/bin/go mod download "$go_mod"
+  )
+  cp -r "$go_tmp/gopath/pkg/mod/$go_mod" "$go_tmp/go"
+  chmod -R u+w "$go_tmp/go"
+  chmod +x "$go_tmp/go"/bin/* "$go_tmp/go"/pkg/tool/*/*
+  mv -T "$go_tmp/go" /usr/local/go
+  chmod -R u+w "$go_tmp" && rm -rf "$go_tmp"
   PATH=/usr/local/go/bin:$PATH
 elif [ "$(printf '%s\n' "$go_want" "$go_have" | sort -V | head -1)" != "$go_want" ]; then
   export GOTOOLCHAIN=auto # go $go_have fetches $go_want from the module proxy

@@ -22,11 +22,16 @@ import (
 // nuisance, one that lets a run exhaust the machine's memory is a crash.
 const (
 	// memoryPerSwitch is a loaded aggregator pipeline with its ports'
-	// sockets and rings, and its share of the switch host process.
-	memoryPerSwitch = 24 << 20
-	// memoryPerEndpoint is a worker or PS with its socket buffers and the
-	// PS's kept results.
-	memoryPerEndpoint = 4 << 20
+	// sockets and its share of the one switch-host process (measured: 1.7
+	// MB PSS per switch at k=8).
+	memoryPerSwitch = 4 << 20
+	// memoryPerSwitchProcess is a switch that is a process of its own: a
+	// grid switch per process (20 MB measured) or bmv2's
+	// simple_switch_grpc (25 MB RSS before a program is loaded).
+	memoryPerSwitchProcess = 32 << 20
+	// memoryPerEndpoint is a worker or PS in the endpoint host, with its
+	// socket buffers and the PS's kept results (measured: 86-170 KB PSS).
+	memoryPerEndpoint = 512 << 10
 	// memoryPerPort is the kernel's side of one veth end (queues, tbf).
 	memoryPerPort = 256 << 10
 	// memoryBase is the grid run process itself: solver, monitor, results.
@@ -106,10 +111,22 @@ func memAvailable() (uint64, error) {
 	return 0, errors.New("available memory: /proc/meminfo has no MemAvailable")
 }
 
-// EstimateRun works out what running plans plans of jobs on t, each worker
-// sending fragments fragments, will take of machine m.
-func EstimateRun(t *topo.Topology, jobs []workload.Job, fragments, plans int, m Machine) Estimate {
-	e := Estimate{Switches: len(t.Switches()), Hosts: len(t.Hosts()), Links: len(t.Links), Plans: plans, Machine: m}
+// EstimateOptions are what an estimate depends on besides the topology
+// and its jobs.
+type EstimateOptions struct {
+	// Fragments each worker sends; Plans how many run one after another.
+	Fragments, Plans int
+	// SwitchProcesses says every switch is a process of its own (bmv2, or
+	// grid switch one per process) rather than a pipeline of one host.
+	SwitchProcesses bool
+	Machine         Machine
+}
+
+// EstimateRun works out what running o.Plans plans of jobs on t will take
+// of the machine.
+func EstimateRun(t *topo.Topology, jobs []workload.Job, o EstimateOptions) Estimate {
+	fragments, m := o.Fragments, o.Machine
+	e := Estimate{Switches: len(t.Switches()), Hosts: len(t.Hosts()), Links: len(t.Links), Plans: o.Plans, Machine: m}
 	hops := hopCounts(t)
 	for _, j := range jobs {
 		e.Endpoints += 1 + len(j.Workers)
@@ -119,7 +136,11 @@ func EstimateRun(t *topo.Topology, jobs []workload.Job, fragments, plans int, m 
 			e.FragmentHops += 2 * float64(fragments) * float64(hops[w][j.PS])
 		}
 	}
-	e.Memory = memoryBase + uint64(e.Switches)*memoryPerSwitch + uint64(e.Endpoints)*memoryPerEndpoint +
+	perSwitch := uint64(memoryPerSwitch)
+	if o.SwitchProcesses {
+		perSwitch = memoryPerSwitchProcess
+	}
+	e.Memory = memoryBase + uint64(e.Switches)*perSwitch + uint64(e.Endpoints)*memoryPerEndpoint +
 		uint64(2*e.Links)*memoryPerPort
 	e.Start = time.Duration(e.Switches)*startPerSwitch + time.Duration(e.Hosts)*startPerHost +
 		time.Duration(e.Links)*startPerLink

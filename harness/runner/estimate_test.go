@@ -38,7 +38,7 @@ var roomyMachine = Machine{Cores: 2, MemAvailable: 24 << 30, Files: 1 << 20, Fil
 
 func TestEstimateCountsTheTestbedsPiecesAndHops(t *testing.T) {
 	tp := topo.Testbed()
-	e := EstimateRun(tp, defaultJobs(t, tp), 100, 1, roomyMachine)
+	e := EstimateRun(tp, defaultJobs(t, tp), EstimateOptions{Fragments: 100, Plans: 1, Machine: roomyMachine})
 	if e.Switches != 3 || e.Endpoints != 9 || e.Hosts != 9 {
 		t.Fatalf("estimate %+v: want 3 switches, 9 hosts, 9 endpoints", e)
 	}
@@ -55,9 +55,9 @@ func TestEstimateCountsTheTestbedsPiecesAndHops(t *testing.T) {
 func TestEstimateGrowsWithTheWorkAndTheFabric(t *testing.T) {
 	tb := topo.Testbed()
 	k8 := loadShipped(t, "fattree-k8.yaml")
-	small := EstimateRun(tb, defaultJobs(t, tb), 64, 1, roomyMachine)
-	more := EstimateRun(tb, defaultJobs(t, tb), 640, 1, roomyMachine)
-	big := EstimateRun(k8, defaultJobs(t, k8), 64, 6, roomyMachine)
+	small := EstimateRun(tb, defaultJobs(t, tb), EstimateOptions{Fragments: 64, Plans: 1, Machine: roomyMachine})
+	more := EstimateRun(tb, defaultJobs(t, tb), EstimateOptions{Fragments: 640, Plans: 1, Machine: roomyMachine})
+	big := EstimateRun(k8, defaultJobs(t, k8), EstimateOptions{Fragments: 64, Plans: 6, Machine: roomyMachine})
 	if more.PerPlan <= small.PerPlan || more.FragmentHops != 10*small.FragmentHops {
 		t.Fatalf("10x the fragments: %v -> %v, %v -> %v fragment-hops", small.PerPlan, more.PerPlan, small.FragmentHops, more.FragmentHops)
 	}
@@ -72,13 +72,13 @@ func TestEstimateGrowsWithTheWorkAndTheFabric(t *testing.T) {
 func TestEstimateRefusesARunTheMemoryCannotHold(t *testing.T) {
 	k8 := loadShipped(t, "fattree-k8.yaml")
 	m := roomyMachine
-	m.MemAvailable = 512 << 20
-	_, err := EstimateRun(k8, defaultJobs(t, k8), 64, 1, m).Check()
+	m.MemAvailable = 256 << 20
+	_, err := EstimateRun(k8, defaultJobs(t, k8), EstimateOptions{Fragments: 64, Plans: 1, Machine: m}).Check()
 	if err == nil || !strings.Contains(err.Error(), "memory") || !strings.Contains(err.Error(), "--force") {
-		t.Fatalf("k=8 in 512 MiB: %v", err)
+		t.Fatalf("k=8 in 256 MiB: %v", err)
 	}
-	m.MemAvailable = EstimateRun(k8, defaultJobs(t, k8), 64, 1, roomyMachine).Memory * 3 / 2
-	warn, err := EstimateRun(k8, defaultJobs(t, k8), 64, 1, m).Check()
+	m.MemAvailable = EstimateRun(k8, defaultJobs(t, k8), EstimateOptions{Fragments: 64, Plans: 1, Machine: roomyMachine}).Memory * 3 / 2
+	warn, err := EstimateRun(k8, defaultJobs(t, k8), EstimateOptions{Fragments: 64, Plans: 1, Machine: m}).Check()
 	if err != nil || len(warn) != 1 || !strings.Contains(warn[0], "memory") {
 		t.Fatalf("k=8 in 1.5x its estimate: warnings %v, error %v", warn, err)
 	}
@@ -88,14 +88,14 @@ func TestEstimateRefusesTooFewOpenFiles(t *testing.T) {
 	tp := topo.Testbed()
 	m := roomyMachine
 	m.Files, m.FilesHard = 64, 64
-	if _, err := EstimateRun(tp, defaultJobs(t, tp), 64, 1, m).Check(); err == nil || !strings.Contains(err.Error(), "ulimit") {
+	if _, err := EstimateRun(tp, defaultJobs(t, tp), EstimateOptions{Fragments: 64, Plans: 1, Machine: m}).Check(); err == nil || !strings.Contains(err.Error(), "ulimit") {
 		t.Fatalf("a hard limit of 64 files: %v", err)
 	}
 }
 
 func TestEstimateWarnsOfAPlanLongerThanAMinute(t *testing.T) {
 	tp := topo.Testbed()
-	e := EstimateRun(tp, defaultJobs(t, tp), 10_000_000, 1, roomyMachine)
+	e := EstimateRun(tp, defaultJobs(t, tp), EstimateOptions{Fragments: 10_000_000, Plans: 1, Machine: roomyMachine})
 	warn, err := e.Check()
 	if err != nil || len(warn) != 1 || !strings.Contains(warn[0], "--fragments") || e.PerPlan < time.Minute {
 		t.Fatalf("10M fragments: %v per plan, warnings %v, error %v", e.PerPlan, warn, err)
@@ -109,5 +109,14 @@ func TestReadMachineSeesThisMachine(t *testing.T) {
 	}
 	if m.Cores < 1 || m.MemAvailable < 1<<20 || m.Files == 0 || m.FilesHard < m.Files {
 		t.Fatalf("machine %+v", m)
+	}
+}
+
+func TestEstimateCountsASwitchProcessAboveASwitchInTheHost(t *testing.T) {
+	k8 := loadShipped(t, "fattree-k8.yaml")
+	hosted := EstimateRun(k8, defaultJobs(t, k8), EstimateOptions{Fragments: 64, Plans: 1, Machine: roomyMachine})
+	separate := EstimateRun(k8, defaultJobs(t, k8), EstimateOptions{Fragments: 64, Plans: 1, SwitchProcesses: true, Machine: roomyMachine})
+	if separate.Memory < hosted.Memory+80*(memoryPerSwitchProcess-memoryPerSwitch) {
+		t.Fatalf("80 switch processes: %s, one host: %s", formatBytes(separate.Memory), formatBytes(hosted.Memory))
 	}
 }

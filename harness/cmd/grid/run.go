@@ -534,7 +534,8 @@ func estimateRun(c *cli.Context, t *topo.Topology, jobs []workload.Job, plans in
 	if err != nil {
 		return err
 	}
-	e := runner.EstimateRun(t, jobs, c.Int("fragments"), plans, m)
+	e := runner.EstimateRun(t, jobs, runner.EstimateOptions{Fragments: c.Int("fragments"), Plans: plans, Machine: m,
+		SwitchProcesses: c.String("backend") == backendBmv2})
 	fmt.Fprintf(c.App.Writer, "estimate: %s\n", e)
 	warnings, err := e.Check()
 	for _, warn := range warnings {
