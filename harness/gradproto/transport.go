@@ -7,7 +7,7 @@ import (
 
 // RTO is a worker's retransmission timeout, estimated from round-trip
 // samples as TCP does it (RFC 6298): a smoothed round trip SRTT and its
-// variation RTTVAR, RTO = SRTT + 4·RTTVAR within [Min, Max]. Before the
+// variation RTTVAR, RTO = SRTT + 4·RTTVAR, at least Min. Before the
 // first sample it is Initial. Each consecutive timeout doubles it (Backoff,
 // up to Max); the next sample starts from the estimate again. Callers
 // follow Karn's rule: a fragment sent more than once gives no sample, since
@@ -46,22 +46,29 @@ func (r *RTO) Sample(rtt time.Duration) {
 	r.backoff = 0
 }
 
-// Backoff doubles the timeout after a timeout, up to Max.
+// Backoff doubles the timeout after a timeout, up to Max (or the
+// estimate, if that is longer).
 func (r *RTO) Backoff() {
-	if r.Timeout() < r.Max {
-		r.backoff++
+	before := r.Timeout()
+	r.backoff++
+	if r.Timeout() == before {
+		r.backoff--
 	}
 }
 
-// Timeout is the current retransmission timeout, back-off included.
+// Timeout is the current retransmission timeout, back-off included. Max
+// caps the back-off, never the estimate: round trips longer than Max (a
+// link scaled down to a few kbit/s queues for seconds) still get a timeout
+// above them.
 func (r *RTO) Timeout() time.Duration {
 	base := r.Initial
 	if r.sampled {
-		base = min(max(r.srtt+4*r.rttvar, r.Min), r.Max)
+		base = max(r.srtt+4*r.rttvar, r.Min)
 	}
+	limit := max(r.Max, base)
 	for range r.backoff {
-		if base >= r.Max/2 {
-			return r.Max
+		if base >= limit/2 {
+			return limit
 		}
 		base *= 2
 	}

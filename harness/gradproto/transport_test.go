@@ -49,6 +49,20 @@ func TestRTOBacksOffExponentiallyToTheCapAndASampleEndsIt(t *testing.T) {
 	}
 }
 
+func TestRTOAboveTheCapFollowsTheRoundTripsAndDoesNotBackOff(t *testing.T) {
+	r := NewRTO(100*ms, 10*ms, time.Second)
+	// Round trips of 3 s (a queue on a link scaled down to kbit/s): a
+	// timeout capped at 1 s would resend every fragment spuriously.
+	r.Sample(3 * time.Second)
+	if got := r.Timeout(); got != 9*time.Second {
+		t.Fatalf("after a 3s round trip: %v, want SRTT + 4 RTTVAR = 9s", got)
+	}
+	r.Backoff()
+	if got := r.Timeout(); got != 9*time.Second || r.BackedOff() != 0 {
+		t.Fatalf("backed off above the cap: %v (doubled %d)", got, r.BackedOff())
+	}
+}
+
 func TestRTOKeepsInitialWithinItsBounds(t *testing.T) {
 	r := NewRTO(50*ms, 80*ms, 20*ms)
 	if r.Min != 50*ms || r.Max != 50*ms || r.Timeout() != 50*ms {
