@@ -334,6 +334,9 @@ func Run(ctx context.Context, cfg Config) (exp *Experiment, err error) {
 
 	for i, p := range cfg.Plans {
 		if i > 0 {
+			if err := drain(ctx, st, cfg.emulated); err != nil {
+				return exp.end(fmt.Errorf("before the %s plan: %w", p.Algorithm, err))
+			}
 			if err := ctl.Reload(ctx); err != nil {
 				return exp.end(fmt.Errorf("reload the switches before the %s plan: %w", p.Algorithm, err))
 			}
