@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/grid-ina/grid/harness/stf"
 )
@@ -79,9 +80,8 @@ func RunSuite(ctx context.Context, kind TargetKind, cfg RemoteConfig, programPat
 		err  error
 	}
 	builds := map[string]build{}
-	var out []SuiteResult
-	for _, c := range cases {
-		r := SuiteResult{Case: c}
+	out := make([]SuiteResult, len(cases))
+	for i, c := range cases {
 		key := definesKey(c.Defines)
 		b, done := builds[key]
 		if !done {
@@ -91,14 +91,34 @@ func RunSuite(ctx context.Context, kind TargetKind, cfg RemoteConfig, programPat
 			}
 			builds[key] = b
 		}
-		if r.Err = b.err; r.Err == nil {
-			var cmds []stf.Command
-			if cmds, r.Err = stf.ParseFile(c.Path); r.Err == nil {
-				r.Result, r.Err = RunSTF(ctx, kind, cfg, b.prog, cmds, stf.Options{})
-			}
-		}
-		out = append(out, r)
+		out[i] = SuiteResult{Case: c, Err: b.err}
 	}
+	// bmv2's cases mostly wait (its grace after each packet, its Thrift
+	// CLI), so two run at once, each on its own switch and namespace.
+	parallel := 1
+	if kind == Bmv2 {
+		parallel = 2
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range parallel {
+		wg.Go(func() {
+			for i := range work {
+				r := &out[i]
+				var cmds []stf.Command
+				if cmds, r.Err = stf.ParseFile(r.Case.Path); r.Err == nil {
+					r.Result, r.Err = RunSTF(ctx, kind, cfg, builds[definesKey(r.Case.Defines)].prog, cmds, stf.Options{})
+				}
+			}
+		})
+	}
+	for i := range out {
+		if out[i].Err == nil {
+			work <- i
+		}
+	}
+	close(work)
+	wg.Wait()
 	return out
 }
 
