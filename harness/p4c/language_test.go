@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/grid-ina/grid/harness/engine"
+	"github.com/grid-ina/grid/harness/p4rt"
 )
 
 // skeleton is a v1model program with holes: PRE (before the includes),
@@ -261,5 +262,26 @@ func TestParserThatNeverEndsIsRejected(t *testing.T) {
 	}
 	if line := firstErrorLine(err.Error(), "prog.p4"); line != strings.Count(src[:strings.Index(src, "parser P")], "\n")+1 {
 		t.Errorf("error on line %d, want the parser's", line)
+	}
+}
+
+// A struct inside a controller header is flattened in P4Info ("b.p"), and
+// a key on a slice is as wide as the slice in both the JSON and P4Info,
+// so that the P4Runtime server takes the pair.
+func TestControllerHeaderStructsAndSliceKeysLoadIntoP4Runtime(t *testing.T) {
+	res, err := compileSnippet(t, holes{
+		top:     `struct pair_t { bit<8> p; bit<8> q; } @controller_header("packet_out") header po_t { pair_t b; }`,
+		ingress: `action a() { } table t { key = { hdr.h.a[3:0]: exact; } actions = { a; } }`,
+		apply:   `t.apply();`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := res.P4Info.GetControllerPacketMetadata()
+	if len(md) != 1 || len(md[0].Metadata) != 2 || md[0].Metadata[0].Name != "b.p" || md[0].Metadata[0].Bitwidth != 8 {
+		t.Errorf("controller packet metadata %v, want b.p and b.q of 8 bits", md)
+	}
+	if err := p4rt.NewServer(p4rt.Options{DeviceID: 1}).LoadPipeline(res.P4Info, res.JSON); err != nil {
+		t.Errorf("the P4Runtime server refuses the program: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/grid-ina/grid/harness/engine"
 	"github.com/grid-ina/grid/harness/internal/repo"
+	"github.com/grid-ina/grid/harness/p4rt"
 )
 
 // Floors of the p4c-compile survey: a change that makes fewer programs
@@ -45,6 +46,11 @@ func TestCompileCorpusAgreesWithP4c(t *testing.T) {
 		}
 		if _, err := engine.Load(o.Result.JSON); err != nil {
 			t.Errorf("%s: the engine refuses our JSON: %v", o.Path, err)
+		}
+		// What grid switch and grid p4test load: the JSON with its P4Info
+		// through the P4Runtime server, which checks one against the other.
+		if err := p4rt.NewServer(p4rt.Options{DeviceID: 1}).LoadPipeline(o.Result.P4Info, o.Result.JSON); err != nil {
+			t.Errorf("%s: the P4Runtime server refuses our JSON and P4Info: %v", o.Path, err)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, "reference", strings.TrimSuffix(filepath.Base(o.Path), ".p4")+".p4info.txtpb"))
 		if err != nil {

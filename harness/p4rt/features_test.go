@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc/codes"
 
@@ -200,5 +201,23 @@ func TestIdleEntriesAreNotifiedOnce(t *testing.T) {
 	got := f.read(tableEntity(&p4v1.TableEntry{TableId: flows, TimeSinceLastHit: &p4v1.TableEntry_IdleTimeout{}}))
 	if len(got) != 2 || got[0].GetTableEntry().GetTimeSinceLastHit().GetElapsedNs() != int64(1200*time.Millisecond) {
 		t.Errorf("read %v, want two entries, dst 2 idle 1.2 s", got)
+	}
+}
+
+// A controller header that is not whole bytes (two 9-bit ports) ends in
+// padding: its fields sit at the front, as in the padded bmv2 header.
+func TestControllerHeadersOfOddBitsArePaddedAtTheEnd(t *testing.T) {
+	h := &controllerHeader{fields: []*p4configv1.ControllerPacketMetadata_Metadata{{Id: 1, Name: "in", Bitwidth: 9}, {Id: 2, Name: "out", Bitwidth: 9}}, bytes: 3, pad: 6}
+	b, err := h.pack([]*p4v1.PacketMetadata{{MetadataId: 1, Value: []byte{1, 0xff}}, {MetadataId: 2, Value: []byte{2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1_1111_1111 0_0000_0010 00_0000
+	if want := []byte{0xff, 0x80, 0x80}; string(b) != string(want) {
+		t.Fatalf("packed %x, want %x", b, want)
+	}
+	md := h.unpack(b)
+	if string(md[0].Value) != "\x01\xff" || string(md[1].Value) != "\x02" {
+		t.Errorf("unpacked %v", md)
 	}
 }

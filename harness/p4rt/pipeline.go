@@ -100,6 +100,7 @@ type externDef struct {
 type controllerHeader struct {
 	fields []*p4configv1.ControllerPacketMetadata_Metadata
 	bytes  int
+	pad    int // bits of padding after the fields
 }
 
 var engineMatchKind = map[engine.MatchKind]p4configv1.MatchField_MatchType{
@@ -437,10 +438,10 @@ func (pl *pipeline) resolveControllerHeaders() error {
 			}
 			bits += int(f.Bitwidth)
 		}
-		if bits%8 != 0 {
-			return fmt.Errorf("%s: header %q is %d bits, not whole bytes", path, cm.GetPreamble().GetName(), bits)
-		}
-		h.bytes = bits / 8
+		// A header that is not whole bytes ends in padding, as the bmv2
+		// back end pads header types (p4c's P4Info leaves it out).
+		h.bytes = (bits + 7) / 8
+		h.pad = h.bytes*8 - bits
 		switch cm.GetPreamble().GetName() {
 		case "packet_in":
 			pl.packetIn = h

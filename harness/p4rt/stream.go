@@ -324,12 +324,14 @@ func (h *controllerHeader) pack(md []*p4v1.PacketMetadata) ([]byte, error) {
 		acc.Lsh(acc, uint(f.Bitwidth))
 		acc.Or(acc, new(big.Int).SetBytes(values[f.Id]))
 	}
+	acc.Lsh(acc, uint(h.pad))
 	return acc.FillBytes(make([]byte, h.bytes)), nil
 }
 
 // unpack splits the header into metadata, in id order, canonical values.
 func (h *controllerHeader) unpack(hdr []byte) []*p4v1.PacketMetadata {
 	acc := new(big.Int).SetBytes(hdr)
+	acc.Rsh(acc, uint(h.pad))
 	out := make([]*p4v1.PacketMetadata, len(h.fields))
 	for i := len(h.fields) - 1; i >= 0; i-- {
 		f := h.fields[i]

@@ -369,15 +369,23 @@ func (l *lowerer) collectHeaderDecls() {
 		}
 		name, _ := sd.Annos.StringArg("controller_header")
 		ch := &ControllerHeader{Name: name, Annos: sd.Annos}
-		for _, f := range sd.Fields {
-			ft := f.Type.Resolved()
-			ti, _ := scalarType(ft)
-			cf := ControllerField{Name: f.Name, Width: ti.width, Annos: f.Annos}
-			if e, ok := ft.(*ast.EnumDecl); ok && e.Underlying != nil {
-				cf.Enum = e.Name
+		var add func(prefix string, fields []*ast.Field)
+		add = func(prefix string, fields []*ast.Field) {
+			for _, f := range fields {
+				ft := f.Type.Resolved()
+				if inner, ok := ft.(*ast.StructDecl); ok && inner.Kind == ast.KindStruct {
+					add(prefix+f.Name+".", inner.Fields) // p4c names them "s.f"
+					continue
+				}
+				ti, _ := scalarType(ft)
+				cf := ControllerField{Name: prefix + f.Name, Width: ti.width, Annos: f.Annos}
+				if e, ok := ft.(*ast.EnumDecl); ok && e.Underlying != nil {
+					cf.Enum = e.Name
+				}
+				ch.Fields = append(ch.Fields, cf)
 			}
-			ch.Fields = append(ch.Fields, cf)
 		}
+		add("", sd.Fields)
 		l.out.ControllerHeaders = append(l.out.ControllerHeaders, ch)
 	}
 }

@@ -239,29 +239,9 @@ func (c *cctx) tableKeys(a *actx, td *ast.TableDecl, t *Table) error {
 			name = n
 		}
 		ke := KeyElem{MatchType: mk, Name: name, Annos: k.Annos}
-		expr := k.Expr
-		if sl, ok := expr.(*ast.Slice); ok {
-			base, err := a.value(sl.X)
-			if err != nil {
-				return err
-			}
-			if s, ok := base.(*scalarV); ok && isFieldRef(s.ref) {
-				bt, _ := scalarType(s.t)
-				h, f, _ := s.ref.FieldRef()
-				ke.Target = []string{h, f}
-				ke.Mask = hexConst(new(big.Int).Lsh(mask(sl.HiVal-sl.LoVal+1), uint(sl.LoVal)), bt.width)
-				ke.Width = sl.HiVal - sl.LoVal + 1
-				if sl.LoVal != 0 {
-					// bmv2 does not shift masked keys; compute the slice instead.
-					ke.Mask = ""
-					ke.Target = nil
-				} else {
-					t.Keys = append(t.Keys, ke)
-					continue
-				}
-			}
-		}
-		v, err := a.value(expr)
+		// A slice key is computed into a temporary of the slice's width, as
+		// p4c does: the key is then as wide as the P4Info says.
+		v, err := a.value(k.Expr)
 		if err != nil {
 			return err
 		}
