@@ -23,6 +23,7 @@ import (
 	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/p4c/backend"
 	"github.com/grid-ina/grid/harness/p4c/p4info"
+	"github.com/grid-ina/grid/harness/p4rt"
 	"github.com/grid-ina/grid/harness/stf"
 )
 
@@ -161,8 +162,9 @@ func TestCorpusProgramsPassTheirSTF(t *testing.T) {
 // the test fails if a change makes fewer pass.
 const conformanceFloor = 128
 
-// Every conformance program either compiles or is rejected with a
-// positioned diagnostic (never a crash); the compiled ones run their STF.
+// Every conformance program either compiles (and loads into the P4Runtime
+// server) or is rejected with a positioned diagnostic (never a crash); the
+// compiled ones run their STF.
 func TestConformanceProgramsCompileOrFailWithPosition(t *testing.T) {
 	dir := conformanceDir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "programs", "*.p4"))
@@ -186,6 +188,9 @@ func TestConformanceProgramsCompileOrFailWithPosition(t *testing.T) {
 			}
 			report = append(report, fmt.Sprintf("FAIL %s: %s", name, first))
 			continue
+		}
+		if err := p4rt.NewServer(p4rt.Options{DeviceID: 1}).LoadPipeline(res.P4Info, res.JSON); err != nil {
+			t.Errorf("%s: the P4Runtime server refuses our JSON and P4Info: %v", name, err)
 		}
 		r, err := runSTF(t, res.JSON, stfPath)
 		if err != nil {
