@@ -27,7 +27,8 @@ func init() {
 			"(the Nth of the file has device id N-1 and P4Runtime on 127.0.0.1:50051+N-1, reachable from\n" +
 			"here; logs/sN.log, pcaps/sN-ethP_in.pcap and _out.pcap as bmv2 names them) and programs each\n" +
 			"from its runtime_json (logs/sN-p4runtime-requests.txt) and cli_input (logs/sN_cli_output.log).\n" +
-			"Link latency is applied by the switches to what they send; bandwidth by tbf and each port's egress\n" +
+			"Link latency is applied by the switches to what they send (both ways between switches, towards the\n" +
+			"host on a host's link: the kernel here has no netem); bandwidth by tbf and each port's egress\n" +
 			"queue. --backend bmv2 runs simple_switch_grpc (on PATH) in each switch's namespace instead, reached\n" +
 			"from here through forwarders at the same addresses (and simple_switch_CLI at 9090+N), cli_input\n" +
 			"through simple_switch_CLI as the tutorials do; bmv2 applies no link latency.\n\n" +
