@@ -138,10 +138,10 @@ func processPSS(b testing.TB, ctl *Controller) uint64 {
 }
 
 // hopsWindow is how many fragments the fragment-hops benchmark keeps in
-// flight: enough that neither design waits for fragments (both forward
-// more with 8192 than with 512 or 2048 in flight), few enough that no
+// flight: enough that neither design waits for fragments (a process per
+// switch forwards no more with 8192, one process less), few enough that no
 // switch port's socket overflows (4 MiB each).
-const hopsWindow = 8192
+const hopsWindow = 1024
 
 // hopsMeasure is how long each design forwards in the fragment-hops
 // benchmark, after a warm-up of a tenth of that.
