@@ -14,8 +14,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/p4rt/client"
@@ -409,7 +414,14 @@ func (ex *Exercise) program(ctx context.Context, sw Switch, sp SwitchProcess, pr
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, sp.GRPCAddr, sp.DeviceID, 1)
+	// Every request goes to logs/sN-p4runtime-requests.txt, as the
+	// tutorials' controller dumps them.
+	requests, err := os.Create(filepath.Join(ex.Dir, "logs", sw.Name+"-p4runtime-requests.txt"))
+	if err != nil {
+		return err
+	}
+	defer requests.Close()
+	c, err := client.Dial(ctx, sp.GRPCAddr, sp.DeviceID, 1, grpc.WithChainUnaryInterceptor(requestLogger(requests)))
 	if err != nil {
 		return fmt.Errorf("switch %s: %w", sw.Name, err)
 	}
@@ -421,13 +433,7 @@ func (ex *Exercise) program(ctx context.Context, sw Switch, sp SwitchProcess, pr
 		if err != nil {
 			return err
 		}
-		log, err := os.Create(filepath.Join(ex.Dir, "logs", sw.Name+"-p4runtime-requests.txt"))
-		if err != nil {
-			return err
-		}
-		err = rc.Apply(ctx, c, ex.Dir, log)
-		log.Close()
-		if err != nil {
+		if err := rc.Apply(ctx, c, ex.Dir, out); err != nil {
 			return fmt.Errorf("switch %s: %w", sw.Name, err)
 		}
 	}
@@ -467,6 +473,32 @@ func (ex *Exercise) program(ctx context.Context, sw Switch, sp SwitchProcess, pr
 		}
 	}
 	return nil
+}
+
+// maxLoggedRequest is the longest request the requests log quotes, as the
+// tutorials' logger (a pipeline config, with its whole program, is not).
+const maxLoggedRequest = 1024
+
+// requestLogger writes every P4Runtime request a client makes to w in
+// protobuf text, with the time and method, as the tutorials' gRPC request
+// logger does.
+func requestLogger(w io.Writer) grpc.UnaryClientInterceptor {
+	var mu sync.Mutex
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if m, ok := req.(proto.Message); ok {
+			text := prototext.Format(m)
+			mu.Lock()
+			fmt.Fprintf(w, "\n[%s] %s\n---\n", time.Now().UTC().Format("2006-01-02 15:04:05.000"), method)
+			if len(text) < maxLoggedRequest {
+				fmt.Fprintln(w, text)
+			} else {
+				fmt.Fprintf(w, "Message too long (%d bytes)! Skipping log...\n", len(text))
+			}
+			fmt.Fprintln(w, "---")
+			mu.Unlock()
+		}
+		return invoke(ctx, method, req, reply, cc, opts...)
+	}
 }
 
 // describe prints what the tutorials' runner prints once the network is up,

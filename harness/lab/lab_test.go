@@ -167,6 +167,12 @@ func TestLabRunsACourseExerciseAndHostsPingAcrossTwoProgrammedSwitches(t *testin
 			t.Errorf("%s: %v (or empty)", f, err)
 		}
 	}
+	requests, _ := os.ReadFile(filepath.Join(dir, "logs", "s1-p4runtime-requests.txt"))
+	for _, want := range []string{"/p4.v1.P4Runtime/SetForwardingPipelineConfig\n---\nMessage too long", "/p4.v1.P4Runtime/Write\n---\n", "table_entry"} {
+		if !strings.Contains(string(requests), want) {
+			t.Errorf("logs/s1-p4runtime-requests.txt lacks %q:\n%.2000s", want, requests)
+		}
+	}
 	cliOut, _ := os.ReadFile(filepath.Join(dir, "logs", "s2_cli_output.log"))
 	if !strings.Contains(string(cliOut), "Entry has been added with handle 1") {
 		t.Errorf("cli_input output:\n%s", cliOut)

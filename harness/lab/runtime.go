@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strings"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 
@@ -165,7 +166,11 @@ func (e *RuntimeEntry) write(ctx context.Context, c *client.Client, info *p4conf
 			return fmt.Errorf("action_params: %s is not a parameter of %s", name, e.ActionName)
 		}
 	}
-	fmt.Fprintf(log, "%s: %s => %s%v\n", e.Table, describeMatch(e.Match, e.DefaultAction), e.ActionName, sortedKeys(e.ActionParams))
+	var params []string
+	for _, k := range sortedKeys(e.ActionParams) {
+		params = append(params, fmt.Sprintf("%s=%s", k, e.ActionParams[k]))
+	}
+	fmt.Fprintf(log, "%s: %s => %s(%s)\n", e.Table, describeMatch(e.Match, e.DefaultAction), e.ActionName, strings.Join(params, ", "))
 	if e.DefaultAction {
 		return c.SetDefaultAction(ctx, e.Table, e.ActionName, args)
 	}
