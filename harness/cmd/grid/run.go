@@ -65,7 +65,7 @@ func init() {
 			"specs, reports and logs. Everything is torn down at the end, also on Ctrl-C. Exits non-zero\n" +
 			"when a sum is wrong or a job did not finish. Needs root.\n\n" +
 			"Every rate of the model (links, switch capacities C_s, PS ingress) is emulated times one factor,\n" +
-			"--scale: by default the largest at which the plans stay within a quarter of what this machine's\n" +
+			"--scale: by default the largest at which the plans stay within an eighth of what this machine's\n" +
 			"emulated network forwards (grid calibrate), so rates are bound by the emulated links and the\n" +
 			"switches' capacity meters, not by the CPU. The run prints every rate as emulated and scaled back,\n" +
 			"and per algorithm the slowest worker's measured sending rate against the plan's lambda\n" +
@@ -87,7 +87,7 @@ func init() {
 				Usage: "longest a plan's jobs may run once started (`DURATION`)"},
 			&cli.StringFlag{Name: "name", Usage: "run name (default: from the topology file)"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "`DIR` that receives the run's folder (the default is the grid tree's results/)"},
-			&cli.StringFlag{Name: "scale", Value: scaleAuto, Usage: "emulate every rate of the model (links, switch capacities, PS ingress) times `FACTOR` (0.001 runs 100Gbps links at 100Mbps), or \"auto\": the largest factor at which the plans stay within a quarter of what this machine's emulated network forwards (grid calibrate; measured once and kept in " + runner.CalibrationFile + ")"},
+			&cli.StringFlag{Name: "scale", Value: scaleAuto, Usage: "emulate every rate of the model (links, switch capacities, PS ingress) times `FACTOR` (0.001 runs 100Gbps links at 100Mbps), or \"auto\": the largest factor at which the plans stay within an eighth of what this machine's emulated network forwards (grid calibrate; measured once and kept in " + runner.CalibrationFile + ")"},
 			&cli.StringFlag{Name: "link-rate", Usage: "shape every link to `RATE` (e.g. 20Mbps) instead of the topology's rates (an override that flattens unequal rates; the scale is then 1 unless --scale says otherwise)"},
 			&cli.StringFlag{Name: "backend", Value: backendGrid, Usage: "the switches: grid (grid switch) or bmv2 (real simple_switch_grpc, one per switch; no per-port delay or loss)"},
 			&cli.StringFlag{Name: "compiler", Value: compilerGrid, Usage: "the aggregator's compiler: grid (grid p4c) or p4c (p4c-bm2-ss on PATH)"},
