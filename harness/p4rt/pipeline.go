@@ -388,6 +388,10 @@ func (pl *pipeline) resolveExterns(prog *engine.Program) error {
 			return fmt.Errorf("%s: register %q has %d cells in the P4Info, %d in the bmv2 JSON", path, x.Name, r.Size, x.Size)
 		}
 		w := int(r.GetTypeSpec().GetBitstring().GetBit().GetBitwidth())
+		if se := r.GetTypeSpec().GetSerializableEnum(); se != nil {
+			// A register of a serializable enum holds its underlying bits.
+			w = int(pl.info.GetTypeInfo().GetSerializableEnums()[se.GetName()].GetUnderlyingType().GetBitwidth())
+		}
 		if w != x.Bitwidth {
 			return fmt.Errorf("%s.type_spec: register %q is bit<%d> in the P4Info, %d bits in the bmv2 JSON", path, x.Name, w, x.Bitwidth)
 		}

@@ -72,6 +72,9 @@ func (l *lowerer) allocInstance(d *ast.InstanceDecl, prefix string) (*objV, erro
 			return nil, unsupported(d, "register without an element type")
 		}
 		o.reg = &Register{Name: l.uniqueName(o.name), Pos: d.Pos, Annos: d.Annos, Size: size, Width: w}
+		if e, ok := ot.Args[0].(*ast.EnumDecl); ok && e.Underlying != nil {
+			o.reg.Enum = e.Name
+		}
 		l.out.Registers = append(l.out.Registers, o.reg)
 	case "counter", "direct_counter":
 		c := &Counter{Name: l.uniqueName(o.name), Pos: d.Pos, Annos: d.Annos, Direct: ext.Name == "direct_counter"}

@@ -336,6 +336,7 @@ type Register struct {
 	Annos ast.Annotations
 	Size  int
 	Width int
+	Enum  string // the serializable enum its cells hold, if they hold one
 }
 
 // Counter is an indexed or direct counter.

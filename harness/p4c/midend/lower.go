@@ -64,6 +64,7 @@ type lowerer struct {
 	// graph (hit/miss of a hoisted table application).
 	override    map[ast.Expr]val
 	actionNames map[string]bool
+	tableNames  map[string]bool
 	scalarNames map[string]bool
 	userMeta    *structV
 	base        string // file name stem for synthesized names
@@ -113,6 +114,7 @@ func Lower(prog *ast.Program, source string) (_ *Program, err error) {
 		errorVals:   map[*ast.EnumMember]int{},
 		override:    map[ast.Expr]val{},
 		actionNames: map[string]bool{},
+		tableNames:  map[string]bool{},
 		scalarNames: map[string]bool{},
 		base:        regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(strings.TrimSuffix(filepath.Base(source), ".p4"), ""),
 	}

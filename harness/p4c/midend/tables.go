@@ -96,6 +96,7 @@ func (c *cctx) applyTable(call *ast.Call, hitMiss bool) (*Table, func(key string
 	t := &Table{Name: cpName(td.Annos, td.Name, c.sc.prefix), Pos: td.Pos, Annos: td.Annos, Next: map[string]*string{}}
 	c.l.tables[key] = t
 	c.l.names[t.Name] = true
+	c.l.tableNames[t.Name] = true
 	if len(c.block) == 0 {
 		c.blockPos = call.Pos
 	}
@@ -297,7 +298,9 @@ func (c *cctx) tableAction(a *actx, ref *ast.ActionRef) (*Action, int, error) {
 		return act, nb, nil
 	}
 	act := &Action{Name: cpName(ad.Annos, ad.Name, prefix), Pos: ad.Pos, Annos: ad.Annos}
-	if c.l.names[act.Name] && !c.l.actionNames[act.Name] {
+	// bmv2 keeps actions and tables apart: an action may be named like a
+	// table (p4c does so), not like anything else.
+	if c.l.names[act.Name] && !c.l.actionNames[act.Name] && !c.l.tableNames[act.Name] {
 		act.Name = c.l.uniqueName(act.Name)
 	}
 	c.l.names[act.Name] = true

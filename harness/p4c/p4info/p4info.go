@@ -205,14 +205,16 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 		info.Meters = append(info.Meters, &p4configv1.Meter{Preamble: pre(p4configv1.P4Ids_METER, m.Name, m.Annos), Spec: spec, Size: int64(m.Size)})
 	}
 	for _, r := range p.Registers {
-		info.Registers = append(info.Registers, &p4configv1.Register{
-			Preamble: pre(p4configv1.P4Ids_REGISTER, r.Name, r.Annos),
-			TypeSpec: &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_Bitstring{
-				Bitstring: &p4configv1.P4BitstringLikeTypeSpec{TypeSpec: &p4configv1.P4BitstringLikeTypeSpec_Bit{
-					Bit: &p4configv1.P4BitTypeSpec{Bitwidth: int32(r.Width)},
-				}},
+		ts := &p4configv1.P4DataTypeSpec{TypeSpec: &p4configv1.P4DataTypeSpec_Bitstring{
+			Bitstring: &p4configv1.P4BitstringLikeTypeSpec{TypeSpec: &p4configv1.P4BitstringLikeTypeSpec_Bit{
+				Bit: &p4configv1.P4BitTypeSpec{Bitwidth: int32(r.Width)},
 			}},
-			Size: int32(r.Size),
+		}}
+		if r.Enum != "" {
+			ts.TypeSpec = &p4configv1.P4DataTypeSpec_SerializableEnum{SerializableEnum: &p4configv1.P4NamedType{Name: r.Enum}}
+		}
+		info.Registers = append(info.Registers, &p4configv1.Register{
+			Preamble: pre(p4configv1.P4Ids_REGISTER, r.Name, r.Annos), TypeSpec: ts, Size: int32(r.Size),
 		})
 	}
 	for _, ap := range p.ActionProfiles {
@@ -255,6 +257,9 @@ func Build(p *midend.Program) (*p4configv1.P4Info, error) {
 		for _, f := range vs.Fields {
 			usedEnums[f.Enum] = true
 		}
+	}
+	for _, r := range p.Registers {
+		usedEnums[r.Enum] = true
 	}
 	for _, ll := range p.LearnLists {
 		d := &p4configv1.Digest{Preamble: pre(p4configv1.P4Ids_DIGEST, digestName[ll], nil), TypeSpec: &p4configv1.P4DataTypeSpec{}}
