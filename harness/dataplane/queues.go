@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/grid-ina/grid/harness/engine"
@@ -34,6 +35,9 @@ const MaxPriorityQueues = 8
 // grows nor shrinks, as many packets arrive while one waits as were ahead
 // of it.
 type Queues struct {
+	// limited is set once any port has a rate: until then every queue
+	// drains at once and Enqueue takes no lock.
+	limited    atomic.Bool
 	mu         sync.Mutex
 	priorities int
 	ports      map[uint32]*portQueues
@@ -66,6 +70,9 @@ func NewQueues(ports []PortSpec, priorities int) (*Queues, error) {
 			return nil, fmt.Errorf("port %s: rate %v is negative", p, p.Rate)
 		}
 		q.rates[p.Port] = p.Rate
+		if p.Rate > 0 {
+			q.limited.Store(true)
+		}
 	}
 	return q, nil
 }
@@ -88,6 +95,9 @@ func (q *Queues) SetRate(port uint32, all bool, pps float64) error {
 		return fmt.Errorf("queue rate %v: want packets per second, 0 or more", pps)
 	}
 	q.set(port, all, func() { q.ratePPS = pps }, func(pq *portQueues) { pq.ratePPS = pps })
+	if pps > 0 {
+		q.limited.Store(true)
+	}
 	return nil
 }
 
@@ -119,6 +129,9 @@ func (q *Queues) set(port uint32, all bool, setDefault func(), setPort func(*por
 func (q *Queues) Enqueue(port uint32, priority uint8, size int, now time.Time) (engine.QueueState, bool) {
 	if int(priority) >= q.priorities {
 		return engine.QueueState{}, false
+	}
+	if !q.limited.Load() {
+		return engine.QueueState{QID: uint8(q.priorities - 1 - int(priority))}, true
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()

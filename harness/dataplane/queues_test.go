@@ -18,6 +18,13 @@ func TestQueueWithoutARateStaysEmpty(t *testing.T) {
 			t.Fatalf("unlimited port: %+v %v", st, ok)
 		}
 	}
+	eight, _ := NewQueues(nil, 8)
+	if st, ok := eight.Enqueue(1, 7, 100, t0); !ok || st.QID != 0 || st.Wait != 0 {
+		t.Errorf("priority 7 of 8 queues without a rate: %+v %v, want qid 0 at once", st, ok)
+	}
+	if _, ok := eight.Enqueue(1, 8, 100, t0); ok {
+		t.Error("priority 8 of 8 queues accepted without a rate")
+	}
 }
 
 // A burst into a port limited to 1000 packets/s queues up: the first
