@@ -244,7 +244,7 @@ func isData(v val) bool {
 // through the caller's exit path.
 func (a *actx) inlineBody(body *ast.BlockStmt, sc *scope, r *retCtx, done func(*actx) error) error {
 	var exits []int
-	inner := &actx{l: a.l, sc: sc, prims: a.prims, ret: r, inParser: a.inParser, inAction: a.inAction, exits: &exits}
+	inner := &actx{l: a.l, sc: sc, prims: a.prims, ret: r, inParser: a.inParser, inAction: a.inAction, inInlinedAction: a.inInlinedAction, exits: &exits}
 	if err := inner.block(body); err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func (a *actx) inlineBody(body *ast.BlockStmt, sc *scope, r *retCtx, done func(*
 
 func (a *actx) inlineAction(c *ast.Call) error {
 	act := c.Action
-	if !a.inAction {
+	if !a.inAction && !a.inInlinedAction {
 		// p4c lists actions an apply block calls, not those other
 		// actions call (they are inlined into their callers).
 		a.l.recordCalledAction(act, a.sc.prefix)
@@ -285,6 +285,9 @@ func (a *actx) inlineAction(c *ast.Call) error {
 	if err != nil {
 		return err
 	}
+	var was bool
+	a.inInlinedAction, was = true, a.inInlinedAction
+	defer func() { a.inInlinedAction = was }()
 	return a.inlineBody(act.Body, sc, &retCtx{}, done)
 }
 

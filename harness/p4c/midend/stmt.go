@@ -23,6 +23,9 @@ type actx struct {
 	inParser bool
 	// inAction is true inside an action body.
 	inAction bool
+	// inInlinedAction is true inside the body of an action an apply block
+	// calls directly (inlined there).
+	inInlinedAction bool
 	// exits collects the jumps that follow an exit primitive: bmv2 stops
 	// the pipeline after the action, the rest of the action is skipped.
 	exits *[]int
