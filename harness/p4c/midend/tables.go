@@ -205,6 +205,9 @@ var matchKinds = map[string]bool{"exact": true, "lpm": true, "ternary": true, "r
 // where a struct field with @name takes that name (one with a leading dot
 // starts the name afresh, as P4_14-converted programs' metadata fields do).
 func keyName(e ast.Expr) string {
+	if ix, ok := e.(*ast.Index); ok {
+		return keyName(ix.X) + "[" + ExprText(ix.Index) + "]"
+	}
 	m, ok := e.(*ast.Member)
 	if !ok {
 		return ExprText(e)
