@@ -344,6 +344,9 @@ func MarshalBinary(info *p4configv1.P4Info) ([]byte, error) {
 func annotationStrings(annos ast.Annotations) []string {
 	var out []string
 	for _, a := range annos {
+		if a.Structured {
+			continue // P4Info's structured_annotations, not plain strings
+		}
 		switch a.Name {
 		case "name", "id", "hidden", "brief", "description", "defaultonly", "tableonly",
 			"max_group_size", "selector_size_semantics", "max_member_weight": // P4Info fields of their own

@@ -55,6 +55,8 @@ type Annotation struct {
 	Raw     string
 	Args    []Expr
 	HasBody bool
+	// Structured is set for @name[...] (P4_16 structured annotations).
+	Structured bool
 }
 
 // Annotations is a list of annotations on a declaration, parameter, field,

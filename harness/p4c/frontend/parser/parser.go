@@ -311,6 +311,7 @@ func (p *parser) annotations() ast.Annotations {
 				body = append(body, t)
 			}
 			a.HasBody = true
+			a.Structured = open.Text == "["
 			a.Raw = joinRaw(body)
 			if args, ok := ParseExprs(body); ok {
 				a.Args = args
