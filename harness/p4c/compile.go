@@ -34,9 +34,12 @@
 // Named arguments bind by name everywhere. Like p4c it rejects headers that
 // are not whole bytes and makes p4c's checks of its error corpus
 // (conflicting control-plane names, @defaultonly/@tableonly misuse, ...).
-// It reports as unsupported: a table applied twice on one path, generic
-// functions, deparser statements other than (validity-guarded) emits,
-// if-statements and loops in functions called from parsers, and run-time
+// It reports as unsupported: a table applied twice on one path, a table
+// applied inside a table key, generic functions, user-defined extern
+// functions (bmv2 has none), arrays of non-headers (as p4c-bm2-ss), deparser
+// statements other than (validity-guarded) emits, if-statements and loops
+// and early returns in functions called from parsers, extracts into stack
+// elements chosen at run time (p4c unrolls such parsers), and run-time
 // indexes into stacks of header unions.
 package p4c
 

@@ -55,9 +55,9 @@ func (f SurveyFigures) String() string {
 		}
 		return 100 * float64(a) / float64(b)
 	}
-	return fmt.Sprintf("accept %d/%d (%.1f%%), reject %d/%d (%.1f%%), first error on a line p4c names %d/%d (%.1f%%), crashes %d",
+	return fmt.Sprintf("accept %d/%d (%.1f%%), reject %d/%d (%.1f%%), first error on a line p4c names %d/%d (%.1f%%), crashes %d; of the programs p4c-bm2-ss refuses we compile %d",
 		f.Accepted, f.Accept, pct(f.Accepted, f.Accept), f.Rejected, f.Reject, pct(f.Rejected, f.Reject),
-		f.PositionedOnP4cLine, f.Reject, pct(f.PositionedOnP4cLine, f.Reject), f.Crashes)
+		f.PositionedOnP4cLine, f.Reject, pct(f.PositionedOnP4cLine, f.Reject), f.Crashes, f.BMv2RejectsAlsoPassing)
 }
 
 // Figures totals the outcomes.
