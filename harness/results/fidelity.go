@@ -79,14 +79,16 @@ const LinkTolerance = 0.1
 // Off reports whether the link carried packets the plan does not account
 // for, or lacks packets it predicts, beyond LinkTolerance and a handful of
 // stray frames. extra is the gradients the workers sent beyond one per
-// fragment (resends, retries after control packets): each may cross any
-// link once more, and draw a copy of its result back, so a link may carry
-// up to twice that many packets beyond the plan's. A stream the plan
-// forgets adds a packet per fragment; it shows when the resends are few.
+// fragment (resends, retries after control packets): each crosses the
+// links towards the PS once more (a switch passes a resend on), and the PS
+// answers a duplicate with one result back to its worker, so a link
+// direction may carry up to extra packets beyond the plan's. A stream the
+// plan forgets adds a packet per fragment; it shows while the resends are
+// fewer.
 func (u *LinkUse) Off(extra int) bool {
 	const stray = 8
 	p, n := u.PredictedPackets, float64(u.Packets)
-	return n > p*(1+LinkTolerance)+float64(2*extra)+stray || n < p*(1-LinkTolerance)-stray
+	return n > p*(1+LinkTolerance)+float64(extra)+stray || n < p*(1-LinkTolerance)-stray
 }
 
 // ExtraSends is the gradients a's workers sent beyond one per fragment.

@@ -174,14 +174,13 @@ func TestAScaleThatTakesALinkBelowWhatTbfShapesIsRefused(t *testing.T) {
 func TestEveryLinkCarriesWhatThePlanPredicts(t *testing.T) {
 	controllertest.NeedFabric(t)
 	t1 := topo.PaperFig1()
-	// Resends blur the comparison by as many packets (and their answers);
-	// beyond a quarter of a stream per link the test could not see one go
-	// missing, and a machine busy with other work makes them: such a run
-	// is tried once more.
+	// Resends blur the comparison by as many packets; beyond 0.8 of a
+	// stream the test could not see one go missing, and a machine busy
+	// with other work makes them: such a run is tried once more.
 	var problems []string
 	for attempt := 1; attempt <= 2; attempt++ {
 		cfg := Config{Topology: t1, Program: controllertest.Program(t), Binary: targettest.GridBinary(t), Name: runName(),
-			Fragments: 256, Scale: 0.0002,
+			Fragments: 1024, Scale: 0.0002,
 			Plans: []*solver.Plan{controllertest.Solve(t, t1, solver.AlgoGRIDPaths), controllertest.Solve(t, t1, solver.AlgoGeryon)}}
 		exp, err := Run(context.Background(), cfg)
 		if err != nil {
@@ -197,7 +196,7 @@ func TestEveryLinkCarriesWhatThePlanPredicts(t *testing.T) {
 			if f == nil || len(f.Links) < 20 {
 				t.Fatalf("%s: link comparison %+v", a.Algorithm, f)
 			}
-			if f.ExtraSends > cfg.Fragments/4 {
+			if f.ExtraSends > cfg.Fragments*8/10 {
 				problems = append(problems, fmt.Sprintf("%s: %d gradients sent again, too many to tell a forgotten stream (%d packets) from them", a.Algorithm, f.ExtraSends, cfg.Fragments))
 			}
 			for _, off := range f.LinksOff {
@@ -205,6 +204,21 @@ func TestEveryLinkCarriesWhatThePlanPredicts(t *testing.T) {
 			}
 		}
 		if len(problems) == 0 {
+			// The same run against a model that forgets the results on
+			// the PS's link: that link is named.
+			o := exp.Outcomes[0]
+			for i := range o.Plan.Links {
+				l := &o.Plan.Links[i]
+				if l.From == "ps:eth0" {
+					for k := range l.Packets {
+						l.Packets[k].Results = 0
+					}
+				}
+			}
+			f := exp.Results("links", nil).Summary().Algorithms[0].Fidelity
+			if len(f.LinksOff) != 1 || !strings.HasPrefix(f.LinksOff[0], "ps:eth0->s3:p3") {
+				t.Errorf("with the PS's results uncounted, links off the prediction: %v; want ps:eth0->s3:p3", f.LinksOff)
+			}
 			return
 		}
 		t.Logf("attempt %d: %v", attempt, problems)
