@@ -34,8 +34,8 @@
 // Named arguments bind by name everywhere. Like p4c it rejects headers that
 // are not whole bytes and makes p4c's checks of its error corpus
 // (conflicting control-plane names, @defaultonly/@tableonly misuse, ...).
-// It reports as unsupported: a table applied twice on one path, a table
-// applied inside a table key, generic functions, user-defined extern
+// It reports as unsupported: a table applied twice on one path, generic
+// functions, user-defined extern
 // functions (bmv2 has none), arrays of non-headers (as p4c-bm2-ss), deparser
 // statements other than (validity-guarded) emits, if-statements and loops
 // and early returns in functions called from parsers, extracts into stack

@@ -285,3 +285,30 @@ func TestControllerHeaderStructsAndSliceKeysLoadIntoP4Runtime(t *testing.T) {
 		t.Errorf("the P4Runtime server refuses the program: %v", err)
 	}
 }
+
+// A key that applies another table (sub.apply().hit) runs that table
+// first and matches on its hit, as p4c hoists it.
+func TestTableAppliedInAKeyRunsFirst(t *testing.T) {
+	res, err := compileSnippet(t, holes{
+		ingress: `action fwd(bit<9> port) { sm.egress_spec = port; }
+    table sub { key = { hdr.h.a: exact; } actions = { NoAction; } }
+    table main_t { key = { sub.apply().hit: exact @name("sub_hit"); } actions = { fwd; NoAction; } default_action = NoAction(); }`,
+		apply: `main_t.apply();`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := runOn(t, res)
+	if _, err := sw.AddEntry("Ig.sub", engine.Entry{Match: []engine.Match{engine.Exact([]byte{1})}, Action: "NoAction"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.AddEntry("Ig.main_t", engine.Entry{Match: []engine.Match{engine.Exact([]byte{1})}, Action: "Ig.fwd", Args: [][]byte{{0, 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if out := send(t, sw, 0, []byte{1, 0}); out[2] == nil {
+		t.Errorf("a = 1 hits sub, so main_t forwards to port 2; left on %v", out)
+	}
+	if out := send(t, sw, 0, []byte{0, 0}); out[0] == nil {
+		t.Errorf("a = 0 misses sub, so main_t misses; left on %v", out)
+	}
+}

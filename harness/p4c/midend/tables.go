@@ -93,6 +93,13 @@ func (c *cctx) applyTable(call *ast.Call, hitMiss bool) (*Table, func(key string
 		c.link(t.Name)
 		return t, func(k string) slot { return m.chains[k][site] }, nil
 	}
+	for _, k := range td.Keys {
+		// A key that applies another table (sub.apply().hit): that table
+		// runs first, its result kept for the key, as p4c hoists it.
+		if err := c.hoistExpr(k.Expr); err != nil {
+			return nil, nil, err
+		}
+	}
 	t := &Table{Name: cpName(td.Annos, td.Name, c.sc.prefix), Pos: td.Pos, Annos: td.Annos, Next: map[string]*string{}}
 	c.l.tables[key] = t
 	c.l.names[t.Name] = true
