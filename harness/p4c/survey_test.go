@@ -23,7 +23,7 @@ const (
 	surveyRejectFloor     = 38
 	surveyOnP4cLinesFloor = 37
 	// surveyP4InfoFloor counts compiled programs whose P4Info is p4c's.
-	surveyP4InfoFloor = 163
+	surveyP4InfoFloor = 164
 )
 
 // Every program of p4c's compile-only corpus compiles or is rejected

@@ -42,6 +42,11 @@ func (l *lowerer) prescanApplies(body *ast.BlockStmt, prefix string) error {
 				count[x.Table]++
 				calls = append(calls, x)
 			}
+			if x.Kind == ast.CallAction {
+				// Listed in P4Info even where unreachable (after exit), as
+				// p4c lists it.
+				l.recordCalledAction(x.Action, prefix)
+			}
 		case *ast.Member:
 			if x.Kind == ast.MemberTableHit || x.Kind == ast.MemberTableMiss {
 				if c, ok := x.X.(*ast.Call); ok {
