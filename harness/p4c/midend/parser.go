@@ -661,6 +661,9 @@ func (a *actx) extractVarbit(c *ast.Call) (val, error) {
 			return nil, unsupported(m, ".next of a non-stack")
 		}
 		dst = bmv2json.Named("stack", st.s.Name)
+	} else if us := a.unionStackNext(arg); us != nil {
+		// hs.next.member of a header union stack, as bmv2 writes it.
+		dst = &bmv2json.Value{Type: "union_stack", Kind: bmv2json.KindNames, Names: []string{us.s.Name, arg.(*ast.Member).Name}}
 	} else {
 		v, err := a.value(arg)
 		if err != nil {
@@ -674,6 +677,25 @@ func (a *actx) extractVarbit(c *ast.Call) (val, error) {
 	}
 	a.emit(prim("extract_VL", dst, bmv2json.Wrap(n)))
 	return nil, nil
+}
+
+// unionStackNext returns the header union stack of `hs.next.member`, or
+// nil when arg is not that.
+func (a *actx) unionStackNext(arg ast.Expr) *unionStackV {
+	m, ok := arg.(*ast.Member)
+	if !ok || m.Kind != ast.MemberField {
+		return nil
+	}
+	next, ok := m.X.(*ast.Member)
+	if !ok || next.Kind != ast.MemberStackNext {
+		return nil
+	}
+	sv, err := a.value(next.X)
+	if err != nil {
+		return nil
+	}
+	us, _ := sv.(*unionStackV)
+	return us
 }
 
 // declHasVarbit reports whether a header declaration has a varbit field.
