@@ -79,6 +79,7 @@ func TestProgramsP4cAcceptsCompile(t *testing.T) {
 		{name: "slices written [lo +: width]", holes: holes{apply: `meta.x = hdr.h.a[0 +: 4] ++ hdr.h.b[4+:4]; hdr.h.b[7 +: 1] = 1;`}},
 		{name: "arrays declared name[N]", holes: holes{top: `struct arr_t { h_t hs2[2]; }`, ingress: `h_t loc[2];`, apply: `loc[1] = hdr.h; hdr.h = loc[1];`}},
 		{name: "generic structs and headers", holes: holes{top: `header g_t<T> { T x; T y; } struct gs_t<T> { g_t<T> g; }`, ingress: `gs_t<bit<16>> v; gs_t<bit<8>> w;`, apply: `v.g.setValid(); v.g.x = 1; w.g.setValid(); w.g.y = hdr.h.a;`}},
+		{name: "union stack indexed by a local never written again", holes: holes{top: `header a_t { bit<8> x; } header b_t { bit<8> y; } header_union u_t { a_t a; b_t b; }`, ingress: `u_t[2] us;`, apply: `bit<1> i = 1; us[i].a.setValid(); us[i].a.x = hdr.h.a;`}},
 		{name: "select with no expression", holes: holes{states: `state s2 { transition select() { default: accept; } }`}},
 		{name: "varbit in a metadata struct", holes: holes{top: `struct vb_t { varbit<8> v; }`, ingress: `vb_t vb;`}},
 		{name: "struct inside a header, copied whole", holes: holes{top: `struct in_t { bit<8> p; bit<8> q; } header wrap_t { in_t s; }`, ingress: `wrap_t w;`, apply: `w.setValid(); w.s = { 1, 2 }; meta.x = w.s.q;`}},

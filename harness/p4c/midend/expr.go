@@ -100,6 +100,9 @@ func (a *actx) value(e ast.Expr) (val, error) {
 		}
 		if us, ok := base.(*unionStackV); ok {
 			c := x.Index.Info().Const
+			if c == nil {
+				c = a.l.constLocal(x.Index)
+			}
 			if c == nil || c.Int == nil {
 				return nil, unsupported(x.Index, "a header union stack index that is not a compile-time constant")
 			}

@@ -197,6 +197,56 @@ func unsupported(n ast.Node, format string, args ...any) error {
 
 // srcError is a plain error at a position (a program the checker accepted
 // but that bmv2 cannot run).
+// constLocal is the value of a local variable read in e when it is
+// initialized with a constant and never written afterwards (p4c's constant
+// propagation makes such a header union stack index a constant), else nil.
+func (l *lowerer) constLocal(e ast.Expr) *ast.Value {
+	id, ok := e.(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	vd, ok := id.Decl.(*ast.VarDecl)
+	if !ok || vd.Init == nil || vd.Init.Info().Const == nil {
+		return nil
+	}
+	written := false
+	root := func(e ast.Expr) bool {
+		for {
+			switch x := e.(type) {
+			case *ast.Ident:
+				return x.Decl == vd
+			case *ast.Member:
+				e = x.X
+			case *ast.Index:
+				e = x.X
+			case *ast.Slice:
+				e = x.X
+			default:
+				return false
+			}
+		}
+	}
+	for _, d := range l.prog.Decls {
+		ast.Inspect(d, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.AssignStmt:
+				written = written || root(x.LHS)
+			case *ast.Call:
+				for i, arg := range x.Args {
+					if i < len(x.ArgParams) && x.ArgParams[i] != nil && x.ArgParams[i].Dir != ast.DirIn && x.ArgParams[i].Dir != ast.DirNone {
+						written = written || root(arg.Value)
+					}
+				}
+			}
+			return !written
+		})
+	}
+	if written {
+		return nil
+	}
+	return vd.Init.Info().Const
+}
+
 // warnf records a warning at n.
 func (l *lowerer) warnf(n ast.Node, format string, args ...any) {
 	l.out.Warnings = append(l.out.Warnings, Warning{Pos: n.Position(), Msg: fmt.Sprintf(format, args...)})
