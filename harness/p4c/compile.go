@@ -38,9 +38,11 @@
 // functions, user-defined extern
 // functions (bmv2 has none), arrays of non-headers (as p4c-bm2-ss), deparser
 // statements other than (validity-guarded) emits, if-statements and loops
-// and early returns in functions called from parsers, extracts into stack
-// elements chosen at run time (p4c unrolls such parsers), and run-time
-// indexes into stacks of header unions.
+// and early returns in functions called from parsers, and run-time indexes
+// into stacks of header unions (but for locals never written after a
+// constant initializer). Extracts into stack elements chosen at run time
+// become a select on the index over one state per element (p4c unrolls
+// such parsers to the same effect).
 package p4c
 
 import (

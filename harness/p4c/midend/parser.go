@@ -127,6 +127,14 @@ func (l *lowerer) stateStmts(stmts []ast.Stmt, sc *scope, cur *ParseState, state
 				cur = next
 				continue
 			}
+			if ix := runtimeIndexedExtract(x.Call); ix != nil {
+				next, err := l.stateExtractIndexed(ix, sc, cur, stateName)
+				if err != nil {
+					return nil, err
+				}
+				cur = next
+				continue
+			}
 		case *ast.BlockStmt:
 			next, err := l.stateStmts(x.Stmts, sc, cur, stateName)
 			if err != nil {
@@ -148,6 +156,68 @@ func (l *lowerer) stateStmts(stmts []ast.Stmt, sc *scope, cur *ParseState, state
 		}
 	}
 	return cur, nil
+}
+
+// runtimeIndexedExtract returns the stack element of `pkt.extract(hs[i])`
+// when i is not a compile-time constant, else nil.
+func runtimeIndexedExtract(c *ast.Call) *ast.Index {
+	if c.Kind != ast.CallExternMethod || c.Method == nil || c.Method.Name != "extract" || len(c.Args) != 1 {
+		return nil
+	}
+	ix, ok := c.Args[0].Value.(*ast.Index)
+	if !ok || ix.Index.Info().Const != nil {
+		return nil
+	}
+	if _, ok := ix.X.Info().Type.(*ast.StackType); !ok {
+		return nil
+	}
+	return ix
+}
+
+// stateExtractIndexed lowers extract(hs[i]) with i known only at run time,
+// which bmv2 cannot extract: cur selects on i, a state per element
+// extracts hs[k], all continuing in a new state; an i out of range ends
+// parsing, as a reject does (p4c unrolls such parsers to the same effect).
+func (l *lowerer) stateExtractIndexed(ix *ast.Index, sc *scope, cur *ParseState, stateName string) (*ParseState, error) {
+	a := &actx{l: l, sc: sc, prims: &cur.Ops, inParser: true}
+	st, ok := ix.X.Info().Type.(*ast.StackType)
+	if !ok {
+		return nil, unsupported(ix, "extract into this value")
+	}
+	base, err := a.value(ix.X)
+	if err != nil {
+		return nil, err
+	}
+	sv, ok := base.(*stackV)
+	if !ok || len(sv.elem) != st.Size {
+		return nil, unsupported(ix, "extract into an element of this stack chosen at run time")
+	}
+	idx, err := a.data(ix.Index)
+	if err != nil {
+		return nil, err
+	}
+	it, ok := scalarType(ix.Index.Info().Type)
+	if !ok || it.width == 0 || it.width > 32 {
+		return nil, unsupported(ix.Index, "a stack index of type %v", ix.Index.Info().Type)
+	}
+	tmp := l.tempScalar(&ast.BitsType{Width: it.width})
+	a.emit(prim("set", tmp.ref, param(idx)))
+	cont := &ParseState{Name: l.uniqueName(stateName + "_0")}
+	cur.Key, cur.KeyWidths = []*bmv2json.Value{tmp.ref}, []int{it.width}
+	cur.Transitions = nil
+	for k, h := range sv.elem {
+		if uint(it.width) < 63 && int64(k) >= int64(1)<<uint(it.width) {
+			break
+		}
+		es := &ParseState{Name: l.uniqueName(fmt.Sprintf("%s_extract%d", stateName, k))}
+		es.Ops = append(es.Ops, prim("extract", bmv2json.Named("regular", h.h.Name)))
+		es.Transitions = []*Transition{{Default: true, Next: cont.Name}}
+		l.out.Parser.States = append(l.out.Parser.States, es)
+		cur.Transitions = append(cur.Transitions, &Transition{Value: "0x" + fmt.Sprintf("%0*x", (it.width+7)/8*2, k), Next: es.Name})
+	}
+	cur.Transitions = append(cur.Transitions, &Transition{Default: true})
+	l.out.Parser.States = append(l.out.Parser.States, cont)
+	return cont, nil
 }
 
 // stateIf lowers an if-statement in a parser state: the condition becomes
