@@ -3,6 +3,7 @@ package lp
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -11,18 +12,33 @@ import (
 // cancellation arrives while it pivots.
 func bigLP() *Model { return randomLP(11, 150, 150) }
 
-// bigMILP is a knapsack family branch and bound cannot finish quickly.
+// bigMILP is a market split instance (Cornuéjols and Dawande): equality
+// knapsacks whose slack must reach zero. Branch and bound, CBC's cuts
+// included, needs far more than a second for it, so a cancellation always
+// arrives while it searches.
 func bigMILP() *Model {
-	m := NewModel("knapsacks")
-	var terms []Term
-	var obj []Term
-	for i := 0; i < 60; i++ {
-		v := m.AddVar("x", 0, 1, true)
-		terms = append(terms, Term{v, float64(1000 + 37*i%101)})
-		obj = append(obj, Term{v, float64(1000 + 41*i%97)})
+	rng := rand.New(rand.NewPCG(5, 9))
+	const rows, cols = 5, 40
+	m := NewModel("market split")
+	x := make([]Var, cols)
+	for j := range x {
+		x[j] = m.AddVar("x", 0, 1, true)
 	}
-	m.AddConstraint("weight", terms, LE, 30000.5)
-	m.SetObjective(obj, true)
+	var obj []Term
+	for i := 0; i < rows; i++ {
+		terms := make([]Term, 0, cols+2)
+		total := 0
+		for j := range x {
+			a := rng.IntN(100)
+			total += a
+			terms = append(terms, Term{x[j], float64(a)})
+		}
+		over, under := m.AddVar("over", 0, Inf, false), m.AddVar("under", 0, Inf, false)
+		terms = append(terms, Term{over, -1}, Term{under, 1})
+		m.AddConstraint("split", terms, EQ, float64(total/2))
+		obj = append(obj, Term{over, 1}, Term{under, 1})
+	}
+	m.SetObjective(obj, false)
 	return m
 }
 
