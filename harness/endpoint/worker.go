@@ -105,6 +105,12 @@ type fragment struct {
 	// lost is set when its timer expired: it waits in the resend queue,
 	// outside the window.
 	lost bool
+	// control is a control packet that came after the fragment's retry in
+	// the same round trip: the model retries once per round, so it is
+	// answered in the next one (retryDeferred) rather than left to the
+	// fragment's timeout, which a switch over capacity would otherwise
+	// stretch into a stall of back-offs.
+	control *gradproto.Packet
 }
 
 type workerRun struct {
@@ -204,6 +210,9 @@ func (w *workerRun) loop(ctx context.Context, deadline time.Time) error {
 		}
 		w.clock(now)
 		w.expire(now)
+		if err := w.retryDeferred(); err != nil {
+			return err
+		}
 		if err := w.send(now); err != nil {
 			return err
 		}
@@ -360,6 +369,9 @@ func (w *workerRun) wake() time.Time {
 		if !f.lost {
 			t = earliest(t, f.timer.Add(rto))
 		}
+		if f.control != nil { // its retry waits for the next round
+			t = earliest(t, w.roundFrom.Add(max(w.rto.SRTT(), w.rto.Min)))
+		}
 	}
 	if len(w.resends) > 0 && w.flight < w.window.Room() {
 		t = earliest(t, w.resendAt)
@@ -430,15 +442,43 @@ func (w *workerRun) receive(b []byte, ce bool) error {
 		}
 		f.model.Round = w.round
 		if re := f.model.Receive(p); re != nil {
-			w.rep.Retries++
-			w.decrease(f.seq, false)
-			if w.timing && w.timed == h.Frag {
-				w.timing = false
-			}
-			return w.transmit(f, re)
+			return w.retry(f, re)
 		}
+		f.control = &gradproto.Packet{Header: h}
 	default:
 		w.rep.Ignored++
+	}
+	return nil
+}
+
+// retry sends re, the model's answer to a control packet about f.
+func (w *workerRun) retry(f *fragment, re *gradproto.Packet) error {
+	f.control = nil
+	w.rep.Retries++
+	w.decrease(f.seq, false)
+	if w.timing && w.timed == re.Frag {
+		w.timing = false
+	}
+	return w.transmit(f, re)
+}
+
+// retryDeferred answers the control packets kept for a later round trip,
+// once the round has moved on.
+func (w *workerRun) retryDeferred() error {
+	for _, f := range w.inflight {
+		if f.control == nil {
+			continue
+		}
+		if f.lost { // its timeout resends it
+			f.control = nil
+			continue
+		}
+		f.model.Round = w.round
+		if re := f.model.Receive(f.control); re != nil {
+			if err := w.retry(f, re); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
