@@ -24,7 +24,6 @@ package endpointhost
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +34,7 @@ import (
 
 	"github.com/grid-ina/grid/harness/endpoint"
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/internal/specfile"
 )
 
 // Spec is the endpoints one host runs.
@@ -62,29 +62,10 @@ type Endpoint struct {
 }
 
 // Load reads a spec from a JSON file and checks it.
-func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var spec Spec
-	if err := json.Unmarshal(data, &spec); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := spec.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &spec, nil
-}
+func Load(path string) (*Spec, error) { return specfile.Load[Spec](path) }
 
 // Write writes the spec to path as JSON.
-func (s *Spec) Write(path string) error {
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
+func (s *Spec) Write(path string) error { return specfile.Write(path, s) }
 
 // Check names the first endpoint field that is missing or wrong.
 func (s *Spec) Check() error {

@@ -21,16 +21,15 @@ package switchhost
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/grid-ina/grid/harness/dataplane"
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/internal/specfile"
 )
 
 // Spec is the switches one host runs.
@@ -58,29 +57,10 @@ type Switch struct {
 }
 
 // Load reads a spec from a JSON file and checks it.
-func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var spec Spec
-	if err := json.Unmarshal(data, &spec); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := spec.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &spec, nil
-}
+func Load(path string) (*Spec, error) { return specfile.Load[Spec](path) }
 
 // Write writes the spec to path as JSON.
-func (s *Spec) Write(path string) error {
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
+func (s *Spec) Write(path string) error { return specfile.Write(path, s) }
 
 // Check finds what would keep the switches from starting before anything
 // is opened: a switch without a name or namespace, a name used twice.
