@@ -12,7 +12,7 @@ import (
 	"github.com/grid-ina/grid/harness/lp"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
-	"github.com/grid-ina/grid/harness/workload"
+	"github.com/grid-ina/grid/harness/workload/workloadtest"
 )
 
 // wireCount is a reference-model switch that counts what crosses each link
@@ -70,50 +70,6 @@ func (c *wireCount) Process(port uint16, frame []byte) ([]gradproto.Output, erro
 	return outs, c.err
 }
 
-// generatedFabric is a k=4 fat-tree or a small leaf-spine with random
-// programmable switches and capacities, 10 Gbps links and one to three jobs.
-func generatedFabric(t *testing.T, seed uint64) (*topo.Topology, []workload.Job) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 0x31ee))
-	var tp *topo.Topology
-	var err error
-	if seed%2 == 0 {
-		tp, err = topo.FatTree(4, 0)
-	} else {
-		tp, err = topo.LeafSpine(2+rng.IntN(3), 3+rng.IntN(3), 12+rng.IntN(8))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range tp.Links {
-		l.Bandwidth = 10 * topo.Gbps
-	}
-	torOnly := rng.IntN(2) == 0
-	for i, s := range tp.Switches() {
-		s.Programmable, s.Capacity = false, 0
-		if torOnly && (s.Tier == topo.TierEdge || s.Tier == topo.TierLeaf) || !torOnly && (rng.IntN(3) == 0 || i == 0) {
-			s.Programmable = true
-			s.Capacity = topo.Bandwidth(10+310*rng.Float64()) * topo.Gbps
-		}
-	}
-	var hosts []string
-	for _, h := range tp.Hosts() {
-		hosts = append(hosts, h.Name)
-	}
-	rng.Shuffle(len(hosts), func(i, j int) { hosts[i], hosts[j] = hosts[j], hosts[i] })
-	var jobs []workload.Job
-	next := 0
-	for j := 0; j < 1+rng.IntN(3); j++ {
-		n := 2 + rng.IntN(len(hosts)/4)
-		if next+n+1 > len(hosts) {
-			break
-		}
-		jobs = append(jobs, workload.Job{Name: fmt.Sprintf("job%d", j+1), PS: hosts[next], Workers: hosts[next+1 : next+1+n]})
-		next += n + 1
-	}
-	return tp, jobs
-}
-
 // TestPlansOnTheWireMatchWhatThePlanPredicts deploys every algorithm's
 // plan for generated fabrics on reference-model switches wired like the
 // topology, runs one fragment of every job, and compares what crosses
@@ -122,7 +78,7 @@ func generatedFabric(t *testing.T, seed uint64) (*topo.Topology, []workload.Job)
 // the sums), no control packets.
 func TestPlansOnTheWireMatchWhatThePlanPredicts(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
-		tp, jobs := generatedFabric(t, seed)
+		tp, jobs := workloadtest.RandomFabric(t, seed, 0x31ee)
 		in, err := solver.NewInstance(tp, jobs)
 		if err != nil {
 			t.Fatal(err)

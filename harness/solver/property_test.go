@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/lp"
 	"github.com/grid-ina/grid/harness/topo"
 	"github.com/grid-ina/grid/harness/workload"
+	"github.com/grid-ina/grid/harness/workload/workloadtest"
 )
 
 // wire is a plan read back from its JSON form alone, the way a switch and a
@@ -219,53 +219,6 @@ func checkPlanOnTheWire(t *testing.T, name string, tp *topo.Topology, p *Plan) {
 	}
 }
 
-// randomFabric is a fat-tree (k=4) or leaf-spine with a random
-// programmable set and capacities, 10 Gbps links, and 1-3 jobs on
-// random hosts.
-func randomFabric(t *testing.T, seed uint64) (*topo.Topology, []workload.Job) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 0x9a1d))
-	var tp *topo.Topology
-	var err error
-	if seed%2 == 0 {
-		tp, err = topo.FatTree(4, 0)
-	} else {
-		tp, err = topo.LeafSpine(2+rng.IntN(3), 3+rng.IntN(3), 12+rng.IntN(8))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range tp.Links {
-		l.Bandwidth = 10 * topo.Gbps
-	}
-	torOnly := rng.IntN(2) == 0
-	for i, s := range tp.Switches() {
-		s.Programmable, s.Capacity = false, 0
-		if torOnly && (s.Tier == topo.TierEdge || s.Tier == topo.TierLeaf) || !torOnly && (rng.IntN(3) == 0 || i == 0) {
-			s.Programmable = true
-			s.Capacity = topo.Bandwidth(10+310*rng.Float64()) * topo.Gbps
-		}
-	}
-	var hosts []string
-	for _, h := range tp.Hosts() {
-		hosts = append(hosts, h.Name)
-	}
-	rng.Shuffle(len(hosts), func(i, j int) { hosts[i], hosts[j] = hosts[j], hosts[i] })
-	var jobs []workload.Job
-	next := 0
-	for j := 0; j < 1+rng.IntN(3); j++ {
-		n := 2 + rng.IntN(len(hosts)/4)
-		if next+n+1 > len(hosts) {
-			break
-		}
-		job := workload.Job{Name: fmt.Sprintf("job%d", j+1), PS: hosts[next]}
-		job.Workers = append(job.Workers, hosts[next+1:next+1+n]...)
-		next += n + 1
-		jobs = append(jobs, job)
-	}
-	return tp, jobs
-}
-
 // TestEveryPlanDeliversEachResultOnceWithinCapacityOnGeneratedFabrics
 // solves random fabrics (fat-trees and leaf-spines, random programmable
 // sets, one to three jobs) with every algorithm and several seeds, and
@@ -276,7 +229,7 @@ func TestEveryPlanDeliversEachResultOnceWithinCapacityOnGeneratedFabrics(t *test
 		seeds = 4
 	}
 	for seed := uint64(1); seed <= seeds; seed++ {
-		tp, jobs := randomFabric(t, seed)
+		tp, jobs := workloadtest.RandomFabric(t, seed, 0x9a1d)
 		in, err := NewInstance(tp, jobs)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -331,7 +284,7 @@ func TestMultiJobRGRIAIsTheSameOnEveryLPBackend(t *testing.T) {
 	}
 	compared := 0
 	for seed := uint64(1); seed <= 24; seed++ {
-		tp, jobs := randomFabric(t, seed)
+		tp, jobs := workloadtest.RandomFabric(t, seed, 0x9a1d)
 		if len(jobs) < 2 {
 			continue
 		}
