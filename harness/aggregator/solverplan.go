@@ -97,10 +97,11 @@ func (d *Deployment) Switch(name string) (*SwitchDeployment, bool) {
 //     next free bitmap slot at that node.
 //
 // A worker whose shares name several nodes sends each fragment to one of
-// them by gradproto's schedule (splits.go). It fails, naming the plan
-// field, on what the data plane cannot do: more than 64 workers per node
-// (in any class of fragments), a fan-in
-// that disagrees with the workers' shares, or result streams of one PS
+// them by gradproto's schedule; a node with more than 64 workers (in any
+// class of fragments) is addressed by one node id per 64 of them
+// (splits.go). It fails, naming the plan field, on what the data plane
+// cannot do: a fan-in that disagrees with the workers' shares, or result
+// streams of one PS
 // leaving a switch on different ports (partial sums follow one IPv4 route),
 // or multicast rules that copy a result, loop or miss a worker.
 func FromSolverPlan(t *topo.Topology, p *solver.Plan, opt PlanOptions) (*Deployment, error) {
@@ -389,7 +390,8 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		if !node.Programmable {
 			return fmt.Errorf("%s.%s: %s is not programmable", field, f, sp.Name)
 		}
-		// Equal to the member count, the fan-in is at most 64 (addJob's slot limit).
+		// The plan's fan-in counts all the node's workers; the switch
+		// counts each alias's (at most 64) under its own id.
 		if got := b.members[id][uint16(node.ID)]; got != a.FanIn {
 			return fmt.Errorf("%s.%s: fan_in %d for job %s, but %d of its workers' shares name %s", field, f, a.FanIn, a.Job, got, sp.Name)
 		}

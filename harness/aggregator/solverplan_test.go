@@ -39,7 +39,13 @@ func solvePlan(t *testing.T, topology, jobs, algo string) (*topo.Topology, *solv
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := solver.NewInstance(tp, js)
+	return tp, solveJobs(t, tp, js, algo)
+}
+
+// solveJobs solves jobs on tp with algo.
+func solveJobs(t *testing.T, tp *topo.Topology, jobs []workload.Job, algo string) *solver.Plan {
+	t.Helper()
+	in, err := solver.NewInstance(tp, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +53,7 @@ func solvePlan(t *testing.T, topology, jobs, algo string) (*topo.Topology, *solv
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tp, p
+	return p
 }
 
 // testbedPlan solves the paper's testbed (topologies/testbed.yaml, one job

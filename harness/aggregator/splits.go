@@ -18,6 +18,13 @@ import (
 // whose set of workers differs between classes gets one node id per
 // distinct set (an alias beyond the topology's ids), each with its own
 // fan-in, aggregation entry and routes.
+//
+// A packet's bitmap has MaxFanIn (64) slots, so a node that aggregates
+// more workers in a class is addressed by one node id per 64 of them: a
+// switch's groups are sets of workers like any other, each with its own
+// aggregation entry whose partial sum goes to the PS on its own; the PS's
+// further ids are its aliases (gradproto.Plan.PSAliases), under which it
+// takes the workers' fragments directly.
 
 // nodeAlias is one node id a job's workers address a node by: the set of
 // workers aggregated under it (nil: all the node's workers) and its fan-in.
@@ -104,16 +111,24 @@ func (b *planBuilder) addMembers(field string, j *solver.JobPlan, jd *JobDeploym
 		}
 		for _, node := range order {
 			ws := groups[node]
-			if len(ws) > gradproto.MaxFanIn {
-				return fmt.Errorf("%s: %d workers at node %s, more than one packet's bitmap holds (%d)", field, len(ws), node, gradproto.MaxFanIn)
+			own := shareAt(splits[ws[0]], mid).id
+			if own != psNodeID && len(ws) > gradproto.MaxFanIn {
+				return fmt.Errorf("%s: %d workers at switch %s, more than one packet's bitmap holds (%d): a switch keeps one memory unit per fragment, so it cannot count a second set of workers of that fragment", field, len(ws), node, gradproto.MaxFanIn)
 			}
-			id, err := b.alias(aliases, node, shareAt(splits[ws[0]], mid).id, jd.Workers, ws)
-			if err != nil {
-				return fmt.Errorf("%s: %w", field, err)
-			}
-			for slot, wi := range ws {
-				m := &jd.Plan.Members[wi]
-				m.Placements = append(m.Placements, gradproto.Placement{Node: id, Slot: uint8(slot)})
+			// A packet's bitmap has MaxFanIn slots: the PS, with more
+			// workers, is addressed by one node id per MaxFanIn of them.
+			for k, ws := range slices.Collect(slices.Chunk(ws, gradproto.MaxFanIn)) {
+				id, err := b.alias(aliases, node, own, k, jd.Workers, ws)
+				if err != nil {
+					return fmt.Errorf("%s: %w", field, err)
+				}
+				if own == psNodeID && id != psNodeID && !slices.Contains(jd.Plan.PSAliases, id) {
+					jd.Plan.PSAliases = append(jd.Plan.PSAliases, id)
+				}
+				for slot, wi := range ws {
+					m := &jd.Plan.Members[wi]
+					m.Placements = append(m.Placements, gradproto.Placement{Node: id, Slot: uint8(slot)})
+				}
 			}
 		}
 	}
@@ -127,21 +142,28 @@ func (b *planBuilder) addMembers(field string, j *solver.JobPlan, jd *JobDeploym
 	return nil
 }
 
-// alias is the node id of node for the workers ws (indexes into hosts):
-// the node's own id for the first set of workers it aggregates, a fresh
-// id for every other set. The PS keeps its id: it tells classes apart by
-// the schedule itself.
-func (b *planBuilder) alias(aliases map[string][]nodeAlias, node string, own uint16, hosts []string, ws []int) (uint16, error) {
-	if own == psNodeID {
-		return psNodeID, nil
-	}
+// alias is the node id of node for the workers ws (indexes into hosts),
+// the chunk-th group of at most MaxFanIn of the node's workers in a class.
+// A switch counts a fixed fan-in per node id, so it has its own id for the
+// first set of workers it aggregates and a fresh id for every other set.
+// The PS tells classes apart by the schedule itself: its chunk-th group
+// has the same id in every class (its own id for the first), whatever its
+// workers.
+func (b *planBuilder) alias(aliases map[string][]nodeAlias, node string, own uint16, chunk int, hosts []string, ws []int) (uint16, error) {
 	set := map[string]bool{}
 	for _, wi := range ws {
 		set[hosts[wi]] = true
 	}
-	for _, a := range aliases[node] {
-		if maps.Equal(a.workers, set) {
-			return a.id, nil
+	if own == psNodeID && chunk < len(aliases[node]) {
+		a := &aliases[node][chunk]
+		maps.Copy(a.workers, set)
+		return a.id, nil
+	}
+	if own != psNodeID {
+		for _, a := range aliases[node] {
+			if maps.Equal(a.workers, set) {
+				return a.id, nil
+			}
 		}
 	}
 	id := own
@@ -162,10 +184,10 @@ func (b *planBuilder) alias(aliases map[string][]nodeAlias, node string, own uin
 }
 
 // aliases are the node ids job's workers address node by, each with its
-// fan-in and workers; a node the job does not split is its own id with
-// fanIn, for every worker.
+// fan-in and workers (a PS's: its workers in any class); a node none of
+// the job's workers names is its own id with fanIn.
 func (b *planBuilder) aliases(job uint16, node string, own uint16, fanIn int) []nodeAlias {
-	if as := b.nodes[job][node]; len(as) > 0 && own != psNodeID {
+	if as := b.nodes[job][node]; len(as) > 0 {
 		return as
 	}
 	return []nodeAlias{{id: own, fanIn: fanIn}}

@@ -21,6 +21,7 @@
 //	  "job": {                        // the job as the endpoints see it (gradproto.Plan)
 //	    "id": 1,                      // GRID job id, 1..65535
 //	    "ps_node": 0,                 // the PS's aggregation node id
+//	    "ps_aliases": [81, 82],       // optional: the PS's further node ids, one per 64 workers beyond its first 64
 //	    "ps_ip": "10.0.0.9",          // the PS's address
 //	    "ps_host": "ps",              // optional: the PS's host name (reports only)
 //	    "values": 32,                 // int32 values per packet: 32, or 64 for the GRID_VALUES_64 build (must match the switches')
@@ -50,8 +51,9 @@
 // a job several times on the same switches moves first_fragment on.
 //
 // A member's node is the aggregation node the plan chose for it (a switch's
-// id, or ps_node for workers the PS aggregates directly) and slot its bit in
-// that node's bitmap. The member's mac is informational (the host's
+// id, or ps_node or one of ps_aliases for workers the PS aggregates
+// directly) and slot its bit in that node's bitmap; a bitmap has 64 slots,
+// so a node with more workers has one id per 64 of them. The member's mac is informational (the host's
 // interface has it); hosts reach the PS through their gateway with static
 // neighbours (harness/fabric sets them up).
 //

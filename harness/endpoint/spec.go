@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,12 +63,15 @@ const (
 
 // Job is the job's plan as the endpoints see it.
 type Job struct {
-	ID      uint16   `json:"id"`
-	PSNode  uint16   `json:"ps_node"`
-	PSIP    string   `json:"ps_ip"`
-	PSHost  string   `json:"ps_host,omitempty"`
-	Values  int      `json:"values"`
-	Members []Member `json:"members"`
+	ID     uint16 `json:"id"`
+	PSNode uint16 `json:"ps_node"`
+	// PSAliases are the PS's further node ids when it aggregates more
+	// workers directly than one bitmap's 64 slots (gradproto.Plan.PSAliases).
+	PSAliases []uint16 `json:"ps_aliases,omitempty"`
+	PSIP      string   `json:"ps_ip"`
+	PSHost    string   `json:"ps_host,omitempty"`
+	Values    int      `json:"values"`
+	Members   []Member `json:"members"`
 	// Classes, when set, split each worker's fragments over several
 	// aggregation nodes (gradproto.Plan.Classes): the classes' upper
 	// bounds, and per member one placement per class.
@@ -133,7 +137,7 @@ func (e *durationError) Error() string {
 // FromSolverPlan makes them); hosts names the members in order (nil or
 // shorter leaves names out).
 func JobFromPlan(p gradproto.Plan, psHost string, hosts []string) Job {
-	j := Job{ID: p.Job, PSNode: p.PSNode, PSIP: p.PSIP.String(), PSHost: psHost, Values: p.Values, Classes: p.Classes}
+	j := Job{ID: p.Job, PSNode: p.PSNode, PSAliases: p.PSAliases, PSIP: p.PSIP.String(), PSHost: psHost, Values: p.Values, Classes: p.Classes}
 	for i, m := range p.Members {
 		mem := Member{IP: m.IP.String(), MAC: m.MAC.String(), Node: m.Node, Slot: int(m.Slot)}
 		for _, pl := range m.Placements {
@@ -149,7 +153,7 @@ func JobFromPlan(p gradproto.Plan, psHost string, hosts []string) Job {
 
 // Plan is the job as a gradproto.Plan; Validate must have passed.
 func (j *Job) Plan() gradproto.Plan {
-	p := gradproto.Plan{Job: j.ID, PSNode: j.PSNode, PSIP: netip.MustParseAddr(j.PSIP), Values: j.Values, Classes: j.Classes}
+	p := gradproto.Plan{Job: j.ID, PSNode: j.PSNode, PSAliases: j.PSAliases, PSIP: netip.MustParseAddr(j.PSIP), Values: j.Values, Classes: j.Classes}
 	for _, m := range j.Members {
 		mem := gradproto.Member{IP: netip.MustParseAddr(m.IP), Node: m.Node, Slot: uint8(m.Slot)}
 		for _, pl := range m.Placements {
@@ -233,6 +237,11 @@ func (s *Spec) Validate() error {
 	}
 	if len(j.Members) == 0 {
 		return errors.New("job.members: the job has no workers")
+	}
+	for i, a := range j.PSAliases {
+		if a == j.PSNode || slices.Contains(j.PSAliases[:i], a) {
+			return fmt.Errorf("job.ps_aliases[%d]: node %d is already the PS's", i, a)
+		}
 	}
 	seen := map[netip.Addr]int{}
 	slots := map[[2]int]int{}

@@ -64,6 +64,8 @@ func TestJobFromPlanRoundTripsThroughJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	st.Plan.PSAliases = []uint16{7}
+	st.Plan.Members[2].Node = 7
 	s := Spec{Job: JobFromPlan(st.Plan, "ps", []string{"a", "b", "c"}), Fragments: 1, Window: Window{1, 1},
 		Timeout: Duration(time.Millisecond), Deadline: Duration(time.Second)}
 	data, err := json.Marshal(&s)
@@ -76,7 +78,7 @@ func TestJobFromPlanRoundTripsThroughJSON(t *testing.T) {
 	}
 	p := back.Job.Plan()
 	p.Gateway = st.Plan.Gateway // not the endpoints' business
-	if len(p.Members) != 3 || !reflect.DeepEqual(p.Members[2], st.Plan.Members[2]) || p.PSIP != st.Plan.PSIP || p.PSNode != st.Plan.PSNode {
+	if len(p.Members) != 3 || !reflect.DeepEqual(p.Members[2], st.Plan.Members[2]) || p.PSIP != st.Plan.PSIP || p.PSNode != st.Plan.PSNode || !reflect.DeepEqual(p.PSAliases, st.Plan.PSAliases) {
 		t.Errorf("plan after the round trip %+v, want %+v", p, st.Plan)
 	}
 	if back.Job.Members[1].Host != "b" {
@@ -107,6 +109,8 @@ func TestBadSpecIsRejectedNamingTheField(t *testing.T) {
 		{`"timeout": "20ms"`, `"timeout": "20ms", "min_timeout": "10us"`, "min_timeout: 10µs, below the 300µs"},
 		{`"timeout": "20ms"`, `"timeout": "20ms", "max_timeout": "-1s"`, "max_timeout: negative"},
 		{`"deadline": "10s"`, `"deadline": "10s", "start_wait": "-1s"`, "start_wait: negative"},
+		{`"ps_node": 0,`, `"ps_node": 0, "ps_aliases": [5, 0],`, "job.ps_aliases[1]: node 0 is already the PS's"},
+		{`"ps_node": 0,`, `"ps_node": 0, "ps_aliases": [5, 5],`, "job.ps_aliases[1]: node 5 is already the PS's"},
 		{`"seed": 7`, `"seed": -7`, "line 11: seed: -7 is not a valid uint64"},
 		{`"seed": 7`, `"sead": 7`, `unknown field "sead"`},
 		{`"fragments": 100,`, `"fragments": 100`, "line 11: invalid character"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"sort"
 )
 
@@ -23,7 +24,13 @@ type Member struct {
 type Plan struct {
 	Job    uint16
 	PSNode uint16
-	PSIP   netip.Addr
+	// PSAliases are further node ids of the PS. A packet's bitmap has
+	// MaxFanIn slots, so a PS that aggregates more workers directly
+	// appears as several nodes (PSNode, then its aliases), each with at
+	// most MaxFanIn slots; the PS takes unaggregated fragments for any of
+	// them.
+	PSAliases []uint16
+	PSIP      netip.Addr
 	// Gateway is the MAC address hosts send to (their switch port's MAC).
 	Gateway MAC
 	Members []Member
@@ -33,11 +40,21 @@ type Plan struct {
 	Classes []float64
 }
 
+// IsPSNode reports whether node is one of the PS's node ids.
+func (p *Plan) IsPSNode(node uint16) bool {
+	return node == p.PSNode || slices.Contains(p.PSAliases, node)
+}
+
 // Expected returns, per class (one without Classes) and node, the bitmap
 // of the workers aggregated there.
 func (p *Plan) Expected() ([]map[uint16]uint64, error) {
 	if err := p.checkClasses(); err != nil {
 		return nil, err
+	}
+	for i, a := range p.PSAliases {
+		if a == p.PSNode || slices.Contains(p.PSAliases[:i], a) {
+			return nil, fmt.Errorf("PS alias %d: node %d is already the PS's", i, a)
+		}
 	}
 	out := make([]map[uint16]uint64, p.classes())
 	for c := range out {
@@ -114,7 +131,7 @@ func (ps *PS) Receive(p *Packet) ([]*Packet, error) {
 	if p.Job != ps.plan.Job || p.Flags&(FlagResult|FlagCongestion) != 0 {
 		return nil, fmt.Errorf("PS of job %d got job %d flags %#02x: not a contribution", ps.plan.Job, p.Job, p.Flags)
 	}
-	if p.Node != ps.plan.PSNode && p.Flags&FlagAggregated == 0 {
+	if !ps.plan.IsPSNode(p.Node) && p.Flags&FlagAggregated == 0 {
 		return nil, fmt.Errorf("fragment of job %d for node %d reached the PS unaggregated", p.Job, p.Node)
 	}
 	if p.Values == nil {

@@ -91,3 +91,52 @@ func TestPSRejectsContributionsOutsideThePlan(t *testing.T) {
 		t.Errorf("duplicate slot: %v", err)
 	}
 }
+
+// TestPSTakesDirectFragmentsUnderItsAliases: a PS with 70 direct workers
+// has them under two node ids, 64 under its own and 6 under an alias (a
+// bitmap has 64 slots); it takes each worker's unaggregated fragment under
+// either, completes the fragment only when both are full, and refuses a
+// fragment for a node id that is not its own.
+func TestPSTakesDirectFragmentsUnderItsAliases(t *testing.T) {
+	const alias = 9
+	st, err := NewStar(1, 0, 64, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := st.Plan
+	plan.PSAliases = []uint16{alias}
+	for i := range 6 {
+		m := plan.Members[i]
+		m.IP = netip.AddrFrom4([4]byte{10, 0, 2, byte(i + 1)})
+		m.Node, m.Slot = alias, uint8(i)
+		plan.Members = append(plan.Members, m)
+	}
+	ps, err := NewPS(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []*Packet
+	for i, m := range plan.Members {
+		p := contribution(m.Node, 1<<m.Slot, int32(i))
+		p.Flags = 0
+		if res != nil {
+			t.Fatalf("the result came before member %d's fragment", i)
+		}
+		if res, err = ps.Receive(p); err != nil {
+			t.Fatalf("member %d (node %d slot %d): %v", i, m.Node, m.Slot, err)
+		}
+	}
+	want := int32(69 * 70 / 2)
+	if len(res) != 1 || res[0].Values[0] != want || res[0].Count != 70 || res[0].Node != plan.PSNode {
+		t.Fatalf("replies %v, want one result with count 70 and sums %d", res, want)
+	}
+	stray := contribution(alias+1, 1, 1)
+	stray.Flags = 0
+	if _, err := ps.Receive(stray); err == nil || !strings.Contains(err.Error(), "reached the PS unaggregated") {
+		t.Errorf("a fragment for node %d, not the PS's: %v", alias+1, err)
+	}
+	plan.PSAliases = []uint16{alias, plan.PSNode}
+	if _, err := NewPS(plan); err == nil || !strings.Contains(err.Error(), "already the PS's") {
+		t.Errorf("an alias that is the PS's own id: %v", err)
+	}
+}
