@@ -23,7 +23,7 @@ func TestSwitchCommandLineHasEveryPortAndTheLinksTheKernelCouldNotImpair(t *test
 		}},
 	}
 	got := strings.Join(switchArgs(&st.Nodes[0], portSpecs(st, &st.Nodes[0])), " ")
-	want := "switch --device-id 7 -i 1@gx-s7-p1 -i 4@gx-s7-p4 --delay 4=2ms --loss 4=0.015 --no-p4 -- --grpc-server-addr 127.0.0.1:9559"
+	want := "switch --device-id 7 --exclusive-ports -i 1@gx-s7-p1 -i 4@gx-s7-p4 --delay 4=2ms --loss 4=0.015 --no-p4 -- --grpc-server-addr 127.0.0.1:9559"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -236,7 +236,7 @@ func (c *Controller) startHost(ctx context.Context, st *fabric.State, opts Optio
 	spec := &switchhost.Spec{}
 	for _, s := range c.switches {
 		spec.Switches = append(spec.Switches, switchhost.Switch{Name: s.Name, Namespace: s.node.NamespacePath(),
-			DeviceID: uint64(s.ID), GRPCAddr: P4RuntimeAddr, Ports: portSpecs(st, s.node)})
+			DeviceID: uint64(s.ID), GRPCAddr: P4RuntimeAddr, Ports: portSpecs(st, s.node), ExclusivePorts: true})
 	}
 	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
 		return fmt.Errorf("switch host: %w", err)
@@ -339,9 +339,10 @@ func portSpecs(st *fabric.State, n *fabric.Node) []dataplane.PortSpec {
 // switchArgs is a `grid switch` command line for the ports,
 // simple_switch_grpc's shape: a port per interface, device id = switch id,
 // no program until the controller loads one, --delay and --loss where
-// the ports have them.
+// the ports have them, and --exclusive-ports: the fabric's switch
+// namespaces hold nothing but the switch.
 func switchArgs(n *fabric.Node, ports []dataplane.PortSpec) []string {
-	args := []string{"switch", "--device-id", strconv.Itoa(n.ID)}
+	args := []string{"switch", "--device-id", strconv.Itoa(n.ID), "--exclusive-ports"}
 	for _, p := range ports {
 		args = append(args, "-i", p.String())
 	}

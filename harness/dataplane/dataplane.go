@@ -87,6 +87,12 @@ type Options struct {
 	// Logger receives per-frame events at debug level and trouble with the
 	// interfaces at warning level; nil means slog.Default().
 	Logger *slog.Logger
+	// Exclusive says the ports' interfaces carry the switch's frames only
+	// (as in grid's fabric, where a switch's namespace holds nothing else):
+	// once the packet sockets on an interface (the port's, a capture's)
+	// have a frame, the namespace's IP stack is spared it (see
+	// exclusive.go). Close restores the interfaces.
+	Exclusive bool
 }
 
 // delayQueueLen bounds the frames a delayed port holds; more are dropped
@@ -98,6 +104,7 @@ type Dataplane struct {
 	ports  []*port
 	byPort map[uint32]*port
 	log    *slog.Logger
+	bypass *stackBypass // nil unless Options.Exclusive
 
 	running        atomic.Bool
 	pipelineErrors atomic.Uint64
@@ -173,7 +180,7 @@ func Open(specs []PortSpec, opts Options) (*Dataplane, error) {
 		_, err := os.Stat(opts.PcapDir)
 		madeDir = errors.Is(err, os.ErrNotExist)
 	}
-	if err := d.open(opts.PcapDir); err != nil {
+	if err := d.open(opts.PcapDir, opts.Exclusive); err != nil {
 		d.Close()
 		d.removePcaps()
 		if madeDir {
@@ -207,18 +214,29 @@ func checkSpecs(specs []PortSpec) error {
 	return nil
 }
 
-func (d *Dataplane) open(pcapDir string) error {
+func (d *Dataplane) open(pcapDir string, exclusive bool) error {
 	if pcapDir != "" {
 		if err := os.MkdirAll(pcapDir, 0o755); err != nil {
 			return fmt.Errorf("pcap directory: %w", err)
 		}
 	}
+	if exclusive {
+		var err error
+		if d.bypass, err = newStackBypass(); err != nil {
+			return err
+		}
+	}
 	for _, p := range d.ports {
-		sock, err := OpenSocket(p.spec.Interface)
+		sock, err := openPortSocket(p.spec.Interface)
 		if err != nil {
 			return fmt.Errorf("port %s: %w", p.spec, err)
 		}
 		p.sock = sock
+		if d.bypass != nil {
+			if err := d.bypass.add(p.spec.Interface); err != nil {
+				return fmt.Errorf("port %s: exclusive: %w", p.spec, err)
+			}
+		}
 		if pcapDir == "" {
 			continue
 		}
@@ -558,6 +576,9 @@ func (d *Dataplane) Close() error {
 				socks = append(socks, p.sock)
 			}
 			errs = append(errs, p.pcapIn.close(), p.pcapOut.close())
+		}
+		if d.bypass != nil {
+			errs = append(errs, d.bypass.close())
 		}
 		d.closeErr = errors.Join(append(errs, CloseAll(socks))...)
 	})

@@ -36,8 +36,11 @@ const MaxFrame = 64 << 10
 // when its read deadline passes or the socket is closed.
 type Socket struct {
 	iface string
-	file  *os.File
-	conn  syscall.RawConn
+	// file and conn are the socket in Go's network poller; both are nil
+	// for a port's socket (openPortSocket), which raw holds instead.
+	file *os.File
+	conn syscall.RawConn
+	raw  portFD
 
 	// Receive state: one Recv at a time uses these, set up once so that
 	// receiving allocates nothing.
@@ -52,12 +55,33 @@ type Socket struct {
 	drops atomic.Uint64 // frames the kernel dropped for a full receive buffer, read so far
 }
 
+// portFD is the descriptor of a socket kept out of Go's poller. Receiving
+// and sending use it without a lock (a Dataplane closes its ports only
+// after Run has returned); reading statistics and closing, which may come
+// from anywhere at any time, take the lock, so that a closed number reused
+// by another descriptor is never touched.
+type portFD struct {
+	mu sync.RWMutex
+	fd int // -1 once closed
+}
+
 // OpenSocket opens a packet socket on the interface named iface in the
 // network namespace of the calling OS thread (lock the thread with
 // runtime.LockOSThread before entering a namespace to open sockets there; the
 // socket stays in its namespace wherever it is used later). The interface is
 // put in promiscuous mode for as long as the socket is open, as bmv2 does.
-func OpenSocket(iface string) (*Socket, error) {
+func OpenSocket(iface string) (*Socket, error) { return openSocket(iface, true) }
+
+// openPortSocket is OpenSocket for a Dataplane's port, which the
+// Dataplane's own epoll set watches (poller): the socket stays out of Go's
+// poller, whose edge-triggered registration of both directions would have
+// the kernel wake it for every frame received and for every frame sent
+// (the release of its send buffer), only for the wake-up to be ignored.
+// Such a socket has no Recv or read deadline; TryRecv, Send, Drops and
+// Close work as on any Socket.
+func openPortSocket(iface string) (*Socket, error) { return openSocket(iface, false) }
+
+func openSocket(iface string, pollable bool) (*Socket, error) {
 	ifr, err := unix.NewIfreq(iface)
 	if err != nil {
 		return nil, fmt.Errorf("interface %q: %w", iface, err)
@@ -75,12 +99,17 @@ func OpenSocket(iface string) (*Socket, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	// From here on the file owns the descriptor (and closes it when
-	// garbage collected).
-	s := &Socket{iface: iface, file: os.NewFile(uintptr(fd), "packet socket on "+iface)}
-	if s.conn, err = s.file.SyscallConn(); err != nil {
-		s.file.Close()
-		return nil, fmt.Errorf("interface %s: %w", iface, err)
+	s := &Socket{iface: iface, raw: portFD{fd: -1}}
+	if pollable {
+		// From here on the file owns the descriptor (and closes it when
+		// garbage collected).
+		s.file = os.NewFile(uintptr(fd), "packet socket on "+iface)
+		if s.conn, err = s.file.SyscallConn(); err != nil {
+			s.file.Close()
+			return nil, fmt.Errorf("interface %s: %w", iface, err)
+		}
+	} else {
+		s.raw.fd = fd
 	}
 	s.buf = make([]byte, vlanTagLen+MaxFrame)
 	s.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{}))))
@@ -93,6 +122,24 @@ func OpenSocket(iface string) (*Socket, error) {
 	s.msg.Control = &s.oob[0]
 	s.recvFn = s.recvmsg
 	return s, nil
+}
+
+// control runs f with the socket's descriptor, or returns an error wrapping
+// os.ErrClosed once the socket is closed. locked takes a port socket's
+// lock (see portFD).
+func (s *Socket) control(f func(fd uintptr), locked bool) error {
+	if s.conn != nil {
+		return s.conn.Control(f)
+	}
+	if locked {
+		s.raw.mu.RLock()
+		defer s.raw.mu.RUnlock()
+	}
+	if s.raw.fd < 0 {
+		return os.ErrClosed
+	}
+	f(uintptr(s.raw.fd))
+	return nil
 }
 
 // recvmsg receives one frame for Recv through the poller; it returns false
@@ -160,6 +207,9 @@ var ErrOversized = errors.New("frame longer than the receive buffer")
 // wrapping os.ErrDeadlineExceeded, after Close one wrapping os.ErrClosed.
 // Only one goroutine may call Recv at a time.
 func (s *Socket) Recv() ([]byte, error) {
+	if s.conn == nil {
+		return nil, fmt.Errorf("interface %s: receive: %w", s.iface, errNotPollable)
+	}
 	if err := s.conn.Read(s.recvFn); err != nil {
 		return nil, fmt.Errorf("interface %s: receive: %w", s.iface, err)
 	}
@@ -169,7 +219,7 @@ func (s *Socket) Recv() ([]byte, error) {
 // TryRecv is Recv without waiting: ok is false when no frame is there.
 // It is for a receiver that waits for many sockets at once (poller).
 func (s *Socket) TryRecv() (frame []byte, ok bool, err error) {
-	cerr := s.conn.Control(func(fd uintptr) { ok = s.recvmsg(fd) })
+	cerr := s.control(func(fd uintptr) { ok = s.recvmsg(fd) }, false)
 	if cerr != nil {
 		return nil, false, fmt.Errorf("interface %s: receive: %w", s.iface, cerr)
 	}
@@ -202,7 +252,7 @@ func (s *Socket) received() ([]byte, error) {
 // fd is the socket's descriptor, or -1 once it is closed.
 func (s *Socket) fd() int {
 	fd := -1
-	s.conn.Control(func(f uintptr) { fd = int(f) })
+	s.control(func(f uintptr) { fd = int(f) }, true)
 	return fd
 }
 
@@ -210,10 +260,10 @@ func (s *Socket) fd() int {
 // socket's receive buffer was full (its reader fell behind).
 func (s *Socket) Drops() uint64 {
 	var st *unix.TpacketStats
-	err := s.conn.Control(func(fd uintptr) {
+	err := s.control(func(fd uintptr) {
 		// Reading the statistics resets them: they accumulate here.
 		st, _ = unix.GetsockoptTpacketStats(int(fd), unix.SOL_PACKET, unix.PACKET_STATISTICS)
-	})
+	}, true)
 	if err == nil && st != nil {
 		return s.drops.Add(uint64(st.Drops))
 	}
@@ -248,7 +298,15 @@ func (s *Socket) strippedVLANTag() (uint32, bool) {
 
 // SetReadDeadline makes a blocked or later Recv return once t has passed; the
 // zero time means no deadline.
-func (s *Socket) SetReadDeadline(t time.Time) error { return s.file.SetReadDeadline(t) }
+func (s *Socket) SetReadDeadline(t time.Time) error {
+	if s.file == nil {
+		return fmt.Errorf("interface %s: read deadline: %w", s.iface, errNotPollable)
+	}
+	return s.file.SetReadDeadline(t)
+}
+
+// errNotPollable is the error of a blocking receive on a port's socket.
+var errNotPollable = errors.New("a switch port's socket is not in Go's poller (its dataplane receives)")
 
 // Send sends frame out of the interface as it is.
 func (s *Socket) Send(frame []byte) error {
@@ -270,7 +328,12 @@ func (s *Socket) Send(frame []byte) error {
 func (s *Socket) send(frame []byte) error {
 	op := sendOps.Get().(*sendOp)
 	op.frame, op.err = frame, nil
-	err := s.conn.Write(op.fn)
+	var err error
+	if s.conn != nil {
+		err = s.conn.Write(op.fn)
+	} else {
+		err = s.writeRaw(op)
+	}
 	if err == nil {
 		err = op.err
 	}
@@ -318,9 +381,45 @@ func (op *sendOp) write(fd uintptr) bool {
 	}
 }
 
+// writeRaw is conn.Write for a port's socket: it waits for room in the
+// send buffer in poll(2), a blocking system call the scheduler knows of.
+func (s *Socket) writeRaw(op *sendOp) error {
+	fd := s.raw.fd
+	if fd < 0 {
+		return os.ErrClosed
+	}
+	for !op.write(uintptr(fd)) {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		if _, err := unix.Poll(pfd, int(sendWait.Milliseconds())); err != nil && err != unix.EINTR {
+			return err
+		}
+		if pfd[0].Revents&unix.POLLNVAL != 0 {
+			return os.ErrClosed
+		}
+	}
+	return nil
+}
+
+// sendWait is how long a port's send waits for room in one poll: the
+// frame is tried again after it, room or not.
+const sendWait = 100 * time.Millisecond
+
 // Close closes the socket. It waits for an RCU grace period (milliseconds),
 // so close many sockets in parallel (CloseAll).
 func (s *Socket) Close() error {
+	if s.file == nil {
+		s.raw.mu.Lock()
+		fd := s.raw.fd
+		s.raw.fd = -1
+		s.raw.mu.Unlock()
+		if fd < 0 {
+			return fmt.Errorf("interface %s: close packet socket: %w", s.iface, os.ErrClosed)
+		}
+		if err := unix.Close(fd); err != nil {
+			return fmt.Errorf("interface %s: close packet socket: %w", s.iface, err)
+		}
+		return nil
+	}
 	if err := s.file.Close(); err != nil {
 		return fmt.Errorf("interface %s: close packet socket: %w", s.iface, err)
 	}

@@ -49,10 +49,11 @@ type SwitchConfig struct {
 	// PriorityQueues is the number of egress queues per port
 	// (--priority-queues); 0 means 1.
 	PriorityQueues int
-	// PcapDir, LossSeed and Logger are as in Options.
-	PcapDir  string
-	LossSeed uint64
-	Logger   *slog.Logger
+	// PcapDir, LossSeed, Logger and Exclusive are as in Options.
+	PcapDir   string
+	LossSeed  uint64
+	Logger    *slog.Logger
+	Exclusive bool
 	// Trace, when set, receives the engine's per-packet log (parser
 	// states, tables, actions, drops) of Program and of the pipelines
 	// controllers set, as bmv2's --log-console.
@@ -108,7 +109,7 @@ func NewSwitch(cfg SwitchConfig) (sw *Switch, err error) {
 		}
 		s.initial = engine.NewSwitch(prog, engine.Config{Trace: cfg.Trace, Serial: true, Queues: s.queues})
 	}
-	dp, err := Open(cfg.Ports, Options{PcapDir: cfg.PcapDir, LossSeed: cfg.LossSeed, Logger: log})
+	dp, err := Open(cfg.Ports, Options{PcapDir: cfg.PcapDir, LossSeed: cfg.LossSeed, Logger: log, Exclusive: cfg.Exclusive})
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +200,11 @@ func (s *Switch) Serve(ctx context.Context) error {
 	// leaves.
 	s.grpc.Stop()
 	if served != nil {
-		errs = append(errs, <-served) // nil after Stop
+		// nil after Stop, or ErrServerStopped when Stop came first (a
+		// signal right after the start).
+		if err := <-served; !errors.Is(err, grpc.ErrServerStopped) {
+			errs = append(errs, err)
+		}
 	}
 	if ran != nil {
 		errs = append(errs, <-ran)

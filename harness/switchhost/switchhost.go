@@ -54,6 +54,10 @@ type Switch struct {
 	CPUPort uint32 `json:"cpu_port,omitempty"`
 	// Ports are the data-plane ports, with delay and loss emulation.
 	Ports []dataplane.PortSpec `json:"ports"`
+	// ExclusivePorts says the ports' interfaces carry the switch's
+	// frames only, so the namespace's IP stack is spared them
+	// (dataplane.Options.Exclusive), as `grid switch --exclusive-ports`.
+	ExclusivePorts bool `json:"exclusive_ports,omitempty"`
 }
 
 // Load reads a spec from a JSON file and checks it.
@@ -125,7 +129,7 @@ func Open(spec *Spec, opts Options) (*Host, error) {
 		h.names[i] = sw.Name
 		h.logs[i] = log.With("switch", sw.Name)
 		cfg := dataplane.SwitchConfig{DeviceID: sw.DeviceID, Ports: sw.Ports, CPUPort: sw.CPUPort, GRPCAddr: sw.GRPCAddr,
-			LossSeed: opts.LossSeed, Logger: h.logs[i]}
+			LossSeed: opts.LossSeed, Logger: h.logs[i], Exclusive: sw.ExclusivePorts}
 		if opts.PcapDir != "" {
 			cfg.PcapDir = filepath.Join(opts.PcapDir, sw.Name)
 		}
