@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/solver"
@@ -32,11 +31,13 @@ type PlanOptions struct {
 	CapacityScale float64
 	// Burst is the capacity meter's burst in fragments; 0 means 64.
 	Burst uint32
-	// BurstTime, when set, raises each meter's burst to its capacity's
-	// worth over that time: a meter that passes only a few fragments at
-	// once answers the windows' ordinary jitter with control packets, and
-	// the workers, halving their windows on each, leave the capacity idle.
-	BurstTime time.Duration
+	// BurstPerStream, when set, sizes each meter's burst from the streams
+	// it meters instead: that many fragments for every worker (or child
+	// switch) the switch aggregates, over all jobs, so that every stream's
+	// first window passes at once. A meter starts full, and a burst sized
+	// in time lets a run exceed C_s by that time's worth, a large share of
+	// a run of seconds; one sized by the windows exceeds it by a window.
+	BurstPerStream uint32
 }
 
 // shareNoise is the fraction below which a worker's share is rounding
@@ -468,8 +469,14 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		if burst == 0 {
 			burst = 64
 		}
+		if b.opt.BurstPerStream > 0 {
+			streams := uint32(0)
+			for _, a := range cfg.Aggregations {
+				streams += uint32(a.FanIn)
+			}
+			burst = max(1, streams) * b.opt.BurstPerStream
+		}
 		c := gradproto.CapacityFor(float64(node.Capacity)*b.opt.CapacityScale, b.values, burst)
-		c.Burst = max(c.Burst, uint32(min(c.PacketsPerSecond*b.opt.BurstTime.Seconds(), math.MaxUint32)))
 		cfg.Capacity = &c
 	}
 	return nil

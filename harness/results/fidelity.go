@@ -7,12 +7,19 @@ import (
 	"sort"
 	"text/tabwriter"
 	"time"
+
+	"github.com/grid-ina/grid/harness/gradproto"
 )
 
-// MinFidelity is the least measured/predicted slowest-worker rate a run may
-// show before it fails: the emulation is meant to measure what the model
-// predicts.
-const MinFidelity = 0.9
+// MinFidelity and MaxFidelity bound the measured/predicted slowest-worker
+// rate of a faithful run: the emulation is meant to measure what the model
+// predicts. Below, the emulation fell short (grid run fails); above, it
+// let through more than the model allows, a capacity meter's burst or the
+// sampling's error (grid run warns, grid reproduce fails).
+const (
+	MinFidelity = 0.9
+	MaxFidelity = 1.02
+)
 
 // Windows are iftop's averaging windows, which each worker's sending rate
 // is also shown over.
@@ -42,7 +49,11 @@ const rampShare = 0.1
 type WorkerRate struct {
 	Host string `json:"host"`
 	// BitsPerSecond is its steady rate, over its sending time without the
-	// first and last tenth; 0 when that was too short to measure.
+	// first and last tenth; 0 when that was too short to measure. It is
+	// the rate of its gradient stream as the network carried it through:
+	// a gradient frame for every result it received (see carriedBytes),
+	// which in a steady state is its egress rate, without the gradients
+	// a switch turned away and its window's growth over a short run.
 	BitsPerSecond float64 `json:"bits_per_second"`
 	// MeasuredSeconds is the time the steady rate is measured over.
 	MeasuredSeconds float64 `json:"measured_seconds"`
@@ -135,6 +146,21 @@ type Fidelity struct {
 // Low reports whether the fidelity was measured and is below MinFidelity.
 func (f *Fidelity) Low() bool { return f != nil && f.Ratio != nil && *f.Ratio < MinFidelity }
 
+// High reports whether the fidelity was measured and is above MaxFidelity.
+func (f *Fidelity) High() bool { return f != nil && f.Ratio != nil && *f.Ratio > MaxFidelity }
+
+// Flag is the fidelity's verdict outside [MinFidelity, MaxFidelity]:
+// "LOW" or "HIGH", or "" inside it (or unmeasured).
+func (f *Fidelity) Flag() string {
+	switch {
+	case f.Low():
+		return "LOW"
+	case f.High():
+		return "HIGH"
+	}
+	return ""
+}
+
 // scale is the emulation scale; an unset one is 1.
 func (e *Experiment) scale() float64 {
 	if e.Scale <= 0 {
@@ -143,29 +169,80 @@ func (e *Experiment) scale() float64 {
 	return e.Scale
 }
 
-// egressSeries is a host's cumulative bytes sent over its links, per
-// sample time, oldest first.
-func egressSeries(links []Link, samples []LinkSample, host string) (times []time.Time, bytes []float64) {
-	by := map[time.Time]float64{}
-	for _, s := range samples {
+// hostSeries is one host's cumulative counts over its links, per sample
+// time, oldest first: what it sent (out) and what it received (in).
+type hostSeries struct {
+	times   []time.Time
+	out, in []Count
+}
+
+// hostsSeries builds every host's series in one pass over the samples
+// (a run of 500 hosts has hundreds of thousands of them).
+func hostsSeries(links []Link, samples []LinkSample) map[string]*hostSeries {
+	order := make([]int, len(samples))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return samples[order[i]].Time.Before(samples[order[j]].Time) })
+	by := map[string]*hostSeries{}
+	add := func(host string, t time.Time, out, in Count) {
+		h := by[host]
+		if h == nil {
+			h = &hostSeries{}
+			by[host] = h
+		}
+		if n := len(h.times); n == 0 || !h.times[n-1].Equal(t) {
+			h.times = append(h.times, t)
+			h.out, h.in = append(h.out, Count{}), append(h.in, Count{})
+		}
+		n := len(h.times) - 1
+		h.out[n].Bytes += out.Bytes
+		h.out[n].Packets += out.Packets
+		h.in[n].Bytes += in.Bytes
+		h.in[n].Packets += in.Packets
+	}
+	for _, k := range order {
+		s := samples[k]
 		l := links[s.Link]
-		switch host {
-		case l.NodeA:
-			by[s.Time] += float64(s.AB.Bytes)
-		case l.NodeB:
-			by[s.Time] += float64(s.BA.Bytes)
-		default:
-			continue
+		add(l.NodeA, s.Time, s.AB, s.BA)
+		add(l.NodeB, s.Time, s.BA, s.AB)
+	}
+	return by
+}
+
+// sentBytes is the series' cumulative bytes sent.
+func (h *hostSeries) sentBytes() []float64 {
+	out := make([]float64, len(h.out))
+	for i, c := range h.out {
+		out[i] = float64(c.Bytes)
+	}
+	return out
+}
+
+// carriedBytes is the series' gradient stream as the network carried it
+// through: by each sample, a gradient frame of frameBytes for every result
+// the host received. Each result completes one of its fragments; the
+// control packets that answer a gradient a switch turned away (its
+// capacity meter, or a collision) carry the header alone, controlBytes,
+// and are not counted. In a steady state this is the rate the host sends
+// at; over a run of seconds its egress also holds the gradients turned
+// away (a worker whose every excess fragment is answered and retried sends
+// several times its share) and its window's growth (a worker that does
+// not bind runs further ahead of its results as its window grows to its
+// maximum).
+func (h *hostSeries) carriedBytes(frameBytes, controlBytes int) []float64 {
+	out := make([]float64, len(h.in))
+	if frameBytes <= controlBytes {
+		return h.sentBytes()
+	}
+	for i, c := range h.in {
+		n := (float64(c.Bytes) - float64(controlBytes)*float64(c.Packets)) / float64(frameBytes-controlBytes)
+		out[i] = min(max(n, 0), float64(c.Packets)) * float64(frameBytes)
+		if i > 0 {
+			out[i] = max(out[i], out[i-1])
 		}
 	}
-	for t := range by {
-		times = append(times, t)
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
-	for _, t := range times {
-		bytes = append(bytes, by[t])
-	}
-	return times, bytes
+	return out
 }
 
 // rateBetween is the bits per second between the first and last samples
@@ -188,14 +265,20 @@ func rateBetween(times []time.Time, bytes []float64, from, to time.Time) (bits f
 	return (bytes[last] - bytes[first]) * 8 / span.Seconds(), span, last - first + 1
 }
 
-// workerRate measures w's sending rate from the samples.
-func workerRate(links []Link, samples []LinkSample, w *Endpoint) (WorkerRate, string) {
+// workerRate measures w's sending rate from its series: iftop's averages
+// of everything it sent, and the steady rate of its gradient stream as the
+// network carried it through (frames of frameBytes, controls of
+// controlBytes).
+func workerRate(h *hostSeries, w *Endpoint, frameBytes, controlBytes int) (WorkerRate, string) {
 	r := WorkerRate{Host: w.Host}
 	end := w.Done
 	if end.IsZero() {
 		end = w.End
 	}
-	times, bytes := egressSeries(links, samples, w.Host)
+	if h == nil {
+		h = &hostSeries{}
+	}
+	times, bytes := h.times, h.sentBytes()
 	active := end.Sub(w.Start)
 	for i, win := range Windows {
 		from := end.Add(-win)
@@ -205,7 +288,7 @@ func workerRate(links []Link, samples []LinkSample, w *Endpoint) (WorkerRate, st
 		r.Averages[i], _, _ = rateBetween(times, bytes, from, end)
 	}
 	ramp := time.Duration(float64(active) * rampShare)
-	bits, span, n := rateBetween(times, bytes, w.Start.Add(ramp), end.Add(-ramp))
+	bits, span, n := rateBetween(times, h.carriedBytes(frameBytes, controlBytes), w.Start.Add(ramp), end.Add(-ramp))
 	if span < minMeasured || n < minSamples {
 		return r, fmt.Sprintf("%s sent for %.2f s, %d samples in its steady part: a rate needs %v and %d samples (send more fragments, or emulate slower with a smaller scale)",
 			w.Host, active.Seconds(), n, minMeasured, minSamples)
@@ -226,9 +309,12 @@ func fidelity(e *Experiment, a *AlgorithmRun) *Fidelity {
 		f.Unmeasured = fmt.Sprintf("%d fragments per worker: a steady sending rate needs at least %d (the windows' ramp)", e.Fragments, MinFragments)
 	}
 	slowest := math.Inf(1)
+	series := hostsSeries(e.Links, a.Traffic)
+	control := gradproto.FrameOverhead + gradproto.HeaderLen
+	frame := control + 4*e.Values
 	for _, j := range a.Jobs {
 		for _, w := range j.Workers {
-			r, why := workerRate(e.Links, a.Traffic, w)
+			r, why := workerRate(series[w.Host], w, frame, control)
 			f.Workers = append(f.Workers, r)
 			if why != "" {
 				if f.Unmeasured == "" {
@@ -311,7 +397,8 @@ func linkUses(links []Link, a *AlgorithmRun, scale float64, fragments int) []Lin
 // WriteFidelity prints the fidelity table of a summary: per algorithm the
 // predicted lambda and the measured slowest-worker rate, both as emulated
 // and scaled back to the topology's units, their ratio, and the busiest
-// link's utilisation; a ratio below MinFidelity is flagged LOW.
+// link's utilisation; a ratio below MinFidelity is flagged LOW, one above
+// MaxFidelity HIGH.
 func WriteFidelity(out io.Writer, s *Summary) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "ALGORITHM\tSCALE\tPREDICTED\tMEASURED (slowest worker)\tFIDELITY\tBUSIEST LINK\tLINKS AS PREDICTED")
@@ -323,8 +410,11 @@ func WriteFidelity(out io.Writer, s *Summary) error {
 		ratio := "not measured: " + f.Unmeasured
 		if f.Ratio != nil {
 			ratio = fmt.Sprintf("%.3f", *f.Ratio)
-			if f.Low() {
+			switch {
+			case f.Low():
 				ratio += fmt.Sprintf("  LOW (below %.2f)", MinFidelity)
+			case f.High():
+				ratio += fmt.Sprintf("  HIGH (above %.2f)", MaxFidelity)
 			}
 		}
 		busiest := "-"

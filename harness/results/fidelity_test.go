@@ -9,9 +9,25 @@ import (
 )
 
 // rateExperiment: workers h1 and h2 send to the PS h9 through s1 for 4 s,
-// h1 at 3 Mbit/s and h2 at h2Bits, sampled every 100 ms; the plan predicts
-// lambda 3 Gbps, emulated at scale 0.001.
+// h1 at 3 Mbit/s and h2 at h2Bits, sampled every 100 ms, each getting a
+// result for every gradient; the plan predicts lambda 3 Gbps, emulated at
+// scale 0.001.
 func rateExperiment(h2Bits float64, seconds float64) *Experiment {
+	return meteredExperiment(h2Bits, seconds, 0, 0)
+}
+
+// frameBytes and controlBytes are a gradient's and a control packet's
+// frames at experiment()'s 32 values.
+const (
+	controlBytes = 62
+	frameBytes   = controlBytes + 4*32
+)
+
+// meteredExperiment is rateExperiment where h1 also sends turnedAway
+// gradient frames per second that a switch answers with control packets,
+// and h2's window runs growth fragments further ahead of its results by
+// the end.
+func meteredExperiment(h2Bits, seconds, turnedAway, growth float64) *Experiment {
 	e := experiment()
 	e.Scale, e.Fragments = 0.001, 1024
 	e.Links[0].RateBits, e.Links[1].RateBits, e.Links[2].RateBits = 3e6, 3e6, 9e6
@@ -24,15 +40,50 @@ func rateExperiment(h2Bits float64, seconds float64) *Experiment {
 	}
 	a.Began, a.Ended = start, end
 	a.Traffic = nil
+	frames := func(bits, dt float64) uint64 { return uint64(bits * dt / 8 / frameBytes) }
 	for t := start; !t.After(end); t = t.Add(100 * time.Millisecond) {
 		dt := t.Sub(start).Seconds()
-		// h1 and h2 are the B ends of links 0 and 1: their egress is B to A.
+		h1, h2 := frames(3e6, dt), frames(h2Bits, dt)
+		away := uint64(turnedAway * dt)
+		ahead := uint64(growth * dt / seconds)
+		// h1 and h2 are the B ends of links 0 and 1: their egress is B to
+		// A, their results (and control packets) A to B.
 		a.Traffic = append(a.Traffic,
-			LinkSample{Time: t, Link: 0, BA: Count{Bytes: uint64(3e6 * dt / 8)}},
-			LinkSample{Time: t, Link: 1, BA: Count{Bytes: uint64(h2Bits * dt / 8)}},
-			LinkSample{Time: t, Link: 2, AB: Count{Bytes: uint64((3e6 + h2Bits) * dt / 8)}})
+			LinkSample{Time: t, Link: 0, BA: Count{Bytes: (h1 + away) * frameBytes, Packets: h1 + away},
+				AB: Count{Bytes: h1*frameBytes + away*controlBytes, Packets: h1 + away}},
+			LinkSample{Time: t, Link: 1, BA: Count{Bytes: (h2 + ahead) * frameBytes, Packets: h2 + ahead},
+				AB: Count{Bytes: h2 * frameBytes, Packets: h2}},
+			LinkSample{Time: t, Link: 2, AB: Count{Bytes: (h1 + h2) * frameBytes, Packets: h1 + h2}})
 	}
 	return e
+}
+
+// TestAWorkersSteadyRateLeavesOutGradientsTurnedAwayAndItsWindowsGrowth:
+// h1's switch turns away as many gradients as it passes (a capacity meter
+// answering each with a control packet, which h1 retries), and h2's window
+// grows 56 fragments ahead of its results over a 4 s run. Both carry 3
+// Mbit/s through the network, their lambda; their egress says 6 Mbit/s and
+// 3.2 Mbit/s, which is what iftop's averages show.
+func TestAWorkersSteadyRateLeavesOutGradientsTurnedAwayAndItsWindowsGrowth(t *testing.T) {
+	share := 3e6 / 8 / frameBytes
+	f := meteredExperiment(3e6, 4, share, 56).Summary().Algorithms[0].Fidelity
+	if f == nil || f.Ratio == nil {
+		t.Fatalf("no fidelity measured: %+v", f)
+	}
+	for _, w := range f.Workers {
+		if w.BitsPerSecond < 0.99*3e6 || w.BitsPerSecond > 1.01*3e6 {
+			t.Errorf("%s's steady rate %.0f bit/s, want its 3e6 carried through", w.Host, w.BitsPerSecond)
+		}
+	}
+	if r := *f.Ratio; r < 0.99 || r > 1.01 {
+		t.Errorf("fidelity %.3f, want 1", r)
+	}
+	if avg := f.Workers[0].Averages[1]; avg < 5.9e6 || avg > 6.1e6 {
+		t.Errorf("h1's iftop average %.0f bit/s, want its whole egress, 6e6", avg)
+	}
+	if avg, least := f.Workers[1].Averages[1], 3e6+0.9*56*8*frameBytes/4; avg < least {
+		t.Errorf("h2's iftop average %.0f bit/s, want its egress with the window's growth, above %.0f", avg, least)
+	}
 }
 
 func TestFidelityIsTheSlowestWorkersEgressRateOverThePrediction(t *testing.T) {
@@ -57,8 +108,8 @@ func TestFidelityIsTheSlowestWorkersEgressRateOverThePrediction(t *testing.T) {
 	if f.Low() || len(s.LowFidelity()) != 0 {
 		t.Errorf("0.95 counted as low: %v", s.LowFidelity())
 	}
-	if l := f.Links[0]; l.From != "h1:eth0" || l.Utilisation < 0.99 {
-		t.Errorf("busiest link %+v, want h1's egress, full", l)
+	if l := f.Links[0]; (l.From != "h1:eth0" && l.To != "h1:eth0") || l.Utilisation < 0.99 {
+		t.Errorf("busiest link %+v, want h1's egress or its results, full", l)
 	}
 	if l := f.Links[len(f.Links)-1]; l.From != "s1:p3" || l.Utilisation < 0.64 || l.Utilisation > 0.66 {
 		t.Errorf("least used link %+v, want s1:p3 to the PS at 5.85 of 9 Mbit/s", l)
@@ -120,6 +171,7 @@ func TestAStreamThePlanDoesNotCountPutsItsLinkOffThePrediction(t *testing.T) {
 		switch s.Link {
 		case 0:
 			s.BA.Packets = uint64(frag * done)
+			s.AB = Count{} // this plan sends h1 no results
 		case 1:
 			s.BA.Packets = uint64(frag * done)
 			s.AB = Count{Bytes: s.BA.Bytes, Packets: s.BA.Packets} // results to h2, uncounted
@@ -140,5 +192,32 @@ func TestAStreamThePlanDoesNotCountPutsItsLinkOffThePrediction(t *testing.T) {
 	WriteFidelity(&b, e.Summary())
 	if !strings.Contains(b.String(), "3 of 4, off: s1:p2->h2:eth0") {
 		t.Errorf("the table does not show the link off:\n%s", b.String())
+	}
+}
+
+func TestFidelityAboveTheBandIsReportedHigh(t *testing.T) {
+	e := rateExperiment(3e6, 4)
+	e.Algorithms[0].PredictedLambdaGbps = 2.8 // 3 Mbit/s measured is 1.071 of it
+	s := e.Summary()
+	if high := s.HighFidelity(); len(high) != 1 || !strings.Contains(high[0], "1.071") || !strings.Contains(high[0], "at most 1.02") {
+		t.Fatalf("high fidelity %q, want grid-paths at 1.071", high)
+	}
+	if low := s.LowFidelity(); len(low) != 0 {
+		t.Errorf("1.071 counted as low: %q", low)
+	}
+	if f := s.Algorithms[0].Fidelity; f.Flag() != "HIGH" {
+		t.Errorf("flag %q, want HIGH", f.Flag())
+	}
+	var b strings.Builder
+	if err := WriteFidelity(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "1.071  HIGH (above 1.02)") {
+		t.Errorf("the table does not flag 1.071 HIGH:\n%s", b.String())
+	}
+	// Inside the band, neither.
+	e.Algorithms[0].PredictedLambdaGbps = 3
+	if f := e.Summary().Algorithms[0].Fidelity; f.Flag() != "" {
+		t.Errorf("1.0 flagged %q", f.Flag())
 	}
 }

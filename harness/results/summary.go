@@ -100,11 +100,21 @@ func (e *Experiment) Summary() *Summary {
 // LowFidelity says, per algorithm whose measured fidelity is below
 // MinFidelity, by how much; empty when none is.
 func (s *Summary) LowFidelity() []string {
+	return s.fidelityOutside((*Fidelity).Low, "want at least", MinFidelity)
+}
+
+// HighFidelity says, per algorithm whose measured fidelity is above
+// MaxFidelity, by how much; empty when none is.
+func (s *Summary) HighFidelity() []string {
+	return s.fidelityOutside((*Fidelity).High, "want at most", MaxFidelity)
+}
+
+func (s *Summary) fidelityOutside(outside func(*Fidelity) bool, want string, bound float64) []string {
 	var out []string
 	for _, a := range s.Algorithms {
-		if a.Fidelity.Low() {
-			out = append(out, fmt.Sprintf("%s: slowest worker %s sent %s, %.3f of the predicted %s (want at least %.2f)",
-				a.Algorithm, a.Fidelity.SlowestWorker, rate(a.Fidelity.MeasuredBits), *a.Fidelity.Ratio, rate(a.Fidelity.PredictedBits), MinFidelity))
+		if outside(a.Fidelity) {
+			out = append(out, fmt.Sprintf("%s: slowest worker %s sent %s, %.3f of the predicted %s (%s %.2f)",
+				a.Algorithm, a.Fidelity.SlowestWorker, rate(a.Fidelity.MeasuredBits), *a.Fidelity.Ratio, rate(a.Fidelity.PredictedBits), want, bound))
 		}
 	}
 	return out

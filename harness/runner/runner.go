@@ -369,22 +369,22 @@ func (e *Experiment) end(err error) (*Experiment, error) {
 // the switches, also when ctx was cancelled.
 const evidenceTimeout = 5 * time.Second
 
-// MeterBurst is the time of C_s a capacity meter lets through at once.
-// The workers halve their windows on each control packet (TCP's rule), and
-// a meter, unlike a queue, keeps no work for the time they take to grow
-// back: with a meter passing only 64 fragments at once a capacity-bound
-// plan reached 0.29 of its lambda on Fig. 1 (SwitchML), with 250 ms of C_s
-// 0.89 and 0.79 on the testbed (ATP, SwitchML), with a second 0.99 and
-// above. A run of seconds may exceed C_s by the burst over its length;
-// the fidelity's steady rate leaves the first tenth of it out.
-const MeterBurst = time.Second
-
 // deployment is plan p in the aggregator's terms as the fabric emulates
 // it: every programmable switch's capacity meter at its C_s times the
-// emulation scale (burst MeterBurst), so the switch capacities the plan was
-// solved for bind in the data plane as they do in the model.
+// emulation scale, so the switch capacities the plan was solved for bind in
+// the data plane as they do in the model. A meter's burst is the workers'
+// initial window for every stream it aggregates: their first windows pass
+// at once, and a run exceeds C_s by at most those fragments. (A burst of a
+// second of C_s, as before, let a testbed run of 4 s send SwitchML's
+// workers 1.25 times their lambda: the meter starts full, and its second
+// was spent over the run's first 1.5 s.)
 func deployment(cfg *Config, p *solver.Plan) (*aggregator.Deployment, error) {
-	return aggregator.FromSolverPlan(cfg.Topology, p, aggregator.PlanOptions{Values: cfg.Values, CapacityScale: cfg.Scale, BurstTime: MeterBurst})
+	window := cfg.Window
+	if window == (endpoint.Window{}) {
+		window = DefaultWindow
+	}
+	return aggregator.FromSolverPlan(cfg.Topology, p, aggregator.PlanOptions{Values: cfg.Values, CapacityScale: cfg.Scale,
+		BurstPerStream: uint32(max(1, window.Initial))})
 }
 
 // runPlan deploys one plan on the running switches and runs its jobs'

@@ -26,7 +26,7 @@ func summaryOf(rates map[string][2]float64) *results.Summary {
 	return s
 }
 
-func TestAReproductionHoldsOnlyWhenFidelityAndThePapersFiguresDo(t *testing.T) {
+func TestAReproductionHoldsOnlyWhenEveryFidelityIsInItsBandAndThePapersFiguresHold(t *testing.T) {
 	fig1 := reproductions[0]
 	var out bytes.Buffer
 	good := summaryOf(map[string][2]float64{solver.AlgoGeryon: {1, 0.99}, solver.AlgoATP: {2.4375, 2.4}, solver.AlgoGRIDPaths: {3, 2.95}})
@@ -38,11 +38,28 @@ func TestAReproductionHoldsOnlyWhenFidelityAndThePapersFiguresDo(t *testing.T) {
 	out.Reset()
 	low := summaryOf(map[string][2]float64{solver.AlgoGeryon: {1, 0.99}, solver.AlgoATP: {2.4375, 1.95}, solver.AlgoGRIDPaths: {3, 2.95}})
 	f := holdAgainstPaper(&out, fig1, low)
-	if len(f) != 2 || !strings.Contains(out.String(), "LOW") || !strings.Contains(out.String(), "PAPER DISAGREES: atp") {
+	if len(f) != 2 || !strings.Contains(out.String(), "FIDELITY LOW atp") || !strings.Contains(out.String(), "PAPER DISAGREES: atp") {
 		t.Errorf("ATP at 0.8: failures %v\n%s", f, out.String())
 	}
-	// The testbed's order: SwitchML under Geryon breaks it.
+	// SwitchML at 1.265 of its lambda (a capacity meter's burst let it
+	// through) fails although the paper's order holds.
+	out.Reset()
 	testbed := reproductions[1]
+	over := &results.Summary{}
+	for _, r := range []struct {
+		algo            string
+		predicted, gbps float64
+	}{{solver.AlgoGRIDPaths, 33.33, 33.4}, {solver.AlgoATP, 26.51, 25.8}, {solver.AlgoSwitchML, 15, 18.97}, {solver.AlgoGeryon, 12.5, 12.41}} {
+		ratio := r.gbps / r.predicted
+		over.Algorithms = append(over.Algorithms, results.AlgorithmSummary{Algorithm: r.algo, Verified: true,
+			Fidelity: &results.Fidelity{PredictedGbps: r.predicted, MeasuredGbps: r.gbps, Ratio: &ratio}})
+	}
+	f = holdAgainstPaper(&out, testbed, over)
+	if len(f) != 1 || !strings.Contains(f[0], "switchml: fidelity 1.265") || !strings.Contains(out.String(), "FIDELITY HIGH switchml") ||
+		!strings.Contains(out.String(), "1.265 HIGH") || !strings.Contains(out.String(), "the paper's figures hold") {
+		t.Errorf("SwitchML at 1.265: failures %v\n%s", f, out.String())
+	}
+	// The testbed's order: SwitchML under Geryon breaks it.
 	s := &results.Summary{}
 	for a, g := range map[string]float64{solver.AlgoGRIDPaths: 33, solver.AlgoATP: 26, solver.AlgoSwitchML: 12, solver.AlgoGeryon: 12.4} {
 		one := 1.0
