@@ -23,9 +23,12 @@ const (
 
 	ActionForward   = "GridIngress.forward"
 	ActionAggregate = "GridIngress.aggregate"
-	ActionMulticast = "GridIngress.multicast"
-	ActionToHost    = "GridEgress.to_host"
-	ActionSetSrcMAC = "GridEgress.set_src_mac"
+	// ActionAggregateAlias aggregates under a switch's further node id of
+	// a job, in units shifted by its offset (gradproto.Aggregation).
+	ActionAggregateAlias = "GridIngress.aggregate_alias"
+	ActionMulticast      = "GridIngress.multicast"
+	ActionToHost         = "GridEgress.to_host"
+	ActionSetSrcMAC      = "GridEgress.set_src_mac"
 
 	MeterCapacity  = "GridIngress.capacity"
 	CounterJobStat = "GridIngress.job_stats"
@@ -121,9 +124,13 @@ func Entries(cfg gradproto.SwitchConfig) (*Setup, error) {
 			Action: ActionForward, Params: []Field{exact("dmac", r.NextHop.Uint64(), 48), exact("port", uint64(r.Port), 9)}})
 	}
 	for _, a := range cfg.Aggregations {
-		s.Entries = append(s.Entries, TableEntry{Table: TableAggConfig,
+		e := TableEntry{Table: TableAggConfig,
 			Keys:   []Field{exact("hdr.grid.job", uint64(a.Job), 16), exact("hdr.grid.node", uint64(a.Node), 16)},
-			Action: ActionAggregate, Params: []Field{exact("fanin", uint64(a.FanIn), 16), exact("reclaim", a.ReclaimMicros, 48)}})
+			Action: ActionAggregate, Params: []Field{exact("fanin", uint64(a.FanIn), 16), exact("reclaim", a.ReclaimMicros, 48)}}
+		if a.UnitOffset != 0 {
+			e.Action, e.Params = ActionAggregateAlias, append(e.Params, exact("unit_offset", uint64(a.UnitOffset), 32))
+		}
+		s.Entries = append(s.Entries, e)
 	}
 	for _, g := range cfg.GradRoutes {
 		s.Entries = append(s.Entries, TableEntry{Table: TableGradRoute,

@@ -79,7 +79,7 @@ func TestP4InfoHasEveryObjectTheControlPlaneNames(t *testing.T) {
 		names[x.Preamble.Name] = true
 	}
 	want := []string{TableIPv4LPM, TableGradRoute, TableAggConfig, TableJobMcast, TableResultHost, TablePortMAC,
-		ActionForward, ActionAggregate, ActionMulticast, ActionToHost, ActionSetSrcMAC,
+		ActionForward, ActionAggregate, ActionAggregateAlias, ActionMulticast, ActionToHost, ActionSetSrcMAC,
 		MeterCapacity, CounterJobStat, CounterPortRx, CounterPortTx, CounterGradRoute}
 	want = append(want, unitRegisters...)
 	for _, n := range want {

@@ -396,8 +396,9 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		if got := b.members[id][uint16(node.ID)]; got != a.FanIn {
 			return fmt.Errorf("%s.%s: fan_in %d for job %s, but %d of its workers' shares name %s", field, f, a.FanIn, a.Job, got, sp.Name)
 		}
-		for _, al := range b.aliases(id, sp.Name, uint16(node.ID), a.FanIn) {
-			cfg.Aggregations = append(cfg.Aggregations, gradproto.Aggregation{Job: id, Node: al.id, FanIn: uint16(al.fanIn), ReclaimMicros: b.opt.ReclaimMicros})
+		for k, al := range b.aliases(id, sp.Name, uint16(node.ID), a.FanIn) {
+			cfg.Aggregations = append(cfg.Aggregations, gradproto.Aggregation{Job: id, Node: al.id, FanIn: uint16(al.fanIn),
+				ReclaimMicros: b.opt.ReclaimMicros, UnitOffset: uint32(k)})
 		}
 		if err := b.routeToPS(sp.Name, id, a.OutPort, field+"."+f+".out_port"); err != nil {
 			return err

@@ -24,7 +24,10 @@ import (
 // switch's groups are sets of workers like any other, each with its own
 // aggregation entry whose partial sum goes to the PS on its own; the PS's
 // further ids are its aliases (gradproto.Plan.PSAliases), under which it
-// takes the workers' fragments directly.
+// takes the workers' fragments directly. A switch keeps one memory unit
+// per (job, fragment) that the hash names, so each further id of a job at
+// a switch gets its own unit offset (gradproto.Aggregation.UnitOffset):
+// two sets of one fragment never meet in one unit.
 
 // nodeAlias is one node id a job's workers address a node by: the set of
 // workers aggregated under it (nil: all the node's workers) and its fan-in.
@@ -110,14 +113,10 @@ func (b *planBuilder) addMembers(field string, j *solver.JobPlan, jd *JobDeploym
 			groups[n.node] = append(groups[n.node], wi)
 		}
 		for _, node := range order {
-			ws := groups[node]
-			own := shareAt(splits[ws[0]], mid).id
-			if own != psNodeID && len(ws) > gradproto.MaxFanIn {
-				return fmt.Errorf("%s: %d workers at switch %s, more than one packet's bitmap holds (%d): a switch keeps one memory unit per fragment, so it cannot count a second set of workers of that fragment", field, len(ws), node, gradproto.MaxFanIn)
-			}
-			// A packet's bitmap has MaxFanIn slots: the PS, with more
-			// workers, is addressed by one node id per MaxFanIn of them.
-			for k, ws := range slices.Collect(slices.Chunk(ws, gradproto.MaxFanIn)) {
+			// A packet's bitmap has MaxFanIn slots: a node with more
+			// workers is addressed by one node id per MaxFanIn of them.
+			for k, ws := range slices.Collect(slices.Chunk(groups[node], gradproto.MaxFanIn)) {
+				own := shareAt(splits[ws[0]], mid).id
 				id, err := b.alias(aliases, node, own, k, jd.Workers, ws)
 				if err != nil {
 					return fmt.Errorf("%s: %w", field, err)

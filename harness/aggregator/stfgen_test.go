@@ -165,7 +165,14 @@ func (b *stfBuilder) checkPorts(ports ...uint16) {
 
 // checkUnit asserts the state of the unit (job, frag) maps to.
 func (b *stfBuilder) checkUnit(job uint16, frag uint32, wantState uint16) {
-	idx := gradproto.UnitIndex(job, frag, len(b.sw.Units()))
+	b.checkUnitAfter(job, frag, 0, wantState)
+}
+
+// checkUnitAfter asserts the state of the unit offset units after the one
+// (job, frag) maps to (aggregate_alias).
+func (b *stfBuilder) checkUnitAfter(job uint16, frag uint32, offset int, wantState uint16) {
+	units := len(b.sw.Units())
+	idx := (gradproto.UnitIndex(job, frag, units) + offset) % units
 	u := b.sw.Units()[idx]
 	if u.State != wantState {
 		b.t.Fatalf("model: unit %d of job %d fragment %d in state %d, case expects %d", idx, job, frag, u.State, wantState)
@@ -231,6 +238,39 @@ var stfCases = []stfCase{
 			}
 			b.checkUnit(3, 77, gradproto.UnitDone)
 			b.checkStats(3)
+			return b
+		}},
+	{"aggregate_alias", `Two sets of workers of one fragment at one switch (a bitmap has 64 slots):
+		workers 0 and 1 aggregate under the switch's node 1 (fan-in 2), workers 2 and 3 under its
+		further node id 5 (aggregate_alias, fan-in 2, unit offset 1). Their fragments 5 arrive
+		interleaved and never meet: each set fills its own unit, the one after the hash's for node 5,
+		and sends its own partial sum (count 2, bitmap 0x3, its node id) to the PS. A fragment of
+		node 5 whose hash names the last unit wraps around to unit 0.`,
+		func(t *testing.T) *stfBuilder {
+			const alias = 5
+			st := mustStar(t, 1, 4, 0, 32)
+			st.Config.Aggregations = []gradproto.Aggregation{{Job: 1, Node: st.SwitchNode, FanIn: 2}, {Job: 1, Node: alias, FanIn: 2, UnitOffset: 1}}
+			for m := 2; m < 4; m++ {
+				st.Plan.Members[m].Node, st.Plan.Members[m].Slot = alias, uint8(m-2)
+			}
+			b := newBuilder(t, Build{}, st)
+			for _, m := range []int{0, 2, 1, 3} {
+				b.note("worker %d (node %d)", m, st.Plan.Members[m].Node)
+				b.send(st.WorkerPort(m), b.frag(&st.Plan, m, 5, 0, val(m)))
+			}
+			b.checkUnit(1, 5, gradproto.UnitDone)
+			b.checkUnitAfter(1, 5, 1, gradproto.UnitDone)
+			last := uint32(6)
+			for gradproto.UnitIndex(1, last, gradproto.DefaultUnits) != gradproto.DefaultUnits-1 {
+				last++
+			}
+			b.note("fragment %d hashes to the last unit; node %d's take unit 0", last, alias)
+			b.send(st.WorkerPort(2), b.frag(&st.Plan, 2, last, 0, val(2)))
+			b.checkUnitAfter(1, last, 1, gradproto.UnitActive)
+			b.send(st.WorkerPort(3), b.frag(&st.Plan, 3, last, 0, val(3)))
+			b.checkUnitAfter(1, last, 1, gradproto.UnitDone)
+			b.checkStats(1)
+			b.checkPorts(0, 1, 2, 3, 4)
 			return b
 		}},
 	{"aggregate_values64", `The 64-value build (GRID_VALUES_64): three workers, 64 int32 values each.`,

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/gradproto"
@@ -72,22 +71,32 @@ func TestAPSWithMoreThan64WorkersTakesThemUnderOneNodeIDPer64(t *testing.T) {
 				t.Errorf("PS aliases %v, want two (139 workers: 64 under the PS's own id, 64 and 11 under aliases)", plan.PSAliases)
 			}
 			checkWideNodes(t, tp, d, tc.want)
-			rng := rand.New(rand.NewPCG(7, 8))
-			grads := [][]map[uint32][]int32{gradproto.RandomGradients(rng, len(plan.Members), 20, 32, false)}
-			for _, lose := range []int{-1, 500} {
-				n, _, models := deploymentNetwork(t, tp, d, grads)
-				rep, err := n.Run(gradproto.RunOptions{Seed: uint64(lose + 2), Lose: lose, MaxRounds: 60})
-				if err != nil {
-					t.Fatalf("losing transmission %d (%s): %v", lose, rep.Lost, err)
-				}
-				if lose == -1 {
-					checkAggregationSites(t, tc.plan, d, models)
-					if ps := rep.Jobs[0].PS; ps.Overlaps != 0 || ps.Duplicates != 0 {
-						t.Errorf("without loss the PS discarded %d overlapping and %d duplicate contributions", ps.Overlaps, ps.Duplicates)
-					}
-				}
-			}
+			runWide(t, tp, tc.plan, d)
 		})
+	}
+}
+
+// runWide runs the deployment's job, 20 fragments per worker, over engine
+// switches wired like the topology, without loss and losing its 500th
+// transmission: every worker gets the exact sums (Network.Run checks), the
+// plan's switches and no others aggregate, and without loss the PS model
+// neither discards nor repeats a contribution.
+func runWide(t *testing.T, tp *topo.Topology, p *solver.Plan, d *Deployment) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 8))
+	grads := [][]map[uint32][]int32{gradproto.RandomGradients(rng, len(d.Jobs[0].Plan.Members), 20, 32, false)}
+	for _, lose := range []int{-1, 500} {
+		n, _, models := deploymentNetwork(t, tp, d, grads)
+		rep, err := n.Run(gradproto.RunOptions{Seed: uint64(lose + 2), Lose: lose, MaxRounds: 60})
+		if err != nil {
+			t.Fatalf("losing transmission %d (%s): %v", lose, rep.Lost, err)
+		}
+		if lose == -1 {
+			checkAggregationSites(t, p, d, models)
+			if ps := rep.Jobs[0].PS; ps.Overlaps != 0 || ps.Duplicates != 0 {
+				t.Errorf("without loss the PS discarded %d overlapping and %d duplicate contributions", ps.Overlaps, ps.Duplicates)
+			}
+		}
 	}
 }
 
@@ -95,7 +104,7 @@ func TestAPSWithMoreThan64WorkersTakesThemUnderOneNodeIDPer64(t *testing.T) {
 // PS's own, one of its aliases or a switch's aggregation entry, never two
 // of them and never a topology switch's id under another switch; that a
 // switch's entry counts the fan-in of the workers addressing it; and how
-// many workers each node aggregates per class. Bitmap slots are 0..63
+// many workers each node aggregates per class (unless want is nil). Bitmap slots are 0..63
 // (Expected), so no node id carries more than 64 workers.
 func checkWideNodes(t *testing.T, tp *topo.Topology, d *Deployment, want []map[string]int) {
 	t.Helper()
@@ -127,7 +136,7 @@ func checkWideNodes(t *testing.T, tp *topo.Topology, d *Deployment, want []map[s
 			owner[a.Node], fanIn[a.Node] = s.Name, int(a.FanIn)
 		}
 	}
-	if len(exp) != len(want) {
+	if want != nil && len(exp) != len(want) {
 		t.Fatalf("%d classes, want %d", len(exp), len(want))
 	}
 	for c, nodes := range exp {
@@ -143,20 +152,51 @@ func checkWideNodes(t *testing.T, tp *topo.Topology, d *Deployment, want []map[s
 			}
 			got[name] += n
 		}
-		if fmt.Sprint(got) != fmt.Sprint(want[c]) {
+		if want != nil && fmt.Sprint(got) != fmt.Sprint(want[c]) {
 			t.Errorf("class %d: workers per node %v, want %v", c, got, want[c])
 		}
 	}
 }
 
-// TestASwitchWithMoreThan64WorkersOfAFragmentIsRefusedNamingIt: SwitchML
-// aggregates the 70 workers under lf1 at lf1; a switch keeps one memory
-// unit per fragment of a job, so it cannot count a second set of 64, and
-// the plan is refused before anything is built.
-func TestASwitchWithMoreThan64WorkersOfAFragmentIsRefusedNamingIt(t *testing.T) {
-	tp, p := wideLeafSpine(t, solver.AlgoSwitchML)
-	_, err := FromSolverPlan(tp, p, PlanOptions{})
-	if err == nil || !strings.Contains(err.Error(), "jobs[0] (job1): 70 workers at switch lf1, more than one packet's bitmap holds (64)") {
-		t.Fatalf("FromSolverPlan: %v, want a refusal naming lf1's 70 workers", err)
+// TestASwitchWithMoreThan64WorkersCountsEachSetOf64InItsOwnUnits deploys
+// plans that aggregate more workers at one switch than a bitmap has
+// slots: SwitchML's, which aggregates the 70 workers under lf1 at lf1 and
+// the 69 under lf2 at lf2, and ATP's, which splits them over classes with
+// up to 70 at a leaf or the spine and the rest at the PS. Each switch gets
+// one aggregation entry per set of at most 64 workers, each set of one job
+// its own unit offset, so two sets of one fragment never share a unit;
+// every worker gets the exact sums over engine switches wired like the
+// topology, also after a lost frame.
+func TestASwitchWithMoreThan64WorkersCountsEachSetOf64InItsOwnUnits(t *testing.T) {
+	for _, tc := range []struct {
+		algo string
+		want []map[string]int
+	}{
+		{solver.AlgoSwitchML, []map[string]int{{"lf1": 70, "lf2": 69}}},
+		{solver.AlgoATP, nil},
+	} {
+		t.Run(tc.algo, func(t *testing.T) {
+			tp, p := wideLeafSpine(t, tc.algo)
+			d, err := FromSolverPlan(tp, p, PlanOptions{ReclaimMicros: uint64(reclaimTime.Microseconds())})
+			if err != nil {
+				t.Fatalf("the plan is refused: %v", err)
+			}
+			checkWideNodes(t, tp, d, tc.want)
+			for _, s := range d.Switches {
+				offsets := map[[2]uint32]uint16{}
+				for _, a := range s.Config.Aggregations {
+					k := [2]uint32{uint32(a.Job), a.UnitOffset}
+					if prev, dup := offsets[k]; dup {
+						t.Errorf("%s: node ids %d and %d of job %d share unit offset %d", s.Name, prev, a.Node, a.Job, a.UnitOffset)
+					}
+					offsets[k] = a.Node
+				}
+			}
+			lf1, _ := d.Switch("lf1")
+			if len(lf1.Config.Aggregations) < 2 {
+				t.Fatalf("lf1 aggregates %+v, want a second node id for its workers beyond 64", lf1.Config.Aggregations)
+			}
+			runWide(t, tp, p, d)
+		})
 	}
 }

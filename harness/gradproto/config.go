@@ -55,9 +55,16 @@ type Route struct {
 // it well above the workers' retransmission timeout: a unit idle that long
 // has no worker waiting on it, since waiting workers resend and a resend
 // flushes the unit.
+//
+// UnitOffset is 0 for a switch's first node id of a job. A further id of
+// the job at the switch (a second set of up to 64 workers of the same
+// fragments, aggregate_alias) gets its own offset in 1..units-1: its
+// fragments take the unit that many after the one the hash names, so two
+// sets of one fragment never share a unit.
 type Aggregation struct {
 	Job, Node, FanIn uint16
 	ReclaimMicros    uint64
+	UnitOffset       uint32
 }
 
 // GradRoute forwards the fragments of job Job for aggregation node Node

@@ -119,6 +119,11 @@ func NewSwitch(cfg SwitchConfig, values, units int) (*Switch, error) {
 	if units <= 0 {
 		return nil, fmt.Errorf("memory units %d: must be positive", units)
 	}
+	for i, a := range cfg.Aggregations {
+		if a.UnitOffset >= uint32(units) {
+			return nil, fmt.Errorf("aggregations[%d]: unit offset %d of job %d at node %d outside 0..%d", i, a.UnitOffset, a.Job, a.Node, units-1)
+		}
+	}
 	s := &Switch{
 		cfg: cfg, values: values, units: make([]Unit, units), Start: time.Now(),
 		agg: map[[2]uint16]Aggregation{}, grad: map[gradKey]GradRoute{}, mcast: map[[2]uint16]uint16{},
@@ -327,7 +332,7 @@ func (s *Switch) aggregate(f []byte, h Header, a Aggregation) (route, []byte) {
 		s.count(h.Job, EvCapacity)
 		return routeLPM, s.control(f)
 	}
-	u := &s.units[UnitIndex(h.Job, h.Frag, len(s.units))]
+	u := &s.units[(UnitIndex(h.Job, h.Frag, len(s.units))+int(a.UnitOffset))%len(s.units)]
 	now := s.micros()
 	same := u.Job == h.Job && u.Frag == h.Frag && u.State != UnitEmpty
 	dup := u.Seen&h.Bitmap != 0

@@ -147,6 +147,7 @@ struct metadata_t {
     bit<32> stat_base;
     bit<2>  color;
     bit<32> idx;
+    bit<32> unit_offset;
     /* the unit's registers */
     bit<64> tag;
     bit<16> state;
@@ -254,6 +255,17 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
     action aggregate(bit<16> fanin, bit<48> reclaim) {
         meta.fanin = fanin;
         meta.reclaim = reclaim;
+        meta.unit_offset = 0;
+    }
+
+    /* A further node id of this switch for the same job: a second set of
+     * workers of the same fragments (a bitmap has 64 slots). Its fragments
+     * take the unit unit_offset (1..GRID_UNITS-1) after the one the hash
+     * names, so two sets of one fragment never meet in one unit. */
+    action aggregate_alias(bit<16> fanin, bit<48> reclaim, bit<32> unit_offset) {
+        meta.fanin = fanin;
+        meta.reclaim = reclaim;
+        meta.unit_offset = unit_offset;
     }
 
     /* The packet leaves in-network processing for the PS. */
@@ -310,7 +322,7 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.grid.job: exact;
             hdr.grid.node: exact;
         }
-        actions = { aggregate; NoAction; }
+        actions = { aggregate; aggregate_alias; NoAction; }
         default_action = NoAction();
         size = 1024;
     }
@@ -376,6 +388,10 @@ control GridIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 hash(meta.idx, HashAlgorithm.crc32, (bit<32>)0,
                      { hdr.grid.job, hdr.grid.frag }, (bit<32>)GRID_UNITS);
+                meta.idx = meta.idx + meta.unit_offset;
+                if (meta.idx >= (bit<32>)GRID_UNITS) {
+                    meta.idx = meta.idx - (bit<32>)GRID_UNITS;
+                }
                 unit_tag.read(meta.tag, meta.idx);
                 unit_seen.read(meta.seen, meta.idx);
                 unit_count.read(meta.count, meta.idx);
