@@ -256,8 +256,9 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 }
 
 // hopsJobs is how many jobs share the hosts in the fragment-hops benchmark:
-// a fragment's bitmap holds at most 64 workers of a job at its PS, and
-// Geryon aggregates nowhere else.
+// four PSs of 47 workers each, as in its first measurements (then a PS
+// could take at most one bitmap's 64 workers; now it takes more under
+// further node ids, but the figures stay comparable).
 const hopsJobs = 4
 
 // spreadJobs deals tp's hosts out to n jobs in turn, so every job has
