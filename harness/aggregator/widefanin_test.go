@@ -200,3 +200,24 @@ func TestASwitchWithMoreThan64WorkersCountsEachSetOf64InItsOwnUnits(t *testing.T
 		})
 	}
 }
+
+// TestNoPlanForTheLargeShippedTopologiesIsRefused deploys every
+// algorithm's plan for fattree-k8 (191 workers) and Geryon's for
+// leafspine-60 (499 workers, all at the PS: eight node ids).
+func TestNoPlanForTheLargeShippedTopologiesIsRefused(t *testing.T) {
+	plans := map[string][]string{"fattree-k8": solver.Algorithms(), "leafspine-60": {solver.AlgoGeryon}}
+	for _, topology := range []string{"fattree-k8", "leafspine-60"} {
+		for _, algo := range plans[topology] {
+			tp, p := solvePlan(t, topology, "", algo)
+			d, err := FromSolverPlan(tp, p, PlanOptions{})
+			if err != nil {
+				t.Errorf("%s, %s: the plan is refused: %v", topology, algo, err)
+				continue
+			}
+			workers := len(d.Jobs[0].Workers)
+			if algo == solver.AlgoGeryon && len(d.Jobs[0].Plan.PSAliases) != (workers-1)/gradproto.MaxFanIn {
+				t.Errorf("%s, geryon: %d workers at the PS under %d aliases", topology, workers, len(d.Jobs[0].Plan.PSAliases))
+			}
+		}
+	}
+}
