@@ -9,12 +9,16 @@ import (
 // FuzzEngineAgreesWithModel sends arbitrary frames, seeded with every kind
 // of GRID packet, through the compiled program and the reference model and
 // requires the same output, byte for byte. A short job runs first so the
-// frame meets occupied and finished units.
+// frame meets occupied and finished units. The switch also aggregates the
+// job under a further node id (7) whose units are 3 after the hash's, so
+// with 4 units most of them wrap around.
 func FuzzEngineAgreesWithModel(f *testing.F) {
 	st, err := gradproto.NewStar(2, 3, 1, 32)
 	if err != nil {
 		f.Fatal(err)
 	}
+	const alias = 7
+	st.Config.Aggregations = append(st.Config.Aggregations, gradproto.Aggregation{Job: 2, Node: alias, FanIn: 2, UnitOffset: 3})
 	var w []*gradproto.Worker
 	for m := range st.Plan.Members {
 		w = append(w, gradproto.NewWorker(&st.Plan, m, map[uint32][]int32{1: make([]int32, 32), 2: make([]int32, 32)}))
@@ -48,6 +52,11 @@ func FuzzEngineAgreesWithModel(f *testing.F) {
 	wide := rs
 	wide.Flags, wide.Values = 0, make([]int32, 64) // the other build's length
 	f.Add(uint8(1), wide.Marshal())
+	for frag := uint32(1); frag <= 4; frag++ {
+		other := rs
+		other.Flags, other.Node, other.Frag = 0, alias, frag
+		f.Add(uint8(2), other.Marshal())
+	}
 	f.Add(uint8(1), []byte{1, 2, 3})
 	prog := compileForEngine(f, Build{Units: 4})
 	f.Fuzz(func(t *testing.T, port uint8, frame []byte) {
