@@ -27,8 +27,9 @@ const (
 	// DefaultValues is N, the number of int32 values per packet, of the
 	// default build.
 	DefaultValues = 32
-	// MaxFanIn is the largest fan-in one aggregation node supports: the
-	// width of the worker bitmap.
+	// MaxFanIn is the largest fan-in of one aggregation node id: the
+	// width of the worker bitmap. A node with more workers has one id per
+	// MaxFanIn of them (Plan.PSAliases, Aggregation.UnitOffset).
 	MaxFanIn = 64
 
 	EthernetLen = 14
