@@ -61,9 +61,18 @@ func BenchmarkStartAndInstallOnTheTestbed(b *testing.B) {
 // ratio to the first (today's).
 //
 //	go test -run '^$' -bench StartFatTreeK8 -benchtime 1x ./harness/controller
-func BenchmarkStartFatTreeK8(b *testing.B) {
+func BenchmarkStartFatTreeK8(b *testing.B) { benchmarkStart(b, "fattree-k8.yaml") }
+
+// BenchmarkStartLeafSpine60 is BenchmarkStartFatTreeK8 on
+// topologies/leafspine-60.yaml: 60 switches, 500 hosts, so grid-paths'
+// plan holds many more entries per switch.
+//
+//	go test -run '^$' -bench StartLeafSpine60 -benchtime 1x ./harness/controller
+func BenchmarkStartLeafSpine60(b *testing.B) { benchmarkStart(b, "leafspine-60.yaml") }
+
+func benchmarkStart(b *testing.B, topology string) {
 	controllertest.NeedFabric(b)
-	tp := fatTreeK8(b)
+	tp := loadTopology(b, topology)
 	d := deploy(b, tp, solver.AlgoGRIDPaths)
 	ctx := context.Background()
 	opts := startOptions(b) // builds grid once, before anything is timed
@@ -104,12 +113,15 @@ func BenchmarkStartFatTreeK8(b *testing.B) {
 }
 
 // fatTreeK8 is topologies/fattree-k8.yaml.
-func fatTreeK8(b *testing.B) *topo.Topology {
+func fatTreeK8(b *testing.B) *topo.Topology { return loadTopology(b, "fattree-k8.yaml") }
+
+// loadTopology loads the named file of topologies/.
+func loadTopology(b *testing.B, name string) *topo.Topology {
 	root, err := repo.Root()
 	if err != nil {
 		b.Fatal(err)
 	}
-	tp, err := topo.Load(filepath.Join(root, "topologies", "fattree-k8.yaml"))
+	tp, err := topo.Load(filepath.Join(root, "topologies", name))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,9 +167,29 @@ type switchDesign struct {
 }
 
 // switchDesigns are the designs the benchmarks compare, today's first.
-var switchDesigns = []switchDesign{
+// With GRID_BENCH_BEFORE set to another build of grid (an earlier commit's,
+// say), each design also runs on that binary, after today's, in the same
+// run: a before/after table without the machine's load changing in
+// between.
+var switchDesigns = withBefore([]switchDesign{
 	{"process-per-switch", func(o Options) Options { o.Hosting = ProcessPerSwitch; return o }},
 	{"one-process", func(o Options) Options { o.Hosting = HostTogether; return o }},
+}, os.Getenv("GRID_BENCH_BEFORE"))
+
+// withBefore adds to designs each one run by the grid binary before, named
+// with a "-before" suffix; none when before is "".
+func withBefore(designs []switchDesign, before string) []switchDesign {
+	if before == "" {
+		return designs
+	}
+	for _, d := range designs[:len(designs):len(designs)] {
+		designs = append(designs, switchDesign{d.name + "-before", func(o Options) Options {
+			o = d.opts(o)
+			o.Binary = before
+			return o
+		}})
+	}
+	return designs
 }
 
 // BenchmarkFragmentHopsFatTreeK8 measures what the emulated network

@@ -133,6 +133,12 @@ type port struct {
 	lossMu sync.Mutex
 	loss   *rand.Rand
 
+	// batch and dirty are the receiver's: the frames waiting to leave
+	// together (batch.go), and whether the port is on its list of ports
+	// with a batch.
+	batch txBatch
+	dirty bool
+
 	// held are the frames held back for Delay or their egress queue's
 	// wait (engine.Output.Wait), sent in order when due; nil until a port
 	// first holds one, as most never do and each queue takes
@@ -330,12 +336,25 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 const portBudget = 64
 
 // receive is the receiver of every port: it waits until ports have frames
-// and passes each through pl. It returns nil when Run stops it, and an
-// error naming the port if a socket fails.
+// and passes each through pl, sending what it emits in batches (batch.go).
+// It returns nil when Run stops it, and an error naming the port if a
+// socket fails.
 func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
-	emit := d.Transmit
+	var dirty []*port
+	emit := func(o engine.Output) { d.transmit(o, &dirty) }
+	// visit are the ports that may hold frames, in turn: those epoll
+	// reported, and those left with frames after their budget (which the
+	// edge-triggered set does not report again).
+	listed := make([]bool, len(d.ports))
+	var visit, next []int
 	for {
-		ready, err := poll.wait()
+		var ready []unix.EpollEvent
+		var err error
+		if len(visit) == 0 {
+			ready, err = poll.wait()
+		} else {
+			ready, err = poll.peek()
+		}
 		if isStop(err) {
 			return nil
 		}
@@ -343,24 +362,45 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 			return fmt.Errorf("dataplane: waiting for frames: %w", err)
 		}
 		for _, ev := range ready {
-			p := d.ports[ev.Fd]
-			for range portBudget {
-				frame, ok, err := p.sock.TryRecv()
-				if !ok && err == nil {
-					break
-				}
-				if stop, err := d.take(p, frame, err, pl, emit); stop || err != nil {
-					if errors.Is(err, os.ErrClosed) {
-						return nil
-					}
-					if err != nil {
-						return err
-					}
-					break
-				}
+			if i := int(ev.Fd); !listed[i] {
+				listed[i] = true
+				visit = append(visit, i)
 			}
 		}
+		next = next[:0]
+		for _, i := range visit {
+			emptied, err := d.drain(d.ports[i], pl, emit)
+			dirty = flushAll(dirty)
+			if errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if emptied {
+				listed[i] = false
+			} else {
+				next = append(next, i)
+			}
+		}
+		visit, next = next, visit
 	}
+}
+
+// drain passes up to portBudget of the frames waiting at p through pl;
+// emptied says p has no more (its socket said so, or its interface is
+// down).
+func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) (emptied bool, err error) {
+	for range portBudget {
+		frame, ok, err := p.sock.TryRecv()
+		if !ok && err == nil {
+			return true, nil
+		}
+		if stop, err := d.take(p, frame, err, pl, emit); stop || err != nil {
+			return true, err
+		}
+	}
+	return false, nil
 }
 
 // take passes a frame received on p through pl, or deals with the error
@@ -399,7 +439,12 @@ func (d *Dataplane) take(p *port, frame []byte, recvErr error, pl Pipeline, emit
 // the switch elsewhere, such as P4Runtime PacketOut messages. A frame to a
 // port without an interface is dropped (and counted). Transmit copies what
 // it keeps and is safe for concurrent use.
-func (d *Dataplane) Transmit(o engine.Output) {
+func (d *Dataplane) Transmit(o engine.Output) { d.transmit(o, nil) }
+
+// transmit is Transmit; for the receiver (dirty not nil) a frame that
+// leaves at once joins its port's batch (batch.go), and a held one leaves
+// after the batch.
+func (d *Dataplane) transmit(o engine.Output, dirty *[]*port) {
 	p := d.byPort[o.Port]
 	if p == nil {
 		d.unknownEgress.Add(1)
@@ -421,8 +466,15 @@ func (d *Dataplane) Transmit(o engine.Output) {
 	}
 	hold := p.spec.Delay + o.Wait
 	if q := p.held.Load(); hold == 0 && (q == nil || len(*q) == 0) {
-		p.send(o.Data)
+		if dirty != nil {
+			p.add(o.Data, dirty)
+		} else {
+			p.send(o.Data)
+		}
 		return
+	}
+	if dirty != nil {
+		p.flush()
 	}
 	select {
 	case d.holdQueue(p) <- delayedFrame{due: time.Now().Add(hold), data: append([]byte(nil), o.Data...)}:
@@ -477,6 +529,11 @@ func (p *port) send(frame []byte) {
 		p.log.Debug("frame not sent", "err", err)
 		return
 	}
+	p.sent(frame)
+}
+
+// sent counts a frame the port sent and records it.
+func (p *port) sent(frame []byte) {
 	p.txFrames.Add(1)
 	p.txBytes.Add(uint64(len(frame)))
 	p.pcapOut.write(frame, p.log)

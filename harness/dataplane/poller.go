@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -11,17 +12,20 @@ import (
 )
 
 // poller waits for frames on all of a switch's ports at once: an epoll set
-// of their sockets (level-triggered), itself waited on in the Go poller. One
-// goroutine then takes the frames of every ready port in turn, so the
-// pipeline, which takes one packet at a time, is never contended by the
-// ports' receivers, and a busy switch costs one wake-up per burst rather
-// than one per frame and port.
+// of their sockets, itself waited on in the Go poller. One goroutine then
+// takes the frames of every ready port in turn, so the pipeline, which
+// takes one packet at a time, is never contended by the ports' receivers,
+// and a busy switch costs one wake-up per burst rather than one per frame
+// and port. The set is edge-triggered: a port is reported once per
+// arrival, not again at every wait while it holds frames, so the receiver
+// keeps the ports it has not emptied yet itself.
 type poller struct {
-	file   *os.File
-	conn   syscall.RawConn
-	events []unix.EpollEvent
-	ready  int
-	waitFn func(fd uintptr) bool
+	file    *os.File
+	conn    syscall.RawConn
+	events  []unix.EpollEvent
+	ready   int
+	waitFn  func(fd uintptr) bool
+	stopped atomic.Bool
 }
 
 // newPoller makes the epoll set of socks; an event's Fd is the index of
@@ -37,7 +41,7 @@ func newPoller(socks []*Socket) (*poller, error) {
 			unix.Close(epfd)
 			return nil, fmt.Errorf("interface %s: socket closed", s.iface)
 		}
-		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(i)}
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(i)}
 		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 			unix.Close(epfd)
 			return nil, fmt.Errorf("interface %s: epoll: %w", s.iface, err)
@@ -79,8 +83,24 @@ func (p *poller) wait() ([]unix.EpollEvent, error) {
 	return p.events[:p.ready], nil
 }
 
-// stop makes a waiting or later wait return os.ErrDeadlineExceeded.
-func (p *poller) stop() { p.file.SetReadDeadline(time.Now()) }
+// peek is wait without waiting: the ports with frames that arrived since
+// the last wait or peek, possibly none.
+func (p *poller) peek() ([]unix.EpollEvent, error) {
+	if p.stopped.Load() {
+		return nil, os.ErrDeadlineExceeded
+	}
+	if err := p.conn.Control(func(fd uintptr) { p.poll(fd) }); err != nil {
+		return nil, err
+	}
+	return p.events[:p.ready], nil
+}
+
+// stop makes a waiting or later wait or peek return
+// os.ErrDeadlineExceeded.
+func (p *poller) stop() {
+	p.stopped.Store(true)
+	p.file.SetReadDeadline(time.Now())
+}
 
 func (p *poller) close() error { return p.file.Close() }
 

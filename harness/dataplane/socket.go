@@ -381,28 +381,8 @@ func (op *sendOp) write(fd uintptr) bool {
 	}
 }
 
-// writeRaw is conn.Write for a port's socket: it waits for room in the
-// send buffer in poll(2), a blocking system call the scheduler knows of.
-func (s *Socket) writeRaw(op *sendOp) error {
-	fd := s.raw.fd
-	if fd < 0 {
-		return os.ErrClosed
-	}
-	for !op.write(uintptr(fd)) {
-		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
-		if _, err := unix.Poll(pfd, int(sendWait.Milliseconds())); err != nil && err != unix.EINTR {
-			return err
-		}
-		if pfd[0].Revents&unix.POLLNVAL != 0 {
-			return os.ErrClosed
-		}
-	}
-	return nil
-}
-
-// sendWait is how long a port's send waits for room in one poll: the
-// frame is tried again after it, room or not.
-const sendWait = 100 * time.Millisecond
+// writeRaw is conn.Write for a port's socket.
+func (s *Socket) writeRaw(op *sendOp) error { return s.waitRaw(op.fn) }
 
 // Close closes the socket. It waits for an RCU grace period (milliseconds),
 // so close many sockets in parallel (CloseAll).
