@@ -170,44 +170,73 @@ func (e *Experiment) scale() float64 {
 }
 
 // hostSeries is one host's cumulative counts over its links, per sample
-// time, oldest first: what it sent (out) and what it received (in).
+// time, oldest first: what it sent (out) and what it received (in). The
+// times are every sample's, shared by all hosts.
 type hostSeries struct {
 	times   []time.Time
 	out, in []Count
 }
 
 // hostsSeries builds every host's series in one pass over the samples
-// (a run of 500 hosts has hundreds of thousands of them).
-func hostsSeries(links []Link, samples []LinkSample) map[string]*hostSeries {
-	order := make([]int, len(samples))
-	for i := range order {
-		order[i] = i
+// (a run of 500 hosts has millions of them), and lists the distinct
+// sample times.
+func hostsSeries(links []Link, samples []LinkSample) (map[string]*hostSeries, []time.Time) {
+	// The monitor's samples come in time order; others are sorted.
+	ordered := sort.SliceIsSorted(samples, func(i, j int) bool { return samples[i].Time.Before(samples[j].Time) })
+	var order []int32
+	if !ordered {
+		order = make([]int32, len(samples))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		sort.SliceStable(order, func(i, j int) bool { return samples[order[i]].Time.Before(samples[order[j]].Time) })
 	}
-	sort.SliceStable(order, func(i, j int) bool { return samples[order[i]].Time.Before(samples[order[j]].Time) })
+	at := func(k int) *LinkSample {
+		if ordered {
+			return &samples[k]
+		}
+		return &samples[order[k]]
+	}
+	var times []time.Time
+	for k := range samples {
+		if t := at(k).Time; len(times) == 0 || !times[len(times)-1].Equal(t) {
+			times = append(times, t)
+		}
+	}
 	by := map[string]*hostSeries{}
-	add := func(host string, t time.Time, out, in Count) {
+	// seen marks the times a host was sampled at; a time it missed keeps
+	// its previous counts.
+	seen := map[string][]bool{}
+	add := func(host string, i int, out, in Count) {
 		h := by[host]
 		if h == nil {
-			h = &hostSeries{}
-			by[host] = h
+			h = &hostSeries{times: times, out: make([]Count, len(times)), in: make([]Count, len(times))}
+			by[host], seen[host] = h, make([]bool, len(times))
 		}
-		if n := len(h.times); n == 0 || !h.times[n-1].Equal(t) {
-			h.times = append(h.times, t)
-			h.out, h.in = append(h.out, Count{}), append(h.in, Count{})
-		}
-		n := len(h.times) - 1
-		h.out[n].Bytes += out.Bytes
-		h.out[n].Packets += out.Packets
-		h.in[n].Bytes += in.Bytes
-		h.in[n].Packets += in.Packets
+		seen[host][i] = true
+		h.out[i].Bytes += out.Bytes
+		h.out[i].Packets += out.Packets
+		h.in[i].Bytes += in.Bytes
+		h.in[i].Packets += in.Packets
 	}
-	for _, k := range order {
-		s := samples[k]
+	i := -1
+	for k := range samples {
+		s := at(k)
+		if i < 0 || !times[i].Equal(s.Time) {
+			i++
+		}
 		l := links[s.Link]
-		add(l.NodeA, s.Time, s.AB, s.BA)
-		add(l.NodeB, s.Time, s.BA, s.AB)
+		add(l.NodeA, i, s.AB, s.BA)
+		add(l.NodeB, i, s.BA, s.AB)
 	}
-	return by
+	for host, h := range by {
+		for i := 1; i < len(times); i++ {
+			if !seen[host][i] {
+				h.out[i], h.in[i] = h.out[i-1], h.in[i-1]
+			}
+		}
+	}
+	return by, times
 }
 
 // sentBytes is the series' cumulative bytes sent.
@@ -299,7 +328,7 @@ func workerRate(h *hostSeries, w *Endpoint, frameBytes, controlBytes int) (Worke
 
 // fidelity measures algorithm a's workers and links against its plan's
 // prediction; nil when it has no prediction or ran nothing.
-func fidelity(e *Experiment, a *AlgorithmRun) *Fidelity {
+func fidelity(e *Experiment, a *AlgorithmRun, t *linkTraffic) *Fidelity {
 	if a.Refused != "" || len(a.Jobs) == 0 || a.PredictedLambdaGbps <= 0 {
 		return nil
 	}
@@ -309,12 +338,11 @@ func fidelity(e *Experiment, a *AlgorithmRun) *Fidelity {
 		f.Unmeasured = fmt.Sprintf("%d fragments per worker: a steady sending rate needs at least %d (the windows' ramp)", e.Fragments, MinFragments)
 	}
 	slowest := math.Inf(1)
-	series := hostsSeries(e.Links, a.Traffic)
 	control := gradproto.FrameOverhead + gradproto.HeaderLen
 	frame := control + 4*e.Values
 	for _, j := range a.Jobs {
 		for _, w := range j.Workers {
-			r, why := workerRate(series[w.Host], w, frame, control)
+			r, why := workerRate(t.hosts[w.Host], w, frame, control)
 			f.Workers = append(f.Workers, r)
 			if why != "" {
 				if f.Unmeasured == "" {

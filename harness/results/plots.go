@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -34,8 +33,8 @@ type chart struct {
 }
 
 // drawPlots renders the charts as PNG images in grid's figure layout.
-func drawPlots(e *Experiment, traffic []linkTraffic) ([]plotFile, error) {
-	figs, err := charts(e, traffic)
+func drawPlots(e *Experiment, traffic []linkTraffic, s *Summary) ([]plotFile, error) {
+	figs, err := charts(e, traffic, s)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +53,7 @@ func drawPlots(e *Experiment, traffic []linkTraffic) ([]plotFile, error) {
 // ingress rate, and across algorithms the sending rates and the job
 // completion time. A plot with nothing to show (no traffic, one sample, no
 // algorithms) is left out.
-func charts(e *Experiment, traffic []linkTraffic) ([]chart, error) {
+func charts(e *Experiment, traffic []linkTraffic, s *Summary) ([]chart, error) {
 	var out []chart
 	for i, a := range e.Algorithms {
 		if p, bars, err := trafficPlot(e, a.Algorithm, traffic[i]); err != nil {
@@ -68,7 +67,7 @@ func charts(e *Experiment, traffic []linkTraffic) ([]chart, error) {
 			out = append(out, chart{"ps-ingress-" + a.Algorithm + ".png", p, 7 * vg.Inch, 4 * vg.Inch})
 		}
 	}
-	if p, bars, err := sendingRatePlot(e, traffic); err != nil {
+	if p, bars, err := sendingRatePlot(s); err != nil {
 		return nil, err
 	} else if p != nil {
 		out = append(out, chart{"sending-rate.png", p, max(5*vg.Inch, vg.Length(bars)*0.8*vg.Inch+1.5*vg.Inch), 4 * vg.Inch})
@@ -171,40 +170,38 @@ const minIngressIntervals = 10
 // minIngressIntervals intervals its mean rate over the samples as a bar;
 // nil with fewer than two samples.
 func ingressPlot(e *Experiment, a AlgorithmRun, t linkTraffic) (*plot.Plot, error) {
-	byTime := map[time.Time][]LinkSample{}
-	var times []time.Time
-	for _, s := range t.samples {
-		if _, ok := byTime[s.Time]; !ok {
-			times = append(times, s.Time)
-		}
-		byTime[s.Time] = append(byTime[s.Time], s)
-	}
-	if len(times) < 2 || len(a.Jobs) == 0 {
+	if len(t.times) < 2 || len(a.Jobs) == 0 {
 		return nil, nil
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
 	var hosts []string
 	for _, j := range a.Jobs {
 		if !slices.Contains(hosts, j.PS.Host) {
 			hosts = append(hosts, j.PS.Host)
 		}
 	}
-	rate := func(host string, from, to time.Time) float64 {
-		prev, cur := ingress(e.Links, byTime[from], host), ingress(e.Links, byTime[to], host)
-		if dt := to.Sub(from).Seconds(); dt > 0 && cur >= prev {
-			return float64(cur-prev) * 8 / dt / 1e6
+	// rate is the host's ingress between its samples i and k, Mbit/s.
+	rate := func(h *hostSeries, i, k int) float64 {
+		if dt := h.times[k].Sub(h.times[i]).Seconds(); dt > 0 && h.in[k].Bytes >= h.in[i].Bytes {
+			return float64(h.in[k].Bytes-h.in[i].Bytes) * 8 / dt / 1e6
 		}
 		return 0
+	}
+	series := func(host string) *hostSeries {
+		if h := t.hosts[host]; h != nil && len(h.times) > 0 {
+			return h
+		}
+		return &hostSeries{times: t.times[:1], in: make([]Count, 1)}
 	}
 	p := plot.New()
 	p.Y.Label.Text = "Mbit/s"
 	p.Add(plotter.NewGrid())
-	if intervals := len(times) - 1; intervals < minIngressIntervals {
-		p.Title.Text = fmt.Sprintf("%s: mean rate into the PS (%d samples, too few for a curve)", a.Algorithm, len(times))
+	if intervals := len(t.times) - 1; intervals < minIngressIntervals {
+		p.Title.Text = fmt.Sprintf("%s: mean rate into the PS (%d samples, too few for a curve)", a.Algorithm, len(t.times))
 		means := make(plotter.Values, len(hosts))
 		peak := 0.0
 		for i, host := range hosts {
-			means[i] = rate(host, times[0], times[len(times)-1])
+			h := series(host)
+			means[i] = rate(h, 0, len(h.times)-1)
 			peak = max(peak, means[i])
 		}
 		bars, err := plotter.NewBarChart(means, vg.Points(30))
@@ -222,9 +219,10 @@ func ingressPlot(e *Experiment, a AlgorithmRun, t linkTraffic) (*plot.Plot, erro
 	p.Title.Text = a.Algorithm + ": traffic into the PS"
 	p.X.Label.Text = "seconds"
 	for i, host := range hosts {
-		xys := make(plotter.XYs, 0, len(times)-1)
-		for k := 1; k < len(times); k++ {
-			xys = append(xys, plotter.XY{X: times[k].Sub(t.start).Seconds(), Y: rate(host, times[k-1], times[k])})
+		h := series(host)
+		xys := make(plotter.XYs, 0, len(h.times))
+		for k := 1; k < len(h.times); k++ {
+			xys = append(xys, plotter.XY{X: h.times[k].Sub(t.start).Seconds(), Y: rate(h, k-1, k)})
 		}
 		line, err := plotter.NewLine(xys)
 		if err != nil {
@@ -327,8 +325,7 @@ func completionPlot(e *Experiment) (*plot.Plot, int, error) {
 // slowest worker's measured sending rate scaled back to the topology's
 // units, with the plan's predicted lambda marked on it; nil when no
 // algorithm's rate was measured.
-func sendingRatePlot(e *Experiment, traffic []linkTraffic) (*plot.Plot, int, error) {
-	s := summarize(e, traffic, nil)
+func sendingRatePlot(s *Summary) (*plot.Plot, int, error) {
 	var names []string
 	var measured plotter.Values
 	var predicted plotter.XYs

@@ -23,11 +23,8 @@ type drawnFigure struct {
 
 func drawnFigures(t *testing.T, e *Experiment) map[string]drawnFigure {
 	t.Helper()
-	traffic := make([]linkTraffic, len(e.Algorithms))
-	for i := range e.Algorithms {
-		traffic[i] = relativeTraffic(e.Algorithms[i].Traffic, len(e.Links))
-	}
-	figs, err := charts(e, traffic)
+	traffic := e.traffic()
+	figs, err := charts(e, traffic, summarize(e, traffic, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,11 +90,17 @@ type TrafficSummary struct {
 
 // Summary is what summary.json will say of e (without its list of files).
 func (e *Experiment) Summary() *Summary {
+	return summarize(e, e.traffic(), nil)
+}
+
+// traffic reads every algorithm's samples once for all that derives from
+// them.
+func (e *Experiment) traffic() []linkTraffic {
 	traffic := make([]linkTraffic, len(e.Algorithms))
 	for i := range e.Algorithms {
-		traffic[i] = relativeTraffic(e.Algorithms[i].Traffic, len(e.Links))
+		traffic[i] = relativeTraffic(e.Links, e.Algorithms[i].Traffic)
 	}
-	return summarize(e, traffic, nil)
+	return traffic
 }
 
 // LowFidelity says, per algorithm whose measured fidelity is below
@@ -159,7 +165,7 @@ func summarize(e *Experiment, traffic []linkTraffic, files []string) *Summary {
 			as.Jobs = append(as.Jobs, js)
 		}
 		as.Traffic = summarizeTraffic(e, a, traffic[i])
-		as.Fidelity = fidelity(e, &e.Algorithms[i])
+		as.Fidelity = fidelity(e, &e.Algorithms[i], &traffic[i])
 		// A refused plan ran nothing, so it fails nothing.
 		if a.Refused == "" {
 			s.Verified = s.Verified && as.Verified
@@ -192,17 +198,9 @@ func switchEvents(events []string, switches []SwitchCounters, job uint16) map[st
 
 func summarizeTraffic(e *Experiment, a AlgorithmRun, t linkTraffic) TrafficSummary {
 	var ts TrafficSummary
-	var end time.Time
-	times := map[time.Time]bool{}
-	for _, s := range t.samples {
-		times[s.Time] = true
-		if s.Time.After(end) {
-			end = s.Time
-		}
-	}
-	ts.Samples = len(times)
-	if len(t.samples) > 0 {
-		ts.Seconds = end.Sub(t.start).Seconds()
+	ts.Samples = len(t.times)
+	if len(t.times) > 0 {
+		ts.Seconds = t.times[len(t.times)-1].Sub(t.start).Seconds()
 	}
 	for _, s := range t.last {
 		if s.Link < 0 {

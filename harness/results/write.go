@@ -1,11 +1,13 @@
 package results
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,12 +65,21 @@ type folder struct {
 }
 
 func (f *folder) write(name string, data []byte) error {
+	return f.stream(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// stream writes the file name with fill, buffered.
+func (f *folder) stream(name string, fill func(io.Writer) error) error {
 	// O_EXCL: a runner's extra file must not replace one written here.
 	file, err := os.OpenFile(filepath.Join(f.dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	if _, err := file.Write(data); err != nil {
+	w := bufio.NewWriterSize(file, 1<<16)
+	if err := errors.Join(fill(w), w.Flush()); err != nil {
 		file.Close()
 		return fmt.Errorf("write %s: %w", name, err)
 	}
@@ -111,14 +122,12 @@ func (f *folder) copyDir(name, src string) error {
 
 // fill writes every file; summary.json last, as it lists the others.
 func (f *folder) fill(e *Experiment) error {
-	traffic := make([]linkTraffic, len(e.Algorithms))
-	for i := range e.Algorithms {
-		traffic[i] = relativeTraffic(e.Algorithms[i].Traffic, len(e.Links))
-	}
-	if err := f.write("fidelity.txt", fidelityText(e, traffic)); err != nil {
+	traffic := e.traffic()
+	summary := summarize(e, traffic, nil)
+	if err := f.write("fidelity.txt", fidelityText(summary)); err != nil {
 		return err
 	}
-	if err := f.write("traffic.csv", trafficCSV(e, traffic)); err != nil {
+	if err := f.stream("traffic.csv", func(w io.Writer) error { return writeTrafficCSV(w, e, traffic) }); err != nil {
 		return err
 	}
 	if err := f.write("jobs.csv", jobsCSV(e)); err != nil {
@@ -130,7 +139,7 @@ func (f *folder) fill(e *Experiment) error {
 	if err := f.write("aggregation.csv", aggregationCSV(e)); err != nil {
 		return err
 	}
-	plots, err := drawPlots(e, traffic)
+	plots, err := drawPlots(e, traffic, summary)
 	if err != nil {
 		return err
 	}
@@ -168,7 +177,8 @@ func (f *folder) fill(e *Experiment) error {
 	}
 	f.files = append(f.files, "summary.json")
 	sort.Strings(f.files)
-	b, err := json.MarshalIndent(summarize(e, traffic, f.files), "", "  ")
+	summary.Files = f.files
+	b, err := json.MarshalIndent(summary, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode summary.json: %w", err)
 	}
@@ -176,40 +186,54 @@ func (f *folder) fill(e *Experiment) error {
 	return f.write("summary.json", append(b, '\n'))
 }
 
-// linkTraffic is one algorithm's traffic samples with totals counting from
-// each link's first sample, and the time of the first sample.
+// linkTraffic is one algorithm's traffic samples, read with totals
+// counting from each link's first sample (rel), and what the writer
+// derives from them once: the sample times, each link's latest sample and
+// every host's series. The samples are not copied: a 500-host run has
+// millions.
 type linkTraffic struct {
-	start   time.Time
+	start   time.Time   // of the first sample
+	times   []time.Time // distinct sample times, oldest first
 	samples []LinkSample
-	last    []LinkSample // per link, its latest sample; Link -1 when none
+	base    [][2]Count   // per link, its first sample's counts (AB, BA)
+	last    []LinkSample // per link, its latest sample, relative; Link -1 when none
+	hosts   map[string]*hostSeries
 }
 
-func relativeTraffic(samples []LinkSample, links int) linkTraffic {
-	t := linkTraffic{samples: make([]LinkSample, len(samples)), last: make([]LinkSample, links)}
+func relativeTraffic(links []Link, samples []LinkSample) linkTraffic {
+	t := linkTraffic{samples: samples, base: make([][2]Count, len(links)), last: make([]LinkSample, len(links))}
 	for i := range t.last {
 		t.last[i].Link = -1
 	}
-	first := make([]*LinkSample, links)
-	for i, s := range samples {
-		if i == 0 || s.Time.Before(t.start) {
-			t.start = s.Time
+	seen := make([]bool, len(links))
+	for _, s := range samples {
+		if !seen[s.Link] {
+			seen[s.Link] = true
+			t.base[s.Link] = [2]Count{s.AB, s.BA}
 		}
-		if first[s.Link] == nil {
-			first[s.Link] = &samples[i]
+		if r := t.rel(s); t.last[s.Link].Link < 0 || !r.Time.Before(t.last[s.Link].Time) {
+			t.last[s.Link] = r
 		}
-		b := first[s.Link]
-		s.AB = Count{Bytes: s.AB.Bytes - b.AB.Bytes, Packets: s.AB.Packets - b.AB.Packets}
-		s.BA = Count{Bytes: s.BA.Bytes - b.BA.Bytes, Packets: s.BA.Packets - b.BA.Packets}
-		t.samples[i] = s
-		t.last[s.Link] = s
+	}
+	t.hosts, t.times = hostsSeries(links, samples)
+	if len(t.times) > 0 {
+		t.start = t.times[0]
 	}
 	return t
 }
 
-// fidelityText is the fidelity table (WriteFidelity) as a file.
-func fidelityText(e *Experiment, traffic []linkTraffic) []byte {
+// rel is sample s with its totals counted from its link's first sample.
+func (t *linkTraffic) rel(s LinkSample) LinkSample {
+	b := t.base[s.Link]
+	s.AB = Count{Bytes: s.AB.Bytes - b[0].Bytes, Packets: s.AB.Packets - b[0].Packets}
+	s.BA = Count{Bytes: s.BA.Bytes - b[1].Bytes, Packets: s.BA.Packets - b[1].Packets}
+	return s
+}
+
+// fidelityText is the fidelity table (WriteFidelity) of a summary as a file.
+func fidelityText(s *Summary) []byte {
 	var b bytes.Buffer
-	WriteFidelity(&b, summarize(e, traffic, nil)) // a bytes.Buffer does not fail
+	WriteFidelity(&b, s) // a bytes.Buffer does not fail
 	return b.Bytes()
 }
 
@@ -222,19 +246,30 @@ func csvBytes(rows [][]string) []byte {
 	return b.Bytes()
 }
 
-// trafficCSV: one row per algorithm, sample and link.
-func trafficCSV(e *Experiment, traffic []linkTraffic) []byte {
-	rows := [][]string{{"algorithm", "seconds", "link", "a", "b",
-		"bytes_a_to_b", "packets_a_to_b", "bytes_b_to_a", "packets_b_to_a"}}
+// writeTrafficCSV writes one row per algorithm, sample and link, as it
+// goes: traffic.csv of a 500-host run has millions of rows.
+func writeTrafficCSV(out io.Writer, e *Experiment, traffic []linkTraffic) error {
+	w := csv.NewWriter(out)
+	if err := w.Write([]string{"algorithm", "seconds", "link", "a", "b",
+		"bytes_a_to_b", "packets_a_to_b", "bytes_b_to_a", "packets_b_to_a"}); err != nil {
+		return err
+	}
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	row := make([]string, 9)
 	for i, a := range e.Algorithms {
-		for _, s := range traffic[i].samples {
+		t := &traffic[i]
+		for _, s := range t.samples {
+			s = t.rel(s)
 			l := e.Links[s.Link]
-			rows = append(rows, []string{a.Algorithm, seconds(s.Time.Sub(traffic[i].start)), strconv.Itoa(s.Link), l.A, l.B,
-				u(s.AB.Bytes), u(s.AB.Packets), u(s.BA.Bytes), u(s.BA.Packets)})
+			row[0], row[1], row[2], row[3], row[4] = a.Algorithm, seconds(s.Time.Sub(t.start)), strconv.Itoa(s.Link), l.A, l.B
+			row[5], row[6], row[7], row[8] = u(s.AB.Bytes), u(s.AB.Packets), u(s.BA.Bytes), u(s.BA.Packets)
+			if err := w.Write(row); err != nil {
+				return err
+			}
 		}
 	}
-	return csvBytes(rows)
+	w.Flush()
+	return w.Error()
 }
 
 // jobsCSV: per algorithm and job, a "job" row (its completion), the PS's

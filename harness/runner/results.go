@@ -30,7 +30,7 @@ func (e *Experiment) Results(name string, files map[string][]byte) *results.Expe
 			r.Links = LinkRecords(o.Links)
 		}
 		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Failed: o.Failed, Began: o.Began, Ended: o.Ended, PredictedLambdaGbps: o.lambda(), PredictedLinks: o.predictedLinks(),
-			Traffic: SampleRecords(o.Traffic), Switches: switchRecords(o.Switches), CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
+			Traffic: o.Traffic, Switches: switchRecords(o.Switches), CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
 		for _, j := range o.Jobs {
 			job := results.Job{Name: j.Name, ID: j.ID, PS: endpointRecord(j.PS)}
 			for _, w := range j.Workers {

@@ -25,7 +25,7 @@ func TestExperimentBecomesAResultsFolderWithRefusedPlansKept(t *testing.T) {
 			{Algorithm: "atp", Refused: "workers split over two nodes"},
 			{Algorithm: "grid-paths", Began: began.Add(time.Second), Ended: began.Add(2 * time.Second), Links: links,
 				Jobs:     []JobOutcome{{Name: "job1", ID: 1, PS: report(endpoint.RolePS), Workers: []*endpoint.Report{report(endpoint.RoleWorker)}}},
-				Traffic:  []monitor.LinkSample{{Time: began.Add(time.Second), Link: 0}, {Time: began.Add(2 * time.Second), Link: 0, AB: monitor.Totals{Bytes: 190, Packets: 1}}},
+				Traffic:  []results.LinkSample{{Time: began.Add(time.Second), Link: 0}, {Time: began.Add(2 * time.Second), Link: 0, AB: results.Count{Bytes: 190, Packets: 1}}},
 				Switches: []controller.Counters{{Switch: "s1", Ports: []controller.PortCounter{{Port: 1}}, Jobs: map[uint16]controller.JobStats{1: {4, 3, 1}}}}},
 		}}
 	r := exp.Results("r-1", map[string][]byte{"plan.json": []byte("{}\n")})

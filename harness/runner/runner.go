@@ -41,6 +41,24 @@ const (
 	DefaultInterval  = 100 * time.Millisecond
 )
 
+// maxLinkSamples is how many link samples per second the monitor takes by
+// default: every sample reads every namespace's counters, and each link's
+// becomes a row of traffic.csv held in memory until the results are
+// written.
+const maxLinkSamples = 2000
+
+// SampleInterval is the monitor's default interval for a fabric of links
+// links: DefaultInterval, or longer in steps of it so that it takes at most
+// maxLinkSamples link samples a second, and never above a second, which
+// still gives iftop's 2 s average and the fidelity's steady rate samples to
+// measure (leaf-spine-60's 1400 links: 700 ms, a tenth of the samples,
+// files and memory of 100 ms).
+func SampleInterval(links int) time.Duration {
+	need := time.Duration(links) * time.Second / maxLinkSamples
+	steps := max(1, (need+DefaultInterval-1)/DefaultInterval)
+	return min(steps*DefaultInterval, time.Second)
+}
+
 // DefaultWindow is the workers' window when Config.Window is zero.
 var DefaultWindow = endpoint.Window{Initial: 8, Max: 64}
 
@@ -91,7 +109,8 @@ type Config struct {
 	// how runs launched their endpoints before the host, kept for
 	// comparison (BenchmarkEndpointLaunch).
 	ProcessPerEndpoint bool
-	// Interval is the traffic monitor's sampling interval; 0 means DefaultInterval.
+	// Interval is the traffic monitor's sampling interval; 0 means
+	// SampleInterval of the topology.
 	Interval time.Duration
 	// WorkDir receives what the switches and endpoints leave: switches/
 	// (each switch's log) and, per plan, N-ALGO/ (the jobs' endpoint specs,
@@ -143,7 +162,7 @@ type Outcome struct {
 	// every link's cumulative bytes and packets each way since the plan was
 	// installed.
 	Links   []monitor.LinkInfo
-	Traffic []monitor.LinkSample
+	Traffic []results.LinkSample
 	// Snapshot is the monitor's last view: totals and rates per link.
 	Snapshot monitor.Snapshot
 	// Began is when the endpoints were started, Ended when the last exited.
@@ -266,7 +285,7 @@ func (cfg *Config) defaults() error {
 		cfg.Window = DefaultWindow
 	}
 	if cfg.Interval == 0 {
-		cfg.Interval = DefaultInterval
+		cfg.Interval = SampleInterval(len(cfg.Topology.Links))
 	}
 	if cfg.Scale == 0 {
 		cfg.Scale = 1
@@ -431,7 +450,10 @@ func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller
 	if err := mon.Err(); err != nil && ctx.Err() == nil {
 		errs = append(errs, err)
 	}
-	o.Links, o.Traffic, o.Snapshot = mon.Links(), mon.LinkSamples(), mon.Snapshot()
+	// As records at once: the monitor's flat samples of a 1400-link
+	// fabric are hundreds of MB, and every plan's stay until the results
+	// are written.
+	o.Links, o.Traffic, o.Snapshot = mon.Links(), SampleRecords(mon.LinkSamples()), mon.Snapshot()
 
 	ids := make([]uint16, len(d.Jobs))
 	for i := range d.Jobs {
