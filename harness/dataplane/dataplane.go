@@ -239,7 +239,7 @@ func (d *Dataplane) open(pcapDir string, exclusive bool) error {
 		}
 		p.sock = sock
 		if d.bypass != nil {
-			if err := d.bypass.add(p.spec.Interface); err != nil {
+			if err := d.bypass.add(p.spec.Interface, sock.index); err != nil {
 				return fmt.Errorf("port %s: exclusive: %w", p.spec, err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/vishvananda/netlink"
@@ -30,63 +31,69 @@ const exclusiveFilterPriority = 1
 
 // stackBypass is the ingress filter on a dataplane's exclusive ports.
 type stackBypass struct {
-	nl     *netlink.Handle // in the ports' namespace
-	prog   int             // the BPF program's descriptor
-	links  []netlink.Link  // the interfaces filtered so far
-	filter []netlink.Filter
+	nl      *netlink.Handle // in the ports' namespace
+	ifaces  []string        // the interfaces filtered so far
+	filters []netlink.Filter
 }
 
-// newStackBypass opens netlink and loads the program in the calling
-// thread's network namespace (the ports' namespace).
+// newStackBypass opens netlink in the calling thread's network namespace
+// (the ports' namespace).
 func newStackBypass() (*stackBypass, error) {
+	if _, err := dropProgram(); err != nil {
+		return nil, fmt.Errorf("exclusive ports: %w", err)
+	}
 	nl, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("exclusive ports: netlink: %w", err)
 	}
-	prog, err := loadDropProgram()
-	if err != nil {
-		nl.Close()
-		return nil, fmt.Errorf("exclusive ports: %w", err)
-	}
-	return &stackBypass{nl: nl, prog: prog}, nil
+	return &stackBypass{nl: nl}, nil
 }
 
-// add attaches the filter to the interface.
-func (b *stackBypass) add(iface string) error {
-	link, err := b.nl.LinkByName(iface)
+// add attaches the filter to the interface with the given index.
+func (b *stackBypass) add(iface string, index int) error {
+	prog, err := dropProgram()
 	if err != nil {
-		return fmt.Errorf("interface %s: %w", iface, err)
+		return err
 	}
-	clsact := &netlink.GenericQdisc{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index,
+	clsact := &netlink.GenericQdisc{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: index,
 		Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT}, QdiscType: "clsact"}
 	if err := b.nl.QdiscAdd(clsact); err != nil && !errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("interface %s: add clsact qdisc: %w", iface, err)
 	}
-	f := &netlink.BpfFilter{FilterAttrs: netlink.FilterAttrs{LinkIndex: link.Attrs().Index,
+	f := &netlink.BpfFilter{FilterAttrs: netlink.FilterAttrs{LinkIndex: index,
 		Parent: netlink.HANDLE_MIN_INGRESS, Handle: exclusiveFilterPriority, Priority: exclusiveFilterPriority,
-		Protocol: unix.ETH_P_ALL}, Fd: b.prog, Name: exclusiveFilterName, DirectAction: true}
+		Protocol: unix.ETH_P_ALL}, Fd: prog, Name: exclusiveFilterName, DirectAction: true}
 	if err := b.nl.FilterReplace(f); err != nil {
 		return fmt.Errorf("interface %s: add ingress filter: %w", iface, err)
 	}
-	b.links, b.filter = append(b.links, link), append(b.filter, f)
+	b.ifaces, b.filters = append(b.ifaces, iface), append(b.filters, f)
 	return nil
 }
 
 // close removes the filters, so the namespace's stack sees the interfaces'
-// frames again, and releases netlink and the program. A vanished interface
-// is no error.
+// frames again, and closes netlink. A vanished interface is no error.
 func (b *stackBypass) close() error {
 	var errs []error
-	for i, f := range b.filter {
+	for i, f := range b.filters {
 		if err := b.nl.FilterDel(f); err != nil && !errors.Is(err, unix.ENODEV) && !errors.Is(err, unix.ENOENT) &&
 			!errors.Is(err, unix.EINVAL) {
-			errs = append(errs, fmt.Errorf("interface %s: remove ingress filter: %w", b.links[i].Attrs().Name, err))
+			errs = append(errs, fmt.Errorf("interface %s: remove ingress filter: %w", b.ifaces[i], err))
 		}
 	}
 	b.nl.Close()
-	unix.Close(b.prog)
 	return errors.Join(errs...)
 }
+
+// dropProgram is the process's one BPF program of the filters: a program
+// belongs to no network namespace, so every switch of a switch host
+// attaches the same one. It stays loaded while the process runs.
+var dropProgram = sync.OnceValues(func() (int, error) {
+	fd, err := loadDropProgram()
+	if err != nil {
+		return -1, fmt.Errorf("exclusive ports: %w", err)
+	}
+	return fd, nil
+})
 
 // loadDropProgram loads a BPF program for tc that drops every packet:
 // r0 = TC_ACT_SHOT; exit.

@@ -36,6 +36,7 @@ const MaxFrame = 64 << 10
 // when its read deadline passes or the socket is closed.
 type Socket struct {
 	iface string
+	index int // the interface's index
 	// file and conn are the socket in Go's network poller; both are nil
 	// for a port's socket (openPortSocket), which raw holds instead.
 	file *os.File
@@ -95,11 +96,12 @@ func openSocket(iface string, pollable bool) (*Socket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interface %s: open packet socket: %w", iface, err)
 	}
-	if err := bindSocket(fd, iface, ifr); err != nil {
+	index, err := bindSocket(fd, iface, ifr)
+	if err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
-	s := &Socket{iface: iface, raw: portFD{fd: -1}}
+	s := &Socket{iface: iface, index: index, raw: portFD{fd: -1}}
 	if pollable {
 		// From here on the file owns the descriptor (and closes it when
 		// garbage collected).
@@ -165,34 +167,35 @@ func (s *Socket) recvmsg(fd uintptr) bool {
 	}
 }
 
-// bindSocket binds the packet socket fd to the interface and sets it up.
-func bindSocket(fd int, iface string, ifr *unix.Ifreq) error {
+// bindSocket binds the packet socket fd to the interface and sets it up;
+// it returns the interface's index.
+func bindSocket(fd int, iface string, ifr *unix.Ifreq) (int, error) {
 	// The socket's own namespace resolves the name, whichever thread runs this.
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFINDEX, ifr); err != nil {
 		if errors.Is(err, unix.ENODEV) {
-			return fmt.Errorf("interface %s: no such interface in this network namespace", iface)
+			return 0, fmt.Errorf("interface %s: no such interface in this network namespace", iface)
 		}
-		return fmt.Errorf("interface %s: look up index: %w", iface, err)
+		return 0, fmt.Errorf("interface %s: look up index: %w", iface, err)
 	}
 	ifindex := int(ifr.Uint32())
 	const ethPAll = unix.ETH_P_ALL<<8&0xff00 | unix.ETH_P_ALL>>8 // network byte order
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: ethPAll, Ifindex: ifindex}); err != nil {
-		return fmt.Errorf("interface %s: bind packet socket: %w", iface, err)
+		return 0, fmt.Errorf("interface %s: bind packet socket: %w", iface, err)
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
-		return fmt.Errorf("interface %s: ignore outgoing frames: %w", iface, err)
+		return 0, fmt.Errorf("interface %s: ignore outgoing frames: %w", iface, err)
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
-		return fmt.Errorf("interface %s: request VLAN metadata: %w", iface, err)
+		return 0, fmt.Errorf("interface %s: request VLAN metadata: %w", iface, err)
 	}
 	mreq := unix.PacketMreq{Ifindex: int32(ifindex), Type: unix.PACKET_MR_PROMISC}
 	if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
-		return fmt.Errorf("interface %s: promiscuous mode: %w", iface, err)
+		return 0, fmt.Errorf("interface %s: promiscuous mode: %w", iface, err)
 	}
 	// A bigger receive buffer absorbs bursts while the pipeline is busy;
 	// without the privilege for it the default is used.
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
-	return nil
+	return ifindex, nil
 }
 
 // Interface is the name of the socket's interface.
