@@ -294,6 +294,48 @@ func rateBetween(times []time.Time, bytes []float64, from, to time.Time) (bits f
 	return (bytes[last] - bytes[first]) * 8 / span.Seconds(), span, last - first + 1
 }
 
+// steadyRate is the bits per second of the samples inside [from, to],
+// with the time they span and how many there are: the median of the rates
+// between each sample of the first half and the one half the samples
+// later. Each of those spans half the stretch, and a sample read late
+// moves one of them, not the median: the monitor stamps a sample when it
+// starts reading, and on a starved CPU a read can finish a second later
+// with counters of then (Geryon's rate on the testbed, with other work on
+// 1.6 of the 2 cores, measured 1.118 of its lambda between the first and
+// last samples, 1.017 as the median).
+func steadyRate(times []time.Time, bytes []float64, from, to time.Time) (bits float64, span time.Duration, n int) {
+	first, last := -1, -1
+	for i, t := range times {
+		if t.Before(from) || t.After(to) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+	}
+	if first < 0 || last <= first {
+		return 0, 0, max(0, last-first+1)
+	}
+	n, span = last-first+1, times[last].Sub(times[first])
+	half := n / 2
+	var rates []float64
+	for i := first; i+half <= last; i++ {
+		if dt := times[i+half].Sub(times[i]).Seconds(); dt > 0 {
+			rates = append(rates, (bytes[i+half]-bytes[i])*8/dt)
+		}
+	}
+	if len(rates) == 0 {
+		return 0, span, n
+	}
+	sort.Float64s(rates)
+	m := len(rates)
+	if m%2 == 1 {
+		return rates[m/2], span, n
+	}
+	return (rates[m/2-1] + rates[m/2]) / 2, span, n
+}
+
 // workerRate measures w's sending rate from its series: iftop's averages
 // of everything it sent, and the steady rate of its gradient stream as the
 // network carried it through (frames of frameBytes, controls of
@@ -317,7 +359,7 @@ func workerRate(h *hostSeries, w *Endpoint, frameBytes, controlBytes int) (Worke
 		r.Averages[i], _, _ = rateBetween(times, bytes, from, end)
 	}
 	ramp := time.Duration(float64(active) * rampShare)
-	bits, span, n := rateBetween(times, h.carriedBytes(frameBytes, controlBytes), w.Start.Add(ramp), end.Add(-ramp))
+	bits, span, n := steadyRate(times, h.carriedBytes(frameBytes, controlBytes), w.Start.Add(ramp), end.Add(-ramp))
 	if span < minMeasured || n < minSamples {
 		return r, fmt.Sprintf("%s sent for %.2f s, %d samples in its steady part: a rate needs %v and %d samples (send more fragments, or emulate slower with a smaller scale)",
 			w.Host, active.Seconds(), n, minMeasured, minSamples)

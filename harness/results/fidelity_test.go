@@ -221,3 +221,33 @@ func TestFidelityAboveTheBandIsReportedHigh(t *testing.T) {
 		t.Errorf("1.0 flagged %q", f.Flag())
 	}
 }
+
+// TestASampleReadLateDoesNotMoveTheSteadyRate: on a starved CPU the
+// monitor stamps a sample when it starts reading and may finish reading a
+// link half a second later. h1's sample at the end of its steady part
+// (3.6 s of a 4 s run) holds the counts of 4.05 s: the rate between the
+// first and last samples would be 1.14 of the truth, the steady rate stays
+// within 2% of it.
+func TestASampleReadLateDoesNotMoveTheSteadyRate(t *testing.T) {
+	e := rateExperiment(3e6, 4)
+	a := &e.Algorithms[0]
+	late := a.Began.Add(3600 * time.Millisecond)
+	run := 4.05 // seconds of sending the late sample holds
+	frames := uint64(3e6 * run / 8 / frameBytes)
+	for i := range a.Traffic {
+		if s := &a.Traffic[i]; s.Link == 0 && s.Time.Equal(late) {
+			s.BA = Count{Bytes: frames * frameBytes, Packets: frames}
+			s.AB = s.BA
+		}
+	}
+	f := e.Summary().Algorithms[0].Fidelity
+	if f == nil || f.Ratio == nil {
+		t.Fatalf("no fidelity measured: %+v", f)
+	}
+	if r := f.Workers[0].BitsPerSecond; r < 0.98*3e6 || r > 1.02*3e6 {
+		t.Errorf("h1's steady rate %.0f bit/s with one sample read late, want 3e6 within 2%%", r)
+	}
+	if f.High() {
+		t.Errorf("fidelity %.3f flagged high by one late sample", *f.Ratio)
+	}
+}
