@@ -105,11 +105,7 @@ func (f *folder) copyDir(name, src string) error {
 		case d.IsDir():
 			return os.Mkdir(dst, 0o755)
 		case d.Type().IsRegular():
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(dst, data, 0o644)
+			return copyFile(dst, path)
 		}
 		return fmt.Errorf("%s: not a regular file or directory", path)
 	})
@@ -118,6 +114,25 @@ func (f *folder) copyDir(name, src string) error {
 	}
 	f.files = append(f.files, name+"/")
 	return nil
+}
+
+// copyFile copies the file src to dst as it reads it: a run of 500 hosts
+// leaves hundreds of logs, some large.
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // fill writes every file; summary.json last, as it lists the others.
