@@ -274,10 +274,10 @@ func (h *hostSeries) carriedBytes(frameBytes, controlBytes int) []float64 {
 	return out
 }
 
-// rateBetween is the bits per second between the first and last samples
-// inside [from, to], with the time it spans and the samples used.
-func rateBetween(times []time.Time, bytes []float64, from, to time.Time) (bits float64, span time.Duration, n int) {
-	first, last := -1, -1
+// within is the first and last of the samples inside [from, to]; -1 for
+// both when none is.
+func within(times []time.Time, from, to time.Time) (first, last int) {
+	first, last = -1, -1
 	for i, t := range times {
 		if t.Before(from) || t.After(to) {
 			continue
@@ -287,6 +287,13 @@ func rateBetween(times []time.Time, bytes []float64, from, to time.Time) (bits f
 		}
 		last = i
 	}
+	return first, last
+}
+
+// rateBetween is the bits per second between the first and last samples
+// inside [from, to], with the time it spans and the samples used.
+func rateBetween(times []time.Time, bytes []float64, from, to time.Time) (bits float64, span time.Duration, n int) {
+	first, last := within(times, from, to)
 	if first < 0 || last <= first {
 		return 0, 0, max(0, last-first+1)
 	}
@@ -304,16 +311,7 @@ func rateBetween(times []time.Time, bytes []float64, from, to time.Time) (bits f
 // 1.6 of the 2 cores, measured 1.118 of its lambda between the first and
 // last samples, 1.017 as the median).
 func steadyRate(times []time.Time, bytes []float64, from, to time.Time) (bits float64, span time.Duration, n int) {
-	first, last := -1, -1
-	for i, t := range times {
-		if t.Before(from) || t.After(to) {
-			continue
-		}
-		if first < 0 {
-			first = i
-		}
-		last = i
-	}
+	first, last := within(times, from, to)
 	if first < 0 || last <= first {
 		return 0, 0, max(0, last-first+1)
 	}
