@@ -105,9 +105,9 @@ func benchmarkStart(b *testing.B, topology string) {
 	for i, design := range switchDesigns {
 		b.ReportMetric(start[i].Seconds()/n, "s-start-"+design.name)
 		b.ReportMetric(memory[i]/n/(1<<20), "MB/switch-"+design.name)
-		if i > 0 {
-			b.ReportMetric(start[0].Seconds()/start[i].Seconds(), "x-start-"+switchDesigns[0].name)
-			b.ReportMetric(memory[0]/memory[i], "x-memory-"+switchDesigns[0].name)
+		for _, j := range peersOf(i) {
+			b.ReportMetric(start[j].Seconds()/start[i].Seconds(), "x-start-"+design.name+"-vs-"+switchDesigns[j].name)
+			b.ReportMetric(memory[j]/memory[i], "x-memory-"+design.name+"-vs-"+switchDesigns[j].name)
 		}
 	}
 }
@@ -175,6 +175,24 @@ var switchDesigns = withBefore([]switchDesign{
 	{"process-per-switch", func(o Options) Options { o.Hosting = ProcessPerSwitch; return o }},
 	{"one-process", func(o Options) Options { o.Hosting = HostTogether; return o }},
 }, os.Getenv("GRID_BENCH_BEFORE"))
+
+// peersOf are the indexes of the designs switchDesigns[i] reports its
+// ratios to: today's first design, run by today's binary and, with
+// GRID_BENCH_BEFORE, by the earlier one (so a design's gain over the
+// earlier first design is one figure of one run); none for the first
+// design itself, or for one run by the earlier binary.
+func peersOf(i int) []int {
+	if i == 0 || strings.HasSuffix(switchDesigns[i].name, "-before") {
+		return nil
+	}
+	peers := []int{0}
+	for j, d := range switchDesigns {
+		if d.name == switchDesigns[0].name+"-before" {
+			peers = append(peers, j)
+		}
+	}
+	return peers
+}
 
 // withBefore adds to designs each one run by the grid binary before, named
 // with a "-before" suffix; none when before is "".
@@ -281,8 +299,9 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 	for i, design := range switchDesigns {
 		b.ReportMetric(rates[i]/float64(b.N), "hops/s-"+design.name)
 		b.ReportMetric(perHop[i]/float64(b.N), "cpu-µs/hop-"+design.name)
-		if i > 0 {
-			b.ReportMetric(rates[i]/rates[0], fmt.Sprintf("x-%s", switchDesigns[0].name))
+		for _, j := range peersOf(i) {
+			b.ReportMetric(rates[i]/rates[j], "x-"+design.name+"-vs-"+switchDesigns[j].name)
+			b.ReportMetric(perHop[j]/perHop[i], "x-cpu-"+design.name+"-vs-"+switchDesigns[j].name)
 		}
 	}
 }

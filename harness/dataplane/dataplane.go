@@ -105,6 +105,7 @@ type Dataplane struct {
 	byPort map[uint32]*port
 	log    *slog.Logger
 	bypass *stackBypass // nil unless Options.Exclusive
+	rx     *rxBatch     // the receiver's buffers, made when Run starts
 
 	running        atomic.Bool
 	pipelineErrors atomic.Uint64
@@ -311,6 +312,7 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 		stopHolds()
 		return err
 	}
+	d.rx = newRxBatch()
 	defer poll.close()
 	received := make(chan error, 1)
 	go func() { received <- d.receive(poll, pl) }()
@@ -388,17 +390,30 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 }
 
 // drain passes up to portBudget of the frames waiting at p through pl;
-// emptied says p has no more (its socket said so, or its interface is
-// down).
+// emptied says p has no more (its socket said so).
 func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) (emptied bool, err error) {
-	for range portBudget {
-		frame, ok, err := p.sock.TryRecv()
-		if !ok && err == nil {
+	for taken := 0; taken < portBudget; {
+		want := min(rxBatchLen, portBudget-taken)
+		n, err := p.sock.recvBatch(d.rx, want)
+		if err != nil {
+			if _, err := d.take(p, nil, err, pl, emit); err != nil {
+				return true, err
+			}
+			// The interface went down (reported once): frames that came
+			// after it came up again may wait behind the report, and the
+			// edge-triggered set will not tell of them again.
+			return false, nil
+		}
+		for i := range n {
+			frame, ferr := p.sock.frame(d.rx, i)
+			if stop, err := d.take(p, frame, ferr, pl, emit); stop || err != nil {
+				return true, err
+			}
+		}
+		if n < want {
 			return true, nil
 		}
-		if stop, err := d.take(p, frame, err, pl, emit); stop || err != nil {
-			return true, err
-		}
+		taken += n
 	}
 	return false, nil
 }

@@ -111,7 +111,9 @@ func openSocket(iface string, pollable bool) (*Socket, error) {
 			return nil, fmt.Errorf("interface %s: %w", iface, err)
 		}
 	} else {
+		// A port's socket receives into its Dataplane's buffers (rxBatch).
 		s.raw.fd = fd
+		return s, nil
 	}
 	s.buf = make([]byte, vlanTagLen+MaxFrame)
 	s.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{}))))
@@ -219,35 +221,27 @@ func (s *Socket) Recv() ([]byte, error) {
 	return s.received()
 }
 
-// TryRecv is Recv without waiting: ok is false when no frame is there.
-// It is for a receiver that waits for many sockets at once (poller).
-func (s *Socket) TryRecv() (frame []byte, ok bool, err error) {
-	cerr := s.control(func(fd uintptr) { ok = s.recvmsg(fd) }, false)
-	if cerr != nil {
-		return nil, false, fmt.Errorf("interface %s: receive: %w", s.iface, cerr)
-	}
-	if !ok {
-		return nil, false, nil
-	}
-	frame, err = s.received()
-	return frame, true, err
-}
-
 // received is the frame recvmsg just took, with a stripped VLAN tag put
 // back.
 func (s *Socket) received() ([]byte, error) {
 	if s.recvErr != nil {
 		return nil, fmt.Errorf("interface %s: receive: %w", s.iface, s.recvErr)
 	}
-	n := s.recvN
+	return s.frameIn(s.buf, s.oob[:s.msg.Controllen], s.recvN)
+}
+
+// frameIn is the frame of n bytes received vlanTagLen bytes into buf, with
+// the VLAN tag the kernel stripped (by the control messages in oob) put
+// back in front of its EtherType.
+func (s *Socket) frameIn(buf, oob []byte, n int) ([]byte, error) {
 	if n > MaxFrame {
 		return nil, fmt.Errorf("interface %s: %d-byte frame: %w", s.iface, n, ErrOversized)
 	}
-	frame := s.buf[vlanTagLen : vlanTagLen+n]
-	if tag, ok := s.strippedVLANTag(); ok && n >= 12 {
-		copy(s.buf[:12], frame[:12])
-		binary.BigEndian.PutUint32(s.buf[12:16], tag)
-		frame = s.buf[:n+vlanTagLen]
+	frame := buf[vlanTagLen : vlanTagLen+n]
+	if tag, ok := strippedVLANTag(oob); ok && n >= 12 {
+		copy(buf[:12], frame[:12])
+		binary.BigEndian.PutUint32(buf[12:16], tag)
+		frame = buf[:n+vlanTagLen]
 	}
 	return frame, nil
 }
@@ -273,10 +267,9 @@ func (s *Socket) Drops() uint64 {
 	return s.drops.Load()
 }
 
-// strippedVLANTag returns the 802.1Q tag the kernel removed from the frame
-// just received, if any, as TPID<<16 | TCI.
-func (s *Socket) strippedVLANTag() (uint32, bool) {
-	oob := s.oob[:s.msg.Controllen]
+// strippedVLANTag returns the 802.1Q tag the kernel removed from a frame,
+// if any, as TPID<<16 | TCI, from the control messages received with it.
+func strippedVLANTag(oob []byte) (uint32, bool) {
 	for len(oob) >= unix.CmsgSpace(0) {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 		if h.Len < unix.SizeofCmsghdr || int(h.Len) > len(oob) {
