@@ -43,13 +43,15 @@ type Report struct {
 	Decreases   int     `json:"window_decreases,omitempty"`
 	// Timeouts counts the times retransmission timers expired (each may
 	// catch several fragments); SRTT and RTO are the smoothed
-	// round trip and the retransmission timeout at the end.
+	// round trip and the retransmission timeout at the end, BaseRTT the
+	// shortest round trip (the path without queues).
 	Timeouts int `json:"timeouts,omitempty"`
 	// SpuriousTimeouts counts results of fragments that had timed out
 	// but were not resent yet: the window decrease was undone.
 	SpuriousTimeouts int      `json:"spurious_timeouts,omitempty"`
 	SRTT             Duration `json:"srtt,omitempty"`
 	RTO              Duration `json:"rto,omitempty"`
+	BaseRTT          Duration `json:"base_rtt,omitempty"`
 
 	// PS counts: contributions received directly from workers and as
 	// aggregated packets (partial sums, or fragments a switch passed on),
@@ -190,8 +192,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 	if r.Index != nil {
 		fmt.Fprintf(w, "  sent %d (retries %d, resends %d), control packets %d (%d ECN CE), results %d (%d duplicate)\n",
 			r.Sent, r.Retries, r.Resent, r.Controls, r.ECNMarked, r.Results, r.DuplicateResults)
-		fmt.Fprintf(w, "  timeouts %d (%d spurious), window halved %d times (lowest %.1f), round trip %v, retransmission timeout %v\n",
-			r.Timeouts, r.SpuriousTimeouts, r.Decreases, r.MinWindow, time.Duration(r.SRTT).Round(time.Microsecond), time.Duration(r.RTO).Round(time.Microsecond))
+		fmt.Fprintf(w, "  timeouts %d (%d spurious), window halved %d times (lowest %.1f, last %.1f), round trip %v (shortest %v), retransmission timeout %v\n",
+			r.Timeouts, r.SpuriousTimeouts, r.Decreases, r.MinWindow, r.FinalWindow, time.Duration(r.SRTT).Round(time.Microsecond),
+			time.Duration(r.BaseRTT).Round(time.Microsecond), time.Duration(r.RTO).Round(time.Microsecond))
 	} else {
 		fmt.Fprintf(w, "  contributions %d direct, %d aggregated (%d duplicate, %d overlapping), results sent %d (%d again)\n",
 			r.Direct, r.Aggregated, r.Duplicates, r.Overlaps, r.Results, r.ResultsAgain)

@@ -98,10 +98,23 @@ type Placement struct {
 
 // Window bounds a worker's fragments in flight (its congestion window): it
 // starts at Initial, grows with results and halves on a control packet or a
-// timeout, never beyond Max.
+// timeout, never beyond Max. Alpha and Beta bound how many of its fragments
+// may wait in queues (gradproto.CongestionWindow): zero means Vegas's 2 and
+// 4.
 type Window struct {
-	Initial int `json:"initial"`
-	Max     int `json:"max"`
+	Initial int     `json:"initial"`
+	Max     int     `json:"max"`
+	Alpha   float64 `json:"queued_alpha,omitempty"`
+	Beta    float64 `json:"queued_beta,omitempty"`
+}
+
+// congestionWindow is a worker's window as the spec sets it.
+func (w Window) congestionWindow() *gradproto.CongestionWindow {
+	c := gradproto.NewCongestionWindow(w.Initial, w.Max)
+	if w.Alpha > 0 || w.Beta > 0 {
+		c.Alpha, c.Beta = w.Alpha, w.Beta
+	}
+	return c
 }
 
 // Duration is a time.Duration written as a Go duration string in JSON.
@@ -298,6 +311,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.Window.Initial < 1 {
 		return fmt.Errorf("window.initial: %d, want at least 1", s.Window.Initial)
+	}
+	if s.Window.Alpha < 0 || s.Window.Beta < s.Window.Alpha {
+		return fmt.Errorf("window.queued_alpha %g, queued_beta %g: want 0 <= alpha <= beta", s.Window.Alpha, s.Window.Beta)
 	}
 	if s.Window.Max < s.Window.Initial {
 		return fmt.Errorf("window.max: %d, below window.initial %d", s.Window.Max, s.Window.Initial)

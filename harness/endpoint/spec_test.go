@@ -66,7 +66,7 @@ func TestJobFromPlanRoundTripsThroughJSON(t *testing.T) {
 	}
 	st.Plan.PSAliases = []uint16{7}
 	st.Plan.Members[2].Node = 7
-	s := Spec{Job: JobFromPlan(st.Plan, "ps", []string{"a", "b", "c"}), Fragments: 1, Window: Window{1, 1},
+	s := Spec{Job: JobFromPlan(st.Plan, "ps", []string{"a", "b", "c"}), Fragments: 1, Window: Window{Initial: 1, Max: 1},
 		Timeout: Duration(time.Millisecond), Deadline: Duration(time.Second)}
 	data, err := json.Marshal(&s)
 	if err != nil {

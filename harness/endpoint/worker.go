@@ -17,6 +17,11 @@ import (
 // a cancelled context soon.
 const pollInterval = 50 * time.Millisecond
 
+// queueFloor is the waiting beyond the shortest round trip that still
+// counts as none (gradproto.QueueEstimate.Floor): what an endpoint's
+// scheduling adds on an idle path.
+const queueFloor = 5 * time.Millisecond
+
 // resendBurst is how many resends may leave back to back before pacing
 // spaces them by SRTT / window.
 const resendBurst = 2
@@ -73,8 +78,9 @@ func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Rep
 		spec: spec, plan: &plan, index: index, conn: conn, rx: rx,
 		ps:       netip.AddrPortFrom(plan.PSIP, gradproto.UDPPort),
 		inflight: map[uint32]*fragment{},
-		window:   gradproto.NewCongestionWindow(spec.Window.Initial, spec.Window.Max),
+		window:   spec.Window.congestionWindow(),
 		rto:      spec.rto(),
+		queue:    &gradproto.QueueEstimate{Floor: queueFloor},
 		sums:     make([]int64, plan.Values),
 		log:      o.logger("job", plan.Job, "worker", index),
 	}
@@ -87,6 +93,7 @@ func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Rep
 	w.rep.Decreases = w.window.Decreases
 	w.rep.SRTT = Duration(w.rto.SRTT())
 	w.rep.RTO = Duration(w.rto.Timeout())
+	w.rep.BaseRTT = Duration(w.queue.Base())
 	w.rep.finish(time.Now(), plan.Values)
 	return w.rep, nil
 }
@@ -96,8 +103,9 @@ type fragment struct {
 	model *gradproto.Worker
 	// first is when its original left, timer when its retransmission
 	// timer started (original or last resend; retries after control
-	// packets do not restart it, as in gradproto.Worker).
-	first, timer time.Time
+	// packets do not restart it, as in gradproto.Worker), last when its
+	// last transmission left.
+	first, timer, last time.Time
 	// seq is the sequence number of its last transmission, sends how
 	// many it had.
 	seq   uint64
@@ -136,6 +144,7 @@ type workerRun struct {
 
 	window *gradproto.CongestionWindow
 	rto    *gradproto.RTO
+	queue  *gradproto.QueueEstimate
 	// timeoutDecrease is whether the window's last decrease was for a
 	// timeout (which a spurious timeout undoes).
 	timeoutDecrease bool
@@ -146,6 +155,20 @@ type workerRun struct {
 	// timed is the fragment whose round trip is being measured.
 	timed  uint32
 	timing bool
+	// progress is when the last result of a fragment in flight came:
+	// while results come, the queues drain, and a fragment's timer runs
+	// from then at the earliest (TCP restarts its retransmission timer on
+	// every acknowledgement of new data, RFC 6298 5.3).
+	progress time.Time
+	// overtaker is the latest transmission whose fragment got its result,
+	// and its round trip: a fragment sent before it that has no result
+	// after that round trip and a reordering allowance is lost (RACK, RFC
+	// 8985), where waiting for the timer would let a window of later
+	// fragments pass it.
+	overtaker    uint64
+	overtakerRTT time.Duration
+	overtaken    bool
+
 	// round is the protocol model's clock (gradproto.Worker.Round): one
 	// tick per smoothed round trip.
 	round     int
@@ -177,6 +200,7 @@ func (w *workerRun) waitForStart(ctx context.Context, start <-chan struct{}, giv
 func (w *workerRun) run(ctx context.Context, deadline time.Time) {
 	w.rep.Start = time.Now()
 	w.roundFrom = w.rep.Start
+	w.progress = w.rep.Start
 	if err := w.loop(ctx, deadline); err != nil {
 		w.rep.Error = err.Error()
 	}
@@ -245,18 +269,42 @@ func (w *workerRun) clock(now time.Time) {
 	}
 }
 
-// expire moves the fragments whose timer ran out of the window into the
-// resend queue: one event for the window (the timeout backs off once and
-// the window halves once per episode, whatever number of fragments it
-// caught).
+// expiry is when fragment f counts as lost, unless its result comes: when
+// no result came for a retransmission timeout since its timer started, or
+// once a fragment sent after it got its result and that round trip and a
+// reordering allowance passed since f left. stalled says which.
+func (w *workerRun) expiry(f *fragment, rto time.Duration) (at time.Time, stalled bool) {
+	at = f.timer
+	if w.progress.After(at) {
+		at = w.progress
+	}
+	at = at.Add(rto)
+	if w.overtaken && f.seq < w.overtaker {
+		reorder := max(w.rto.SRTT()/4, queueFloor)
+		if lost := f.last.Add(w.overtakerRTT + reorder); lost.Before(at) {
+			return lost, false
+		}
+	}
+	return at, true
+}
+
+// expire moves the fragments that count as lost out of the window into the
+// resend queue: one event for the window (a timeout backs off once and the
+// window halves once per episode, whatever number of fragments it caught).
 func (w *workerRun) expire(now time.Time) {
 	rto := w.rto.Timeout()
 	var expired []uint32
 	oldest := uint64(0)
+	stalls := false
 	for frag, f := range w.inflight {
-		if f.lost || now.Sub(f.timer) < rto {
+		if f.lost {
 			continue
 		}
+		at, stalled := w.expiry(f, rto)
+		if now.Before(at) {
+			continue
+		}
+		stalls = stalls || stalled
 		if len(expired) == 0 || f.seq < oldest {
 			oldest = f.seq
 		}
@@ -275,7 +323,7 @@ func (w *workerRun) expire(now time.Time) {
 	}
 	w.resends = append(w.resends, expired...)
 	w.rep.Timeouts++
-	if oldest >= w.backoffFrom {
+	if stalls && oldest >= w.backoffFrom {
 		w.rto.Backoff()
 		w.backoffFrom = w.seq
 	}
@@ -367,7 +415,8 @@ func (w *workerRun) wake() time.Time {
 	t := time.Now().Add(pollInterval)
 	for _, f := range w.inflight {
 		if !f.lost {
-			t = earliest(t, f.timer.Add(rto))
+			at, _ := w.expiry(f, rto)
+			t = earliest(t, at)
 		}
 		if f.control != nil { // its retry waits for the next round
 			t = earliest(t, w.roundFrom.Add(max(w.rto.SRTT(), w.rto.Min)))
@@ -380,7 +429,7 @@ func (w *workerRun) wake() time.Time {
 }
 
 func (w *workerRun) transmit(f *fragment, p *gradproto.Packet) error {
-	f.seq = w.seq
+	f.seq, f.last = w.seq, time.Now()
 	w.seq++
 	f.sends++
 	w.rep.Sent++
@@ -414,17 +463,30 @@ func (w *workerRun) receive(b []byte, ce bool) error {
 		if f.lost && f.sends == 1 {
 			w.spurious(f, now)
 		}
+		// Karn's rule: only a fragment sent once says how long a round
+		// trip takes.
 		if w.timing && w.timed == h.Frag {
-			// Karn's rule: only a fragment sent once says how long a
-			// round trip takes.
 			if f.sends == 1 {
 				w.rto.Sample(now.Sub(f.first))
 			}
 			w.timing = false
 		}
+		if f.sends == 1 {
+			this, least, round := w.queue.Sample(now.Sub(f.first), f.seq, w.seq, w.window.Size)
+			switch {
+			case w.window.SlowStart():
+				w.window.Queued(this)
+			case round:
+				w.window.Queued(least)
+			}
+		}
 		delete(w.inflight, h.Frag)
 		if !f.lost {
 			w.flight--
+			w.progress = now
+		}
+		if !w.overtaken || f.seq > w.overtaker {
+			w.overtaker, w.overtakerRTT, w.overtaken = f.seq, now.Sub(f.last), true
 		}
 		w.rep.Completed++
 		w.window.Grow()

@@ -134,3 +134,85 @@ func TestCongestionWindowUndoesASpuriousDecreaseOnce(t *testing.T) {
 		t.Fatal("undid the same decrease twice")
 	}
 }
+
+func TestRTOIsAtLeastTwiceTheSmoothedRoundTrip(t *testing.T) {
+	r := NewRTO(time.Second, 10*ms, time.Second)
+	for range 50 {
+		r.Sample(100 * ms) // steady round trips: RTTVAR decays towards 0
+	}
+	if got := r.Timeout(); got < 200*ms || got > 210*ms {
+		t.Fatalf("steady 100ms round trips: timeout %v, want about 200ms (twice SRTT), not SRTT + 4·RTTVAR ≈ 100ms", got)
+	}
+}
+
+func TestQueueEstimateCountsTheWindowsFragmentsWaitingOncePerRoundTrip(t *testing.T) {
+	q := &QueueEstimate{Floor: 5 * ms}
+	// Transmissions 0..9 in flight; the first result sets the base and
+	// ends the first round.
+	if this, least, round := q.Sample(50*ms, 0, 10, 10); this != 0 || least != 0 || !round {
+		t.Fatalf("first sample: %v, %v, round %v; want no queue, a round", this, least, round)
+	}
+	// Results of transmissions sent before the estimate: no new round,
+	// but each says what it saw.
+	this, _, round := q.Sample(100*ms, 5, 10, 10)
+	if round || this != 5 {
+		t.Fatalf("100ms against a 50ms base with 10 in flight: %v queued, round %v; want 5, no round", this, round)
+	}
+	q.Sample(75*ms, 9, 10, 10)
+	// The first result of a transmission sent after the estimate ends the
+	// round with the round's shortest: 75ms, so a third of 12 wait.
+	if _, least, round := q.Sample(150*ms, 10, 22, 12); !round || least != 4 {
+		t.Fatalf("round's estimate %v (round %v), want 12 × 25/75 = 4", least, round)
+	}
+	// Waiting within the floor is no queue.
+	q.Sample(53*ms, 22, 30, 8)
+	if _, least, round := q.Sample(54*ms, 30, 40, 8); !round || least != 0 {
+		t.Fatalf("3-4ms above the base with a 5ms floor: %v queued, want 0", least)
+	}
+	if q.Base() != 50*ms {
+		t.Fatalf("base %v, want the shortest round trip 50ms", q.Base())
+	}
+}
+
+func TestCongestionWindowLeavesSlowStartOnceAFragmentQueues(t *testing.T) {
+	w := NewCongestionWindow(8, 64)
+	w.Queued(0.5)
+	w.Grow()
+	if w.Size != 9 || !w.SlowStart() {
+		t.Fatalf("half a fragment queued: size %v slow start %v, want 9 and still slow start", w.Size, w.SlowStart())
+	}
+	// 3 of 9 queued: the path holds 6 without queueing; one more.
+	w.Queued(3)
+	if w.Size != 7 || w.SlowStart() {
+		t.Fatalf("3 of 9 queued: size %v slow start %v, want 7 and slow start over", w.Size, w.SlowStart())
+	}
+}
+
+func TestCongestionWindowHoldsBetweenAlphaAndBetaAndShrinksAbove(t *testing.T) {
+	w := NewCongestionWindow(8, 64)
+	w.Threshold = 8 // congestion avoidance
+	w.Queued(1)     // below alpha: grows by one per window of results
+	for range 8 {
+		w.Grow()
+	}
+	if w.Size < 8.9 || w.Size > 9.01 {
+		t.Fatalf("1 queued (alpha 2): %v after a window of results, want about 9", w.Size)
+	}
+	w.Queued(3) // between alpha and beta: holds
+	before := w.Size
+	for range 20 {
+		w.Grow()
+	}
+	if w.Size != before {
+		t.Fatalf("3 queued (alpha 2, beta 4): grew from %v to %v, want it held", before, w.Size)
+	}
+	w.Queued(6) // above beta: one less per round trip
+	if w.Size != before-1 {
+		t.Fatalf("6 queued (beta 4): %v, want %v", w.Size, before-1)
+	}
+	w.Size = 1
+	w.Queued(6)
+	if w.Size != 1 {
+		t.Fatalf("shrank below one fragment: %v", w.Size)
+	}
+}

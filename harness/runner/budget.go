@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/endpoint"
+	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/topo"
 )
@@ -43,7 +46,10 @@ type work struct {
 	// psSeconds is the time the busiest PS link needs for every worker's
 	// fragments at its rate (0 when unlimited).
 	psSeconds float64
-	endpoints int
+	// pathSeconds is the longest time one fragment takes from a worker
+	// to its PS and its result back, at the links' rates with no queues.
+	pathSeconds float64
+	endpoints   int
 }
 
 // planWork estimates the work of d's jobs on t, each worker sending
@@ -52,9 +58,10 @@ func planWork(t *topo.Topology, d *aggregator.Deployment, fragments, values, win
 	var w work
 	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
 	for _, jd := range d.Jobs {
-		hops := hopsFrom(t, jd.PS)
+		hops, secs := pathsFrom(t, jd.PS, frameBits)
 		w.endpoints += 1 + len(jd.Workers)
 		for _, h := range jd.Workers {
+			w.pathSeconds = max(w.pathSeconds, 2*secs[h])
 			// Off the shortest path GRID may take a detour; two extra
 			// links cover one.
 			n := float64(hops[h] + 2)
@@ -86,28 +93,53 @@ func (w work) initialTimeout() time.Duration {
 	return min(max(seconds(w.firstWindow/forwardingBudget), minInitialTimeout), maxInitialTimeout)
 }
 
+// minTimeout is the floor of the workers' retransmission timeouts: twice
+// the round trip of a fragment through the links at their rates. A round
+// trip measured below it went through a token bucket's burst, not through
+// the path as it runs once the buckets are empty, and a timeout derived
+// from it fires for every fragment still queued. Zero leaves the spec's
+// default.
+func (w work) minTimeout() time.Duration {
+	if floor := seconds(2 * w.pathSeconds); floor > endpoint.DefaultMinTimeout {
+		return floor
+	}
+	return 0
+}
+
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// hopsFrom is every node's distance in links from node from.
-func hopsFrom(t *topo.Topology, from string) map[string]int {
-	adj := map[string][]string{}
+// pathsFrom is every node's distance in links from node from, and the
+// time a frame of frameBits takes over those links at their rates
+// (unlimited links take none), along one shortest path.
+func pathsFrom(t *topo.Topology, from string, frameBits float64) (map[string]int, map[string]float64) {
+	type edge struct {
+		to   string
+		secs float64
+	}
+	adj := map[string][]edge{}
 	for _, l := range t.Links {
-		adj[l.A.Node] = append(adj[l.A.Node], l.B.Node)
-		adj[l.B.Node] = append(adj[l.B.Node], l.A.Node)
+		secs := 0.0
+		if l.Bandwidth > 0 {
+			secs = frameBits / float64(l.Bandwidth)
+		}
+		adj[l.A.Node] = append(adj[l.A.Node], edge{l.B.Node, secs})
+		adj[l.B.Node] = append(adj[l.B.Node], edge{l.A.Node, secs})
 	}
 	dist := map[string]int{from: 0}
+	secs := map[string]float64{from: 0}
 	queue := []string{from}
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
-		for _, m := range adj[n] {
-			if _, seen := dist[m]; !seen {
-				dist[m] = dist[n] + 1
-				queue = append(queue, m)
+		for _, e := range adj[n] {
+			if _, seen := dist[e.to]; !seen {
+				dist[e.to] = dist[n] + 1
+				secs[e.to] = secs[n] + e.secs
+				queue = append(queue, e.to)
 			}
 		}
 	}
-	return dist
+	return dist, secs
 }
 
 // hostRate is the slowest rate of host's links in bits per second, 0 when
@@ -120,4 +152,67 @@ func hostRate(t *topo.Topology, host string) float64 {
 		}
 	}
 	return rate
+}
+
+// jobWindow is the window of jd's workers: base, with the initial window and
+// the fragments each worker may keep queued (Vegas's α and β) bounded so
+// that everything the job's workers queue at once fills at most half of the
+// queue of the PS's link. Every worker's window adds to that queue a share
+// as large as the streams that reach the PS separately: one per switch
+// that aggregates, one per worker whose fragments go to the PS directly
+// (Geryon: every worker). Left at Vegas's α = 2 and β = 4 fragments per
+// worker, 191 workers sending to one PS would queue 764 frames where the
+// link holds 345, and drop fragments that only a timeout recovers.
+func jobWindow(base endpoint.Window, t *topo.Topology, d *aggregator.Deployment, jd *aggregator.JobDeployment, values int) endpoint.Window {
+	rate := hostRate(t, jd.PS)
+	streams := psStreams(d, jd)
+	if rate <= 0 || streams == 0 {
+		return base
+	}
+	var mtu int
+	for _, l := range t.Links {
+		if l.A.Node == jd.PS || l.B.Node == jd.PS {
+			mtu = l.EffectiveMTU()
+			break
+		}
+	}
+	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
+	frames := fabric.QueueDelay(rate, mtu).Seconds() * rate / frameBits
+	share := frames / 2 / float64(streams)
+	w := base
+	w.Beta = min(gradproto.DefaultBeta, max(1, share))
+	w.Alpha = w.Beta / 2
+	w.Initial = min(base.Initial, max(1, int(share)))
+	return w
+}
+
+// psStreams is how many packets of one fragment reach jd's PS: one per node
+// a switch aggregates at, one per worker the PS aggregates itself; the
+// most over the plan's classes.
+func psStreams(d *aggregator.Deployment, jd *aggregator.JobDeployment) int {
+	atSwitch := map[uint16]bool{}
+	for _, s := range d.Switches {
+		for _, a := range s.Config.Aggregations {
+			if a.Job == jd.Plan.Job {
+				atSwitch[a.Node] = true
+			}
+		}
+	}
+	exp, err := jd.Plan.Expected()
+	if err != nil {
+		return 0
+	}
+	most := 0
+	for _, class := range exp {
+		n := 0
+		for node, bitmap := range class {
+			if atSwitch[node] {
+				n++
+			} else {
+				n += bits.OnesCount64(bitmap)
+			}
+		}
+		most = max(most, n)
+	}
+	return most
 }

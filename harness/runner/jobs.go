@@ -18,6 +18,7 @@ import (
 	"github.com/grid-ina/grid/harness/endpoint"
 	"github.com/grid-ina/grid/harness/endpointhost"
 	"github.com/grid-ina/grid/harness/fabric"
+	"github.com/grid-ina/grid/harness/topo"
 )
 
 // psReadyLine, workerReadyLine and hostReadyLine start the lines `grid
@@ -112,17 +113,19 @@ func runJobs(ctx context.Context, cfg *Config, st *fabric.State, d *aggregator.D
 			}
 		}
 	}()
-	timeout, deadline, startWait := budget(cfg, d)
-	slog.Info("endpoint budget", "initial_timeout", timeout, "deadline", deadline, "start_wait", startWait)
+	b := budget(cfg, d)
+	slog.Info("endpoint budget", "initial_timeout", b.timeout, "min_timeout", b.minTimeout, "deadline", b.deadline, "start_wait", b.startWait)
 	for i, jd := range d.Jobs {
 		outcomes[i] = JobOutcome{Name: jd.Name, ID: jd.Plan.Job, Workers: make([]*endpoint.Report, len(jd.Workers))}
+		win := jobWindow(cfg.Window, emulatedOf(cfg), d, &jd, cfg.Values)
+		slog.Info("worker window", "job", jd.Name, "initial", win.Initial, "max", win.Max, "queued_alpha", win.Alpha, "queued_beta", win.Beta)
 		spec := endpoint.Spec{
 			Job:       endpoint.JobFromPlan(jd.Plan, jd.PS, jd.Workers),
-			Fragments: cfg.Fragments, Seed: cfg.Seed, Window: cfg.Window,
-			Timeout: endpoint.Duration(timeout), Deadline: endpoint.Duration(deadline),
+			Fragments: cfg.Fragments, Seed: cfg.Seed, Window: win,
+			Timeout: endpoint.Duration(b.timeout), MinTimeout: endpoint.Duration(b.minTimeout), Deadline: endpoint.Duration(b.deadline),
 			// Workers start together on SIGUSR1, so none waits for one
 			// that is still being launched (and resends meanwhile).
-			Start: endpoint.StartSignal, StartWait: endpoint.Duration(startWait),
+			Start: endpoint.StartSignal, StartWait: endpoint.Duration(b.startWait),
 		}
 		if err := spec.Validate(); err != nil {
 			return jr, fmt.Errorf("job %s: endpoint spec: %w", jd.Name, err)
@@ -160,7 +163,7 @@ func runJobs(ctx context.Context, cfg *Config, st *fabric.State, d *aggregator.D
 	slog.Info("endpoints started", "jobs", len(d.Jobs), "endpoints", len(eps), "processes", len(procs),
 		"ready_after", jr.began.Sub(launched).Round(time.Millisecond), "fragments", cfg.Fragments, "values", cfg.Values)
 
-	wait, cancel := context.WithTimeout(ctx, deadline+exitGrace)
+	wait, cancel := context.WithTimeout(ctx, b.deadline+exitGrace)
 	defer cancel()
 	// An endpoint that exits without a report (killed, crashed) leaves its
 	// job unable to finish: the run fails at once rather than at the
@@ -321,25 +324,38 @@ func (j *JobOutcome) finished() bool {
 	return true
 }
 
-// budget is the endpoints' initial retransmission timeout, deadline and
-// start wait: cfg's where given, else derived from the plan's work on the
-// topology as emulated. The initial timeout is at least the longest wait
-// in an emulated link's queue (QueueWait): on a link scaled down to a few
-// Mbit/s the first windows queue longer than the work alone suggests.
-func budget(cfg *Config, d *aggregator.Deployment) (timeout, deadline, startWait time.Duration) {
-	t := cfg.emulated
-	if t == nil {
-		t = cfg.Topology
-	}
+// endpointBudget is the endpoints' time: the initial retransmission
+// timeout and its floor, the deadline and the start wait.
+type endpointBudget struct {
+	timeout, minTimeout, deadline, startWait time.Duration
+}
+
+// budget is the endpoints' time: cfg's where given, else derived from the
+// plan's work on the topology as emulated. The initial timeout is at least
+// the longest wait in an emulated link's queue (QueueWait): on a link
+// scaled down to a few Mbit/s the first windows queue longer than the work
+// alone suggests.
+func budget(cfg *Config, d *aggregator.Deployment) endpointBudget {
+	t := emulatedOf(cfg)
 	w := planWork(t, d, cfg.Fragments, cfg.Values, cfg.Window.Initial)
-	timeout, deadline = cfg.Timeout, cfg.Deadline
-	if timeout == 0 {
-		timeout = max(w.initialTimeout(), QueueWait(t))
+	b := endpointBudget{timeout: cfg.Timeout, minTimeout: w.minTimeout(), deadline: cfg.Deadline, startWait: w.startWait()}
+	if b.timeout == 0 {
+		b.timeout = max(w.initialTimeout(), QueueWait(t))
 	}
-	if deadline == 0 {
-		deadline = w.deadline()
+	if b.deadline == 0 {
+		b.deadline = w.deadline()
 	}
-	return timeout, deadline, w.startWait()
+	// An explicit initial timeout below the floor is the user's choice.
+	b.minTimeout = min(b.minTimeout, b.timeout)
+	return b
+}
+
+// emulatedOf is the topology as the fabric emulates it.
+func emulatedOf(cfg *Config) *topo.Topology {
+	if cfg.emulated != nil {
+		return cfg.emulated
+	}
+	return cfg.Topology
 }
 
 // distinctHosts refuses deployments where a host has two endpoints: each

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/controller/controllertest"
+	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
@@ -84,7 +86,54 @@ func TestDeadlineAndTimeoutsGrowWithTheWork(t *testing.T) {
 	}
 	// Explicit values win.
 	cfg := &Config{Topology: tp, Fragments: 64, Values: 32, Window: DefaultWindow, Timeout: 7 * time.Millisecond, Deadline: 3 * time.Second}
-	if to, dl, _ := budget(cfg, deploy(2)); to != 7*time.Millisecond || dl != 3*time.Second {
-		t.Errorf("explicit timeout and deadline became %v and %v", to, dl)
+	if b := budget(cfg, deploy(2)); b.timeout != 7*time.Millisecond || b.deadline != 3*time.Second || b.minTimeout > b.timeout {
+		t.Errorf("explicit timeout and deadline became %v and %v (floor %v)", b.timeout, b.deadline, b.minTimeout)
+	}
+}
+
+// A leaf-spine with 63 workers at 2e-6 (200 kbit/s links): under Geryon
+// each worker's fragments reach the PS as streams of their own, so each
+// worker may keep fewer fragments queued, or together they overflow the PS
+// link's queue; under grid-paths a few partial sums reach it and Vegas's
+// own bounds hold. The retransmission timeout's floor is twice a
+// fragment's round trip through 4 links each way at 200 kbit/s.
+func TestWindowsAndTimeoutFloorFollowThePSLinksQueueAndRate(t *testing.T) {
+	tp, err := topo.LeafSpine(2, 4, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emulated, err := Emulated(tp, 2e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Topology: tp, Values: 32, Fragments: 64, Window: DefaultWindow, emulated: emulated}
+	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*32))
+	queue := fabric.QueueDelay(200e3, 1500).Seconds() * 200e3 / frameBits
+	for _, algo := range []string{solver.AlgoGeryon, solver.AlgoGRIDPaths} {
+		d, err := deployment(cfg, controllertest.Solve(t, tp, algo))
+		if err != nil {
+			t.Fatalf("%s: %v", algo, err)
+		}
+		jd := &d.Jobs[0]
+		streams := psStreams(d, jd)
+		w := jobWindow(cfg.Window, emulated, d, jd, cfg.Values)
+		t.Logf("%s: %d streams reach the PS (its queue holds %.0f frames); window %+v", algo, streams, queue, w)
+		switch algo {
+		case solver.AlgoGeryon:
+			if streams != len(jd.Workers) {
+				t.Errorf("geryon: %d streams reach the PS, want one per worker (%d)", streams, len(jd.Workers))
+			}
+			if w.Beta >= gradproto.DefaultBeta || w.Beta*float64(streams) > queue/2 || w.Alpha != w.Beta/2 || float64(w.Initial) > w.Beta {
+				t.Errorf("geryon: window %+v lets %d workers queue more than half of %.0f frames", w, streams, queue)
+			}
+		default:
+			if streams >= len(jd.Workers) || w.Alpha != gradproto.DefaultAlpha || w.Beta != gradproto.DefaultBeta || w.Initial != DefaultWindow.Initial {
+				t.Errorf("%s: %d streams, window %+v; want fewer streams than workers and Vegas's bounds", algo, streams, w)
+			}
+		}
+		// 8 links at 200 kbit/s, 1520-bit frames: 60.8ms, twice.
+		if b := budget(cfg, d); (b.minTimeout - 121600*time.Microsecond).Abs() > time.Millisecond {
+			t.Errorf("%s: timeout floor %v, want twice the 60.8ms round trip", algo, b.minTimeout)
+		}
 	}
 }
