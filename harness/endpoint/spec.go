@@ -88,10 +88,6 @@ type Member struct {
 	// Placements, with Job.Classes, are where each class of the member's
 	// fragments is aggregated (Node and Slot are then unused).
 	Placements []Placement `json:"placements,omitempty"`
-	// PathRTT is the shortest a round trip can be: a fragment to the PS
-	// and its result back over the links at their rates, without queues
-	// (gradproto.QueueEstimate.Path); 0 when unknown.
-	PathRTT Duration `json:"path_rtt,omitempty"`
 }
 
 // Placement is a node and bitmap slot of one class of a member's fragments.

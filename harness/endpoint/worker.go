@@ -80,7 +80,7 @@ func RunWorker(ctx context.Context, spec *Spec, index int, opts ...Option) (*Rep
 		inflight: map[uint32]*fragment{},
 		window:   spec.Window.congestionWindow(),
 		rto:      spec.rto(),
-		queue:    &gradproto.QueueEstimate{Floor: queueFloor, Path: time.Duration(spec.Job.Members[index].PathRTT)},
+		queue:    &gradproto.QueueEstimate{Floor: queueFloor},
 		sums:     make([]int64, plan.Values),
 		log:      o.logger("job", plan.Job, "worker", index),
 	}

@@ -209,11 +209,6 @@ type QueueEstimate struct {
 	// timers and the scheduler delay results by about that much on an
 	// idle path.
 	Floor time.Duration
-	// Path is the least the base can be: the path's links at their rates.
-	// An emulated link's token bucket lets the first frames after a pause
-	// through at once, and a base measured then would count the whole
-	// window as queued for the rest of the run.
-	Path time.Duration
 
 	base, least time.Duration
 	sampled     bool
@@ -245,13 +240,12 @@ func (q *QueueEstimate) Sample(rtt time.Duration, seq, next uint64, size float64
 
 // queued is how many of size fragments wait when a round trip takes rtt.
 func (q *QueueEstimate) queued(rtt time.Duration, size float64) float64 {
-	wait := rtt - q.Base()
+	wait := rtt - q.base
 	if wait <= q.Floor {
 		return 0
 	}
 	return size * float64(wait) / float64(rtt)
 }
 
-// Base is the shortest round trip measured, at least Path (Path before the
-// first).
-func (q *QueueEstimate) Base() time.Duration { return max(q.base, q.Path) }
+// Base is the shortest round trip measured (0 before the first).
+func (q *QueueEstimate) Base() time.Duration { return q.base }

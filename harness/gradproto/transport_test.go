@@ -216,13 +216,3 @@ func TestCongestionWindowHoldsBetweenAlphaAndBetaAndShrinksAbove(t *testing.T) {
 		t.Fatalf("shrank below one fragment: %v", w.Size)
 	}
 }
-
-func TestQueueEstimateBaseIsNeverBelowThePath(t *testing.T) {
-	// A token bucket let the first fragment through in 2ms where the
-	// path's links take 40ms: a 60ms round trip is 20ms of waiting, not 58.
-	q := &QueueEstimate{Path: 40 * ms}
-	q.Sample(2*ms, 0, 4, 4)
-	if _, least, round := q.Sample(60*ms, 4, 8, 6); !round || least != 2 || q.Base() != 40*ms {
-		t.Fatalf("base %v, %v of 6 queued; want the path's 40ms and 6 × 20/60 = 2", q.Base(), least)
-	}
-}

@@ -56,7 +56,7 @@ type work struct {
 // fragments packets of values values with an initial window of window.
 func planWork(t *topo.Topology, d *aggregator.Deployment, fragments, values, window int) work {
 	var w work
-	frameBits := frameBits(values)
+	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
 	for _, jd := range d.Jobs {
 		hops, secs := pathsFrom(t, jd.PS, frameBits)
 		w.endpoints += 1 + len(jd.Workers)
@@ -104,11 +104,6 @@ func (w work) minTimeout() time.Duration {
 		return floor
 	}
 	return 0
-}
-
-// frameBits is the size of a fragment's frame with values values, in bits.
-func frameBits(values int) float64 {
-	return float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -181,7 +176,8 @@ func jobWindow(base endpoint.Window, t *topo.Topology, d *aggregator.Deployment,
 			break
 		}
 	}
-	frames := fabric.QueueDelay(rate, mtu).Seconds() * rate / frameBits(values)
+	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
+	frames := fabric.QueueDelay(rate, mtu).Seconds() * rate / frameBits
 	share := frames / 2 / float64(streams)
 	w := base
 	w.Beta = min(gradproto.DefaultBeta, max(1, share))

@@ -119,13 +119,8 @@ func runJobs(ctx context.Context, cfg *Config, st *fabric.State, d *aggregator.D
 		outcomes[i] = JobOutcome{Name: jd.Name, ID: jd.Plan.Job, Workers: make([]*endpoint.Report, len(jd.Workers))}
 		win := jobWindow(cfg.Window, emulatedOf(cfg), d, &jd, cfg.Values)
 		slog.Info("worker window", "job", jd.Name, "initial", win.Initial, "max", win.Max, "queued_alpha", win.Alpha, "queued_beta", win.Beta)
-		job := endpoint.JobFromPlan(jd.Plan, jd.PS, jd.Workers)
-		_, secs := pathsFrom(emulatedOf(cfg), jd.PS, frameBits(cfg.Values))
-		for m := range job.Members {
-			job.Members[m].PathRTT = endpoint.Duration(seconds(2 * secs[jd.Workers[m]]))
-		}
 		spec := endpoint.Spec{
-			Job:       job,
+			Job:       endpoint.JobFromPlan(jd.Plan, jd.PS, jd.Workers),
 			Fragments: cfg.Fragments, Seed: cfg.Seed, Window: win,
 			Timeout: endpoint.Duration(b.timeout), MinTimeout: endpoint.Duration(b.minTimeout), Deadline: endpoint.Duration(b.deadline),
 			// Workers start together on SIGUSR1, so none waits for one
