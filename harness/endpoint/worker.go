@@ -103,9 +103,8 @@ type fragment struct {
 	model *gradproto.Worker
 	// first is when its original left, timer when its retransmission
 	// timer started (original or last resend; retries after control
-	// packets do not restart it, as in gradproto.Worker), last when its
-	// last transmission left.
-	first, timer, last time.Time
+	// packets do not restart it, as in gradproto.Worker).
+	first, timer time.Time
 	// seq is the sequence number of its last transmission, sends how
 	// many it had.
 	seq   uint64
@@ -160,14 +159,16 @@ type workerRun struct {
 	// from then at the earliest (TCP restarts its retransmission timer on
 	// every acknowledgement of new data, RFC 6298 5.3).
 	progress time.Time
-	// overtaker is the latest transmission whose fragment got its result,
-	// and its round trip: a fragment sent before it that has no result
-	// after that round trip and a reordering allowance is lost (RACK, RFC
-	// 8985), where waiting for the timer would let a window of later
-	// fragments pass it.
-	overtaker    uint64
-	overtakerRTT time.Duration
-	overtaken    bool
+	// overtaker is the latest transmission whose fragment got its result:
+	// a fragment sent before it waits for something other than the
+	// queues ahead of it (its own loss, or another worker's), so its timer
+	// runs from its own transmission, as in RACK (RFC 8985), and results
+	// of later fragments do not hold it back indefinitely. It is not
+	// declared lost as soon as RACK would: when another worker's
+	// contribution was lost, that worker's timeout recovers it, and a
+	// resend here would only flush the switch's partial sum early.
+	overtaker uint64
+	overtaken bool
 
 	// round is the protocol model's clock (gradproto.Worker.Round): one
 	// tick per smoothed round trip.
@@ -269,23 +270,15 @@ func (w *workerRun) clock(now time.Time) {
 	}
 }
 
-// expiry is when fragment f counts as lost, unless its result comes: when
-// no result came for a retransmission timeout since its timer started, or
-// once a fragment sent after it got its result and that round trip and a
-// reordering allowance passed since f left. stalled says which.
-func (w *workerRun) expiry(f *fragment, rto time.Duration) (at time.Time, stalled bool) {
-	at = f.timer
-	if w.progress.After(at) {
+// expiry is when fragment f counts as lost, unless its result comes: a
+// retransmission timeout after its timer started, or after the last
+// result if that came later and no fragment sent after f has its result.
+func (w *workerRun) expiry(f *fragment, rto time.Duration) time.Time {
+	at := f.timer
+	if w.progress.After(at) && !(w.overtaken && f.seq < w.overtaker) {
 		at = w.progress
 	}
-	at = at.Add(rto)
-	if w.overtaken && f.seq < w.overtaker {
-		reorder := max(w.rto.SRTT()/4, queueFloor)
-		if lost := f.last.Add(w.overtakerRTT + reorder); lost.Before(at) {
-			return lost, false
-		}
-	}
-	return at, true
+	return at.Add(rto)
 }
 
 // expire moves the fragments that count as lost out of the window into the
@@ -295,16 +288,10 @@ func (w *workerRun) expire(now time.Time) {
 	rto := w.rto.Timeout()
 	var expired []uint32
 	oldest := uint64(0)
-	stalls := false
 	for frag, f := range w.inflight {
-		if f.lost {
+		if f.lost || now.Before(w.expiry(f, rto)) {
 			continue
 		}
-		at, stalled := w.expiry(f, rto)
-		if now.Before(at) {
-			continue
-		}
-		stalls = stalls || stalled
 		if len(expired) == 0 || f.seq < oldest {
 			oldest = f.seq
 		}
@@ -323,7 +310,7 @@ func (w *workerRun) expire(now time.Time) {
 	}
 	w.resends = append(w.resends, expired...)
 	w.rep.Timeouts++
-	if stalls && oldest >= w.backoffFrom {
+	if oldest >= w.backoffFrom {
 		w.rto.Backoff()
 		w.backoffFrom = w.seq
 	}
@@ -415,8 +402,7 @@ func (w *workerRun) wake() time.Time {
 	t := time.Now().Add(pollInterval)
 	for _, f := range w.inflight {
 		if !f.lost {
-			at, _ := w.expiry(f, rto)
-			t = earliest(t, at)
+			t = earliest(t, w.expiry(f, rto))
 		}
 		if f.control != nil { // its retry waits for the next round
 			t = earliest(t, w.roundFrom.Add(max(w.rto.SRTT(), w.rto.Min)))
@@ -429,7 +415,7 @@ func (w *workerRun) wake() time.Time {
 }
 
 func (w *workerRun) transmit(f *fragment, p *gradproto.Packet) error {
-	f.seq, f.last = w.seq, time.Now()
+	f.seq = w.seq
 	w.seq++
 	f.sends++
 	w.rep.Sent++
@@ -486,7 +472,7 @@ func (w *workerRun) receive(b []byte, ce bool) error {
 			w.progress = now
 		}
 		if !w.overtaken || f.seq > w.overtaker {
-			w.overtaker, w.overtakerRTT, w.overtaken = f.seq, now.Sub(f.last), true
+			w.overtaker, w.overtaken = f.seq, true
 		}
 		w.rep.Completed++
 		w.window.Grow()
