@@ -10,7 +10,9 @@
 // a frame going from one switch to the next wakes a goroutine, not another
 // process, and the fabric costs one process's memory instead of one per
 // switch. Each switch still takes one packet at a time, as simple_switch
-// does (engine.Config.Serial).
+// does (engine.Config.Serial). A switch's namespace holds nothing but the
+// switch, so its ports are exclusive (dataplane.Options.Exclusive) when
+// the spec says so, as the controller's does.
 //
 // The controller writes a Spec (JSON) and starts `grid switch-host SPEC`:
 //

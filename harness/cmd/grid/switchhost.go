@@ -32,7 +32,10 @@ func init() {
 			"says so:\n\n" +
 			"   " + switchHostReady + ": 80 switches\n\n" +
 			"The process takes the CPU scheduling weight of as many processes as it hosts switches (a negative\n" +
-			"nice, up to -19), so that on a busy machine it gets the CPU the switches would get as processes.\n" +
+			"nice, up to -19), so that next to the run's other processes it gets the CPU the switches would get\n" +
+			"as processes (where the kernel groups processes by session, the weight counts within the session).\n" +
+			"The ports are the switches' alone when the spec says \"exclusive_ports\": true (grid switch\n" +
+			"--exclusive-ports).\n" +
 			"SIGINT or SIGTERM stops every switch; each logs its ports' counters as it exits.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "pcap", Usage: "write each switch's port frames to pcap files in `DIR`/SWITCH"},
