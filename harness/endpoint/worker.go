@@ -40,8 +40,16 @@ const resendBurst = 2
 // round trips (gradproto.RTO; one fragment at a time is timed, never one
 // sent twice), doubled on consecutive timeouts up to a cap; a congestion
 // window (gradproto.CongestionWindow) that halves once per window of data
-// on a control packet or a timeout. A fragment whose timer expires counts
-// as lost: it leaves the window and waits for room; resends go before new
+// on a control packet or a timeout, and that also stops growing, and
+// shrinks, when round trips say its fragments wait in queues (TCP Vegas,
+// gradproto.QueueEstimate, measured on every fragment sent once): on links
+// emulated at a few hundred kbit/s a window that grows until a queue
+// overflows makes round trips of seconds, and timers fire for fragments
+// that are only queued. As in TCP, results restart the timers: while
+// results come, the queues ahead drain, and a fragment times out only
+// after a whole retransmission timeout without any (or, once a fragment
+// sent after it has its result, a timeout after its own transmission).
+// A fragment whose timer expires counts as lost: it leaves the window and waits for room; resends go before new
 // fragments, paced to SRTT / window apart after a short burst, so a
 // stalled network gets back as many packets as the shrunken window holds,
 // not everything outstanding at once. The result of a fragment that timed
