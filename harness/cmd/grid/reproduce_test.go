@@ -74,14 +74,17 @@ func TestAReproductionHoldsOnlyWhenEveryFidelityIsInItsBandAndThePapersFiguresHo
 // TestReproduceFig1AndTheTestbed runs both results for real, at fixed
 // scales that keep each run under a minute on 2 cores. It holds what the
 // emulation reaches on every run: each algorithm's sums exact, a fidelity
-// for each, the reproduction table written, and Geryon's slowest worker
-// (link-bound, no aggregation to wait for) within [0.9, 1.05] of its
-// lambda (1.05 allows the monitor's sampling error). Whether every algorithm reaches
-// the paper's figures within 10% is logged, not required: aggregating plans still fall short on some runs
-// (resends while the PS waits for slower workers; README, "Rate-faithful
-// experiments"), and `grid reproduce` then says so and exits 1.
-// geryonCeiling is the most Geryon's measured rate may exceed its lambda by
-// in TestReproduceFig1AndTheTestbed: sampling error, not a faster network.
+// for each, the reproduction table written, no algorithm above its lambda
+// by more than the sampling's error (a capacity meter whose burst lets a
+// plan through faster, as a second of C_s did SwitchML's at 1.265), and
+// Geryon's slowest worker (link-bound, no aggregation to wait for) within
+// [0.9, 1.05] of its lambda. Whether every algorithm reaches [0.9, 1.02]
+// and the paper's figures within 10% is logged, not required: aggregating
+// plans may fall short on a run the machine starves (resends while the PS
+// waits for slower workers; README, "Rate-faithful experiments"), and
+// `grid reproduce` then says so and exits 1.
+// geryonCeiling is the most a measured rate may exceed its lambda by in
+// TestReproduceFig1AndTheTestbed: sampling error, not a faster network.
 const geryonCeiling = 1.05
 
 func TestReproduceFig1AndTheTestbed(t *testing.T) {
@@ -126,6 +129,10 @@ func TestReproduceFig1AndTheTestbed(t *testing.T) {
 				}
 				if a.Algorithm == solver.AlgoGeryon {
 					geryon = a.Fidelity
+				}
+				if r := *a.Fidelity.Ratio; r > geryonCeiling {
+					t.Errorf("%s: %s's slowest worker at %.3f of its lambda, above %.2f: the emulation let it through faster than the model allows",
+						tc.name, a.Algorithm, r, geryonCeiling)
 				}
 			}
 			if geryon == nil {
