@@ -97,7 +97,8 @@ func (m *Monitor) Sample() error {
 	if m.readers == nil {
 		return fmt.Errorf("monitor run %q: closed", m.run)
 	}
-	s := Sample{Time: time.Now(), Counters: make([]Counters, len(m.ifaces))}
+	began := time.Now()
+	s := Sample{Counters: make([]Counters, len(m.ifaces))}
 	jobs := make(chan *reader)
 	errs := make([]error, m.opts.Workers)
 	var wg sync.WaitGroup
@@ -120,6 +121,10 @@ func (m *Monitor) Sample() error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("monitor run %q: %w", m.run, err)
 	}
+	// The sample's time is the middle of its reads: one namespace's can
+	// come a second after another's on a starved CPU, and a time at either
+	// end puts every counter on one side of it.
+	s.Time = began.Add(time.Since(began) / 2)
 	m.mu.Lock()
 	m.acct.add(s)
 	m.mu.Unlock()
