@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -252,7 +253,7 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 		toPS := net.UDPAddrFromAddrPort(netip.AddrPortFrom(job.Plan.PSIP, gradproto.UDPPort))
 		grads := gradproto.RandomGradients(rand.New(rand.NewPCG(1, uint64(job.Plan.Job))), len(job.Plan.Members), 1, job.Plan.Values, false)
 		for i, w := range job.Workers {
-			senders = append(senders, sender{conn: udpIn(b, st, w, job.Plan.Members[i].IP), to: toPS,
+			senders = append(senders, sender{conn: connected(b, udpIn(b, st, w, job.Plan.Members[i].IP), toPS),
 				payload: gradproto.NewWorker(&job.Plan, i, grads[i]).Originals()[0].Payload()})
 		}
 	}
@@ -337,9 +338,27 @@ func spreadJobs(tp *topo.Topology, n int) []workload.Job {
 
 // sender is one worker's socket and the fragment it sends to its PS.
 type sender struct {
-	conn    *net.UDPConn
-	to      *net.UDPAddr
+	conn    *net.UDPConn // connected to the PS
 	payload []byte
+}
+
+// connected connects the worker's socket to its PS, so that the kernel
+// keeps the route in the socket instead of looking it up for every
+// fragment: the load generator shares the two cores with the switches it
+// measures.
+func connected(b *testing.B, conn *net.UDPConn, to *net.UDPAddr) *net.UDPConn {
+	b.Helper()
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cerr = syscall.Connect(int(fd), &syscall.SockaddrInet4{Port: to.Port, Addr: [4]byte(to.IP.To4())})
+	}); err != nil || cerr != nil {
+		b.Fatalf("connect %v to %v: %v", conn.LocalAddr(), to, errors.Join(err, cerr))
+	}
+	return conn
 }
 
 // flood sends the workers' fragments round-robin to their PSs for the
@@ -393,7 +412,7 @@ func flood(pss []*net.UDPConn, senders []sender, run time.Duration) uint64 {
 			continue
 		}
 		s := &senders[i]
-		s.conn.WriteToUDP(s.payload, s.to)
+		s.conn.Write(s.payload)
 		sent++
 		i = (i + 1) % len(senders)
 	}
