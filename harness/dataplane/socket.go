@@ -33,7 +33,8 @@ const MaxFrame = 64 << 10
 //
 // Recv and Send may be called from different goroutines; Send is safe for
 // concurrent use. Both use Go's network poller, so a blocked Recv returns
-// when its read deadline passes or the socket is closed.
+// when its read deadline passes or the socket is closed (a Dataplane's own
+// port sockets stay out of the poller: openPortSocket).
 type Socket struct {
 	iface string
 	index int // the interface's index
@@ -78,8 +79,8 @@ func OpenSocket(iface string) (*Socket, error) { return openSocket(iface, true) 
 // poller, whose edge-triggered registration of both directions would have
 // the kernel wake it for every frame received and for every frame sent
 // (the release of its send buffer), only for the wake-up to be ignored.
-// Such a socket has no Recv or read deadline; TryRecv, Send, Drops and
-// Close work as on any Socket.
+// Such a socket has no Recv or read deadline: its Dataplane receives with
+// recvBatch; Send, Drops and Close work as on any Socket.
 func openPortSocket(iface string) (*Socket, error) { return openSocket(iface, false) }
 
 func openSocket(iface string, pollable bool) (*Socket, error) {
