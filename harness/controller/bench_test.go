@@ -173,7 +173,9 @@ type switchDesign struct {
 // With GRID_BENCH_BEFORE set to another build of grid (an earlier commit's,
 // say), each design also runs on that binary, after today's, in the same
 // run: a before/after table without the machine's load changing in
-// between.
+// between. The build must take today's command lines and switch-host spec
+// (builds before --exclusive-ports need it and "exclusive_ports" accepted,
+// if only to ignore them).
 var switchDesigns = withBefore([]switchDesign{
 	{"process-per-switch", func(o Options) Options { o.Hosting = ProcessPerSwitch; return o }},
 	{"one-process", func(o Options) Options { o.Hosting = HostTogether; return o }},
