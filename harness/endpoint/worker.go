@@ -146,8 +146,10 @@ type workerRun struct {
 	flight   int
 	// resends are the lost fragments, in the order their timers expired.
 	resends []uint32
-	// resendAt is the earliest time pacing lets the next resend leave.
-	resendAt time.Time
+	// resendAt is the earliest time pacing lets the next resend leave;
+	// paceAt the next transmission while the window is below one
+	// fragment (one fragment per SRTT / size).
+	resendAt, paceAt time.Time
 
 	window *gradproto.CongestionWindow
 	rto    *gradproto.RTO
@@ -358,7 +360,7 @@ func (w *workerRun) spurious(f *fragment, now time.Time) {
 // fragments.
 func (w *workerRun) send(now time.Time) error {
 	for w.flight < w.window.Room() && len(w.resends) > 0 {
-		if now.Before(w.resendAt) {
+		if now.Before(w.resendAt) || !w.paced(now) {
 			return nil
 		}
 		frag := w.resends[0]
@@ -381,7 +383,7 @@ func (w *workerRun) send(now time.Time) error {
 		}
 		w.resendAt = from.Add(gap)
 	}
-	for w.flight < w.window.Room() && w.next < w.spec.Fragments {
+	for w.flight < w.window.Room() && w.next < w.spec.Fragments && w.paced(now) {
 		frag := w.spec.fragment(w.next)
 		w.next++
 		vals := make([]int32, w.plan.Values)
@@ -419,7 +421,24 @@ func (w *workerRun) wake() time.Time {
 	if len(w.resends) > 0 && w.flight < w.window.Room() {
 		t = earliest(t, w.resendAt)
 	}
+	if w.window.Size < 1 && w.flight == 0 {
+		t = earliest(t, w.paceAt)
+	}
 	return t
+}
+
+// paced says whether a window below one fragment lets the next
+// transmission leave now, and if so when the one after it may.
+func (w *workerRun) paced(now time.Time) bool {
+	if w.window.Size >= 1 {
+		return true
+	}
+	if now.Before(w.paceAt) {
+		return false
+	}
+	gap := float64(max(w.rto.SRTT(), w.rto.Min)) / w.window.Size
+	w.paceAt = now.Add(time.Duration(gap))
+	return true
 }
 
 func (w *workerRun) transmit(f *fragment, p *gradproto.Packet) error {

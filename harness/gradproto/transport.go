@@ -128,19 +128,27 @@ func NewCongestionWindow(initial, max int) *CongestionWindow {
 	return &CongestionWindow{Size: float64(initial), Threshold: float64(max), Max: float64(max), Alpha: DefaultAlpha, Beta: DefaultBeta}
 }
 
-// Room is how many fragments the window allows in flight.
-func (w *CongestionWindow) Room() int { return int(w.Size) }
+// MinSize is the smallest window: one fragment per 16 round trips.
+const MinSize = 1.0 / 16
+
+// Room is how many fragments the window allows in flight: one when it is
+// below one fragment, and the worker then paces its sends a round trip
+// over the size apart.
+func (w *CongestionWindow) Room() int { return max(1, int(w.Size)) }
 
 // Grow accounts for one result: unless the last estimate found Alpha or
 // more of the worker's fragments queued, it adds one (slow start) or
-// 1/size (additive increase).
+// 1/size (additive increase: one per window of results); below one
+// fragment a quarter of the size.
 func (w *CongestionWindow) Grow() {
-	if w.queued >= w.Alpha {
+	switch {
+	case w.queued >= w.Alpha:
 		return
-	}
-	if w.SlowStart() {
+	case w.SlowStart():
 		w.Size++
-	} else {
+	case w.Size < 1:
+		w.Size += w.Size / 4
+	default:
 		w.Size += 1 / w.Size
 	}
 	w.Size = math.Min(w.Size, w.Max)
@@ -151,7 +159,10 @@ func (w *CongestionWindow) Grow() {
 // every result, since slow start doubles the window each round trip and a
 // round late it has filled the queues twice over. Slow start ends once a
 // fragment is queued, the window cut to what the path holds without
-// queueing plus one; after it, above Beta the window shrinks by one.
+// queueing plus one; after it, above Beta the window shrinks by one, or
+// by a quarter below two fragments, to MinSize at least. A Beta below one
+// asks for windows below one: hundreds of workers whose fragments reach
+// one PS each would otherwise queue more than its link holds.
 func (w *CongestionWindow) Queued(q float64) {
 	w.queued = q
 	switch {
@@ -159,7 +170,8 @@ func (w *CongestionWindow) Queued(q float64) {
 		w.Size = math.Max(1, w.Size-q+1)
 		w.Threshold = w.Size
 	case !w.SlowStart() && q > w.Beta:
-		w.Size = math.Max(1, w.Size-1)
+		w.Size = math.Max(MinSize, w.Size-math.Min(1, w.Size/4))
+		w.Threshold = w.Size // a smaller window is no new slow start
 	}
 }
 
@@ -175,8 +187,10 @@ func (w *CongestionWindow) Congestion(seq, next uint64) bool {
 		return false
 	}
 	w.before, w.undoable = [2]float64{w.Size, w.Threshold}, true
-	w.Size = math.Max(1, w.Size/2)
-	w.Threshold = math.Max(2, w.Size)
+	// Halving stops at one fragment; a window below it is the queue
+	// estimate's, which a lost fragment does not lower further.
+	w.Size = math.Max(math.Min(1, w.Size), w.Size/2)
+	w.Threshold = math.Max(math.Min(2, w.before[1]), w.Size)
 	w.recover = next
 	w.Decreases++
 	return true

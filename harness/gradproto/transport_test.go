@@ -210,9 +210,35 @@ func TestCongestionWindowHoldsBetweenAlphaAndBetaAndShrinksAbove(t *testing.T) {
 	if w.Size != before-1 {
 		t.Fatalf("6 queued (beta 4): %v, want %v", w.Size, before-1)
 	}
-	w.Size = 1
-	w.Queued(6)
+}
+
+func TestCongestionWindowGoesBelowOneFragmentOnlyForQueues(t *testing.T) {
+	w := NewCongestionWindow(1, 64)
+	w.Threshold, w.Beta, w.Alpha = 1, 0.5, 0.25
+	w.Queued(1) // one fragment queued, beta half of one
+	if w.Size != 0.75 || w.Room() != 1 {
+		t.Fatalf("1 queued, beta 0.5: size %v room %d, want 0.75 and one fragment (paced)", w.Size, w.Room())
+	}
+	for range 100 {
+		w.Queued(1)
+	}
+	if w.Size != MinSize {
+		t.Fatalf("shrank to %v, want the floor %v", w.Size, MinSize)
+	}
+	// A control packet halves windows above one fragment to one at least,
+	// and leaves one below it where it is.
+	if w.Congestion(0, 1); w.Size != MinSize {
+		t.Fatalf("a signal moved a window of %v to %v", MinSize, w.Size)
+	}
+	w.Queued(0) // no queue: grows by a quarter per result below one
+	w.Grow()
+	if w.Size != MinSize*1.25 {
+		t.Fatalf("grew to %v, want %v", w.Size, MinSize*1.25)
+	}
+	w.Size = 3
+	w.Congestion(5, 6)
+	w.Congestion(6, 7)
 	if w.Size != 1 {
-		t.Fatalf("shrank below one fragment: %v", w.Size)
+		t.Fatalf("halving from 3 twice: %v, want the floor of one fragment", w.Size)
 	}
 }

@@ -162,7 +162,8 @@ func hostRate(t *topo.Topology, host string) float64 {
 // that aggregates, one per worker whose fragments go to the PS directly
 // (Geryon: every worker). Left at Vegas's α = 2 and β = 4 fragments per
 // worker, 191 workers sending to one PS would queue 764 frames where the
-// link holds 345, and drop fragments that only a timeout recovers.
+// link holds 345, and drop fragments that only a timeout recovers; 499
+// workers need windows below one fragment.
 func jobWindow(base endpoint.Window, t *topo.Topology, d *aggregator.Deployment, jd *aggregator.JobDeployment, values int) endpoint.Window {
 	rate := hostRate(t, jd.PS)
 	streams := psStreams(d, jd)
@@ -180,7 +181,7 @@ func jobWindow(base endpoint.Window, t *topo.Topology, d *aggregator.Deployment,
 	frames := fabric.QueueDelay(rate, mtu).Seconds() * rate / frameBits
 	share := frames / 2 / float64(streams)
 	w := base
-	w.Beta = min(gradproto.DefaultBeta, max(1, share))
+	w.Beta = min(gradproto.DefaultBeta, share)
 	w.Alpha = w.Beta / 2
 	w.Initial = min(base.Initial, max(1, int(share)))
 	return w
