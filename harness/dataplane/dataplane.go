@@ -154,6 +154,10 @@ type port struct {
 	// first holds one, as most never do and each queue takes
 	// delayQueueLen slots.
 	held atomic.Pointer[chan delayedFrame]
+	// holding counts the frames in held and the one its sender waits
+	// with: while there are any, a frame that need not wait queues
+	// behind them, so the port keeps the order the frames came in.
+	holding atomic.Int64
 
 	rxFrames, rxBytes, rxErrors         atomic.Uint64
 	txFrames, txBytes, txErrors         atomic.Uint64
@@ -489,7 +493,7 @@ func (d *Dataplane) transmit(o engine.Output, dirty *[]*port) {
 		return
 	}
 	hold := p.spec.Delay + o.Wait
-	if q := p.held.Load(); hold == 0 && (q == nil || len(*q) == 0) {
+	if hold == 0 && p.holding.Load() == 0 {
 		if dirty != nil {
 			p.add(o.Data, dirty)
 		} else {
@@ -500,9 +504,11 @@ func (d *Dataplane) transmit(o engine.Output, dirty *[]*port) {
 	if dirty != nil {
 		p.flush()
 	}
+	p.holding.Add(1)
 	select {
 	case d.holdQueue(p) <- delayedFrame{due: time.Now().Add(hold), data: append([]byte(nil), o.Data...)}:
 	default:
+		p.holding.Add(-1)
 		p.queueDrops.Add(1)
 	}
 }
@@ -583,11 +589,13 @@ func (p *port) sendDelayed(held <-chan delayedFrame, stop <-chan struct{}) {
 				select {
 				case <-stop:
 					p.unsentAtStop.Add(1)
+					p.holding.Add(-1)
 					return
 				case <-timer.C:
 				}
 			}
 			p.send(f.data)
+			p.holding.Add(-1)
 		}
 	}
 }
