@@ -56,9 +56,9 @@ type work struct {
 // fragments packets of values values with an initial window of window.
 func planWork(t *topo.Topology, d *aggregator.Deployment, fragments, values, window int) work {
 	var w work
-	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
+	bits := frameBits(values)
 	for _, jd := range d.Jobs {
-		hops, secs := pathsFrom(t, jd.PS, frameBits)
+		hops, secs := pathsFrom(t, jd.PS, bits)
 		w.endpoints += 1 + len(jd.Workers)
 		for _, h := range jd.Workers {
 			w.pathSeconds = max(w.pathSeconds, 2*secs[h])
@@ -69,7 +69,7 @@ func planWork(t *topo.Topology, d *aggregator.Deployment, fragments, values, win
 			w.firstWindow += 2 * n * float64(min(window, fragments))
 		}
 		if rate := hostRate(t, jd.PS); rate > 0 {
-			w.psSeconds = max(w.psSeconds, float64(len(jd.Workers)*fragments)*frameBits/rate)
+			w.psSeconds = max(w.psSeconds, float64(len(jd.Workers)*fragments)*bits/rate)
 		}
 	}
 	return w
@@ -104,6 +104,11 @@ func (w work) minTimeout() time.Duration {
 		return floor
 	}
 	return 0
+}
+
+// frameBits is the size of a fragment's frame with values values, in bits.
+func frameBits(values int) float64 {
+	return float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -177,8 +182,7 @@ func jobWindow(base endpoint.Window, t *topo.Topology, d *aggregator.Deployment,
 			break
 		}
 	}
-	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
-	frames := fabric.QueueDelay(rate, mtu).Seconds() * rate / frameBits
+	frames := fabric.QueueDelay(rate, mtu).Seconds() * rate / frameBits(values)
 	share := frames / 2 / float64(streams)
 	w := base
 	w.Beta = min(gradproto.DefaultBeta, share)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
 	"github.com/grid-ina/grid/harness/workload"
 )
@@ -229,4 +230,15 @@ func formatBytes(n uint64) string {
 	exp := int(math.Log(float64(n)) / math.Log(unit))
 	exp = min(exp, 4)
 	return fmt.Sprintf("%.1f %ciB", float64(n)/math.Pow(unit, float64(exp)), "KMGT"[exp-1])
+}
+
+// PlanTime is how long plan p's slowest worker takes for fragments
+// fragments of values values at the plan's lambda emulated at scale: what
+// a rate-faithful run of the plan lasts at least, whatever the CPU (0 when
+// the plan has no lambda).
+func PlanTime(p *solver.Plan, fragments, values int, scale float64) time.Duration {
+	if p.LambdaGbps <= 0 || scale <= 0 {
+		return 0
+	}
+	return seconds(float64(fragments) * frameBits(values) / (p.LambdaGbps * 1e9 * scale))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/grid-ina/grid/harness/internal/repo"
+	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
 	"github.com/grid-ina/grid/harness/workload"
 )
@@ -118,5 +119,16 @@ func TestEstimateCountsASwitchProcessAboveASwitchInTheHost(t *testing.T) {
 	separate := EstimateRun(k8, defaultJobs(t, k8), EstimateOptions{Fragments: 64, Plans: 1, SwitchProcesses: true, Machine: roomyMachine})
 	if separate.Memory < hosted.Memory+80*(memoryPerSwitchProcess-memoryPerSwitch) {
 		t.Fatalf("80 switch processes: %s, one host: %s", formatBytes(separate.Memory), formatBytes(hosted.Memory))
+	}
+}
+
+func TestPlanTimeIsTheSlowestWorkersFragmentsAtTheScaledLambda(t *testing.T) {
+	p := &solver.Plan{Algorithm: "geryon", LambdaGbps: 1}
+	// 1 Gbps at 1e-3 is 1 Mbit/s: 1000 frames of 1520 bits take 1.52 s.
+	if got := PlanTime(p, 1000, 32, 1e-3); got != 1520*time.Millisecond {
+		t.Errorf("1000 fragments at 1 Mbit/s: %v, want 1.52s", got)
+	}
+	if got := PlanTime(&solver.Plan{}, 1000, 32, 1e-3); got != 0 {
+		t.Errorf("a plan without lambda: %v, want 0", got)
 	}
 }

@@ -347,6 +347,7 @@ func runExperiment(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	printPlanTimes(w, run, c.Int("fragments"), values, scale)
 	cfg := runner.Config{
 		Topology: t, Plans: run, Program: prog, Values: values, Name: runName, Backend: runBackend(c.String("backend")),
 		Fragments: c.Int("fragments"), Seed: c.Uint64("seed"), Timeout: c.Duration("timeout"),

@@ -6,8 +6,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -109,4 +112,21 @@ func busiestHops(plans []*solver.Plan, values int) float64 {
 		busiest = max(busiest, runner.FrameHops(p, values))
 	}
 	return busiest
+}
+
+// printPlanTimes says how long each plan's slowest worker sends at the
+// plan's lambda emulated at scale: the estimate printed before solving
+// counts the CPU's forwarding, which a scaled-down run does not wait for.
+func printPlanTimes(w io.Writer, plans []*solver.Plan, fragments, values int, scale float64) {
+	var parts []string
+	total := time.Duration(0)
+	for _, p := range plans {
+		if d := runner.PlanTime(p, fragments, values, scale); d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %v", p.Algorithm, d.Round(time.Second)))
+			total += d
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "at the emulated rates the slowest workers send for at least: %s (%v in all)\n", strings.Join(parts, ", "), total.Round(time.Second))
+	}
 }
