@@ -35,7 +35,10 @@
 //	  "fragments": 1000,              // fragments per worker
 //	  "first_fragment": 0,            // optional: id of the first fragment (ids first..first+fragments-1)
 //	  "seed": 42,                     // gradient seed
-//	  "window": {"initial": 8, "max": 64},  // fragments in flight per worker (AIMD)
+//	  "window": {"initial": 8, "max": 64},  // fragments in flight per worker (AIMD, and Vegas below: see RunWorker)
+//	  // optionally also "queued_alpha": 2, "queued_beta": 4: the fragments a worker keeps waiting in queues
+//	  // (its window stops growing above alpha and shrinks above beta; a beta below 1 allows windows below one
+//	  // fragment, paced); the runner lowers them when many workers' streams share the PS's link
 //	  "timeout": "20ms",              // retransmission timeout until round trips are measured (at least 300µs)
 //	  "min_timeout": "10ms",          // optional: floor of the measured timeout (default 10ms, never above timeout)
 //	  "max_timeout": "1s",            // optional: cap of the timeout's exponential back-off (default 1s, never below timeout)
