@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/solver"
@@ -31,13 +32,13 @@ type PlanOptions struct {
 	CapacityScale float64
 	// Burst is the capacity meter's burst in fragments; 0 means 64.
 	Burst uint32
-	// BurstPerStream, when set, sizes each meter's burst from the streams
-	// it meters instead: that many fragments for every worker (or child
-	// switch) the switch aggregates, over all jobs, so that every stream's
-	// first window passes at once. A meter starts full, and a burst sized
-	// in time lets a run exceed C_s by that time's worth, a large share of
-	// a run of seconds; one sized by the windows exceeds it by a window.
+	// BurstPerStream and BurstTime, when set, size each meter's burst
+	// instead: the larger of BurstPerStream fragments for every worker (or
+	// child switch) the switch aggregates, over all jobs, and C_s (scaled)
+	// over BurstTime. A meter starts full, and what its burst passes on top
+	// of C_s is a share of a run of seconds: see runner.MeterBurst.
 	BurstPerStream uint32
+	BurstTime      time.Duration
 }
 
 // shareNoise is the fraction below which a worker's share is rounding
@@ -470,14 +471,14 @@ func (b *planBuilder) addSwitchRules(i int, sp *solver.SwitchPlan) error {
 		if burst == 0 {
 			burst = 64
 		}
-		if b.opt.BurstPerStream > 0 {
+		c := gradproto.CapacityFor(float64(node.Capacity)*b.opt.CapacityScale, b.values, burst)
+		if b.opt.BurstPerStream > 0 || b.opt.BurstTime > 0 {
 			streams := uint32(0)
 			for _, a := range cfg.Aggregations {
 				streams += uint32(a.FanIn)
 			}
-			burst = max(1, streams) * b.opt.BurstPerStream
+			c.Burst = max(1, streams*b.opt.BurstPerStream, uint32(min(math.Ceil(c.PacketsPerSecond*b.opt.BurstTime.Seconds()), math.MaxUint32)))
 		}
-		c := gradproto.CapacityFor(float64(node.Capacity)*b.opt.CapacityScale, b.values, burst)
 		cfg.Capacity = &c
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/internal/repo"
@@ -295,6 +296,27 @@ func TestCapacityMeterFollowsTheScaledSwitchCapacity(t *testing.T) {
 		c := s.Config.Capacity
 		if c == nil || c.Burst != 8 || c.PacketsPerSecond < want*0.999 || c.PacketsPerSecond > want*1.001 {
 			t.Errorf("%s: capacity %+v, want %.0f fragments/s, burst 8", s.Name, c, want)
+		}
+	}
+	// Sized by the streams a switch aggregates or by time, whichever is
+	// more: 100 Mbps is 65,790 fragments a second, 66 in a millisecond;
+	// at 1e-6, 66 a second, under 2 per stream.
+	for _, tc := range []struct {
+		scale float64
+		burst func(streams uint32) uint32
+	}{{1e-3, func(uint32) uint32 { return 66 }}, {1e-6, func(n uint32) uint32 { return max(1, 2*n) }}} {
+		d, err := FromSolverPlan(tp, p, PlanOptions{CapacityScale: tc.scale, BurstPerStream: 2, BurstTime: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range d.Switches {
+			streams := uint32(0)
+			for _, a := range s.Config.Aggregations {
+				streams += uint32(a.FanIn)
+			}
+			if c := s.Config.Capacity; c == nil || c.Burst != tc.burst(streams) {
+				t.Errorf("scale %g: %s aggregating %d streams: capacity %+v, want burst %d", tc.scale, s.Name, streams, c, tc.burst(streams))
+			}
 		}
 	}
 	d, err = FromSolverPlan(tp, p, PlanOptions{Values: 64, CapacityScale: 1e-3})

@@ -388,22 +388,32 @@ func (e *Experiment) end(err error) (*Experiment, error) {
 // the switches, also when ctx was cancelled.
 const evidenceTimeout = 5 * time.Second
 
+// MeterJitter is the time of C_s a capacity meter lets through at once at
+// least: what a loaded 2-core machine may stall a worker or a switch for.
+// A meter's burst is the larger of that and the workers' initial window
+// for every stream it aggregates, so that every first window passes at
+// once. A meter starts full and passes its burst on top of C_s, so a run
+// of seconds measures above its lambda by the burst over its length: a
+// second of C_s let SwitchML's workers on the testbed (4 s) send 1.265 of
+// their lambda; the windows let leaf-spine-60's (a spine's 23 streams at
+// 66 fragments/s: 2.8 s) send 1.03 of it over 256 fragments, 1% over 1024.
+// Less than MeterJitter answers the stalls with control packets (at 10 ms
+// of C_s ATP's plan on the testbed reached 0.77 of its lambda, at 40-50 ms
+// 0.96-0.98), and less than the first windows (2 fragments a stream) left
+// leaf-spine-60's workers idle in back-offs for minutes.
+const MeterJitter = 50 * time.Millisecond
+
 // deployment is plan p in the aggregator's terms as the fabric emulates
 // it: every programmable switch's capacity meter at its C_s times the
-// emulation scale, so the switch capacities the plan was solved for bind in
-// the data plane as they do in the model. A meter's burst is the workers'
-// initial window for every stream it aggregates: their first windows pass
-// at once, and a run exceeds C_s by at most those fragments. (A burst of a
-// second of C_s, as before, let a testbed run of 4 s send SwitchML's
-// workers 1.25 times their lambda: the meter starts full, and its second
-// was spent over the run's first 1.5 s.)
+// emulation scale (burst: see MeterJitter), so the switch capacities the
+// plan was solved for bind in the data plane as they do in the model.
 func deployment(cfg *Config, p *solver.Plan) (*aggregator.Deployment, error) {
 	window := cfg.Window
 	if window == (endpoint.Window{}) {
 		window = DefaultWindow
 	}
 	return aggregator.FromSolverPlan(cfg.Topology, p, aggregator.PlanOptions{Values: cfg.Values, CapacityScale: cfg.Scale,
-		BurstPerStream: uint32(max(1, window.Initial))})
+		BurstPerStream: uint32(max(1, window.Initial)), BurstTime: MeterJitter})
 }
 
 // runPlan deploys one plan on the running switches and runs its jobs'
