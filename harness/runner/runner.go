@@ -59,6 +59,29 @@ func SampleInterval(links int) time.Duration {
 	return min(steps*DefaultInterval, time.Second)
 }
 
+// runSamples is how many samples a plan's expected sending time gets at
+// least: the fidelity's steady rate needs 4 in its middle 80%, and more
+// make its median steadier.
+const runSamples = 40
+
+// sampleInterval is the monitor's interval for plan p: cfg.Interval when
+// given, else SampleInterval of the fabric, but short enough that the
+// plan's expected sending time (its fragments at its lambda, scaled) gets
+// runSamples samples, and never below DefaultInterval. A Sec. 6.3 scenario
+// on leaf-spine-60's 1400 links sends for 3 s: at 700 ms its steady part
+// had 3 samples, too few to measure.
+func sampleInterval(cfg *Config, p *solver.Plan) time.Duration {
+	if cfg.Interval > 0 {
+		return cfg.Interval
+	}
+	interval := SampleInterval(len(cfg.Topology.Links))
+	if p.LambdaGbps > 0 && cfg.Scale > 0 {
+		expected := seconds(float64(cfg.Fragments) * frameBits(cfg.Values) / (p.LambdaGbps * 1e9 * cfg.Scale))
+		interval = min(interval, max(DefaultInterval, (expected / runSamples).Truncate(DefaultInterval)))
+	}
+	return interval
+}
+
 // DefaultWindow is the workers' window when Config.Window is zero.
 var DefaultWindow = endpoint.Window{Initial: 8, Max: 64}
 
@@ -110,7 +133,7 @@ type Config struct {
 	// comparison (BenchmarkEndpointLaunch).
 	ProcessPerEndpoint bool
 	// Interval is the traffic monitor's sampling interval; 0 means
-	// SampleInterval of the topology.
+	// sampleInterval's for each plan.
 	Interval time.Duration
 	// WorkDir receives what the switches and endpoints leave: switches/
 	// (each switch's log) and, per plan, N-ALGO/ (the jobs' endpoint specs,
@@ -284,9 +307,6 @@ func (cfg *Config) defaults() error {
 	if cfg.Window == (endpoint.Window{}) {
 		cfg.Window = DefaultWindow
 	}
-	if cfg.Interval == 0 {
-		cfg.Interval = SampleInterval(len(cfg.Topology.Links))
-	}
 	if cfg.Scale == 0 {
 		cfg.Scale = 1
 	}
@@ -432,7 +452,7 @@ func runPlan(ctx context.Context, cfg *Config, st *fabric.State, ctl *controller
 	if err := ctl.Install(ctx, d); err != nil {
 		return o, err
 	}
-	mon, err := monitor.New(st, monitor.Options{Interval: cfg.Interval})
+	mon, err := monitor.New(st, monitor.Options{Interval: sampleInterval(cfg, p)})
 	if err != nil {
 		return o, err
 	}

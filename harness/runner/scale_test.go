@@ -269,4 +269,20 @@ func TestTheMonitorSamplesLargeFabricsLessOften(t *testing.T) {
 	if got := SampleInterval(len(ls.Links)); got != 700*time.Millisecond {
 		t.Errorf("leaf-spine-60's %d links sampled every %v by default, want 700ms", len(ls.Links), got)
 	}
+	// A plan's expected sending time gets 40 samples: 256 fragments of
+	// 1520 bits at 4.348 Gbps x 1e-6 take 89.5 s (700 ms: 128 samples),
+	// 512 at 50 Gbps x 5e-6 3.1 s (100 ms: 31 samples, at 700 ms the steady
+	// part had 3).
+	for _, c := range []struct {
+		fragments     int
+		lambda, scale float64
+		interval      time.Duration
+		want          time.Duration
+	}{{256, 4.348, 1e-6, 0, 700 * time.Millisecond}, {512, 50, 5e-6, 0, 100 * time.Millisecond},
+		{4096, 50, 5e-6, 0, 600 * time.Millisecond}, {512, 50, 5e-6, 2 * time.Second, 2 * time.Second}} {
+		cfg := &Config{Topology: ls, Fragments: c.fragments, Values: 32, Scale: c.scale, Interval: c.interval}
+		if got := sampleInterval(cfg, &solver.Plan{LambdaGbps: c.lambda}); got != c.want {
+			t.Errorf("%d fragments at %g Gbps x %g (interval %v): sampled every %v, want %v", c.fragments, c.lambda, c.scale, c.interval, got, c.want)
+		}
+	}
 }
