@@ -77,7 +77,7 @@ func sampleInterval(cfg *Config, p *solver.Plan) time.Duration {
 	interval := SampleInterval(len(cfg.Topology.Links))
 	if p.LambdaGbps > 0 && cfg.Scale > 0 {
 		expected := seconds(float64(cfg.Fragments) * frameBits(cfg.Values) / (p.LambdaGbps * 1e9 * cfg.Scale))
-		interval = min(interval, max(DefaultInterval, (expected / runSamples).Truncate(DefaultInterval)))
+		interval = min(interval, max(DefaultInterval, (expected/runSamples).Truncate(DefaultInterval)))
 	}
 	return interval
 }
