@@ -498,13 +498,13 @@ func WriteFidelity(out io.Writer, s *Summary) error {
 			}
 		}
 		fmt.Fprintf(w, "%s\t%g\t%s (%.4g Gbps)\t%s (%.4g Gbps) %s\t%s\t%s\t%s\n", a.Algorithm, f.Scale,
-			rate(f.PredictedBits), f.PredictedGbps, rate(f.MeasuredBits), f.MeasuredGbps, f.SlowestWorker, ratio, busiest, links)
+			BitRate(f.PredictedBits), f.PredictedGbps, BitRate(f.MeasuredBits), f.MeasuredGbps, f.SlowestWorker, ratio, busiest, links)
 	}
 	return w.Flush()
 }
 
-// rate writes bits per second with a readable unit.
-func rate(bits float64) string {
+// BitRate writes bits per second with a readable unit.
+func BitRate(bits float64) string {
 	switch {
 	case bits >= 1e12:
 		return fmt.Sprintf("%.3g Tbit/s", bits/1e12)
@@ -538,7 +538,7 @@ func WriteRates(out io.Writer, scale float64, rates []Rate) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "RATE (scale %g)\tTOPOLOGY\tEMULATED\tHOW MANY\n", scale)
 	for _, k := range order {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\n", k.kind, rate(k.bits), rate(emulated[k]), count[k])
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\n", k.kind, BitRate(k.bits), BitRate(emulated[k]), count[k])
 	}
 	return w.Flush()
 }

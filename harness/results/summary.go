@@ -120,7 +120,7 @@ func (s *Summary) fidelityOutside(outside func(*Fidelity) bool, want string, bou
 	for _, a := range s.Algorithms {
 		if outside(a.Fidelity) {
 			out = append(out, fmt.Sprintf("%s: slowest worker %s sent %s, %.3f of the predicted %s (%s %.2f)",
-				a.Algorithm, a.Fidelity.SlowestWorker, rate(a.Fidelity.MeasuredBits), *a.Fidelity.Ratio, rate(a.Fidelity.PredictedBits), want, bound))
+				a.Algorithm, a.Fidelity.SlowestWorker, BitRate(a.Fidelity.MeasuredBits), *a.Fidelity.Ratio, BitRate(a.Fidelity.PredictedBits), want, bound))
 		}
 	}
 	return out

@@ -516,7 +516,7 @@ func writeOutcomes(out io.Writer, exp *runner.Experiment) error {
 					goodput = r.GoodputBitsPerSec
 				}
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.3f s\t%.2f Mbit/s\t%d\t%d\t%s\n", o.Algorithm, j.Name, len(j.Workers), sums, slowest, goodput/1e6, resent, controls, bytesInto(o, j.PS.Host))
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.3f s\t%s\t%d\t%d\t%s\n", o.Algorithm, j.Name, len(j.Workers), sums, slowest, results.BitRate(goodput), resent, controls, bytesInto(o, j.PS.Host))
 		}
 	}
 	return w.Flush()
