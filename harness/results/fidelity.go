@@ -141,6 +141,11 @@ type Fidelity struct {
 	// the gradients sent beyond one per fragment, explain.
 	LinksOff   []string `json:"links_off_prediction,omitempty"`
 	ExtraSends int      `json:"extra_sends"`
+	// MeterBurstShare is the most a capacity meter's burst can add to a
+	// rate it binds over the slowest worker's steady part: its burst over
+	// its rate times that time, for the meter where that is most. A
+	// fidelity above MaxFidelity by no more than it is the burst's.
+	MeterBurstShare float64 `json:"meter_burst_share,omitempty"`
 }
 
 // Low reports whether the fidelity was measured and is below MinFidelity.
@@ -148,6 +153,16 @@ func (f *Fidelity) Low() bool { return f != nil && f.Ratio != nil && *f.Ratio < 
 
 // High reports whether the fidelity was measured and is above MaxFidelity.
 func (f *Fidelity) High() bool { return f != nil && f.Ratio != nil && *f.Ratio > MaxFidelity }
+
+// Excess says what can make a run measure above its lambda: a capacity
+// meter's burst when the excess is within what it can add (and the band),
+// else the sampling.
+func (f *Fidelity) Excess() string {
+	if share := f.MeterBurstShare; share > 0 && f.Ratio != nil && *f.Ratio <= MaxFidelity+share {
+		return fmt.Sprintf("a capacity meter's burst can add %.1f%% over this run's steady part (more fragments shrink it)", 100*share)
+	}
+	return "the sampling errs, more over a shorter run"
+}
 
 // Flag is the fidelity's verdict outside [MinFidelity, MaxFidelity]:
 // "LOW" or "HIGH", or "" inside it (or unmeasured).
@@ -399,6 +414,16 @@ func fidelity(e *Experiment, a *AlgorithmRun, t *linkTraffic) *Fidelity {
 		f.MeasuredBits, f.MeasuredGbps = slowest, slowest/scale/1e9
 		ratio := slowest / f.PredictedBits
 		f.Ratio = &ratio
+		for _, w := range f.Workers {
+			if w.Host != f.SlowestWorker || w.MeasuredSeconds <= 0 {
+				continue
+			}
+			for _, m := range a.Meters {
+				if m.PacketsPerSecond > 0 {
+					f.MeterBurstShare = max(f.MeterBurstShare, float64(m.Burst)/(m.PacketsPerSecond*w.MeasuredSeconds))
+				}
+			}
+		}
 	}
 	f.Links = linkUses(e.Links, a, scale, e.Fragments)
 	f.ExtraSends = ExtraSends(a, e.Fragments)

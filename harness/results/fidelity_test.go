@@ -215,6 +215,15 @@ func TestFidelityAboveTheBandIsReportedHigh(t *testing.T) {
 	if !strings.Contains(b.String(), "1.071  HIGH (above 1.02)") {
 		t.Errorf("the table does not flag 1.071 HIGH:\n%s", b.String())
 	}
+	if high := s.HighFidelity(); !strings.Contains(high[0], "the sampling errs") {
+		t.Errorf("without capacity meters the excess is put down to %q, want the sampling", high[0])
+	}
+	// A meter passing 1000 fragments a second with a burst of 400 can add
+	// 400 over h1's 3.2 s steady part: 12.5%, which 7.1% is within.
+	e.Algorithms[0].Meters = []Meter{{Switch: "s1", PacketsPerSecond: 1000, Burst: 400}}
+	if high := e.Summary().HighFidelity(); len(high) != 1 || !strings.Contains(high[0], "a capacity meter's burst can add 12.5%") {
+		t.Errorf("high fidelity %q, want it put down to the meter's burst of 12.5%%", high)
+	}
 	// Inside the band, neither.
 	e.Algorithms[0].PredictedLambdaGbps = 3
 	if f := e.Summary().Algorithms[0].Fidelity; f.Flag() != "" {

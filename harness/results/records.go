@@ -92,3 +92,12 @@ type PredictedLink struct {
 	// fragment index of every job puts on the link direction.
 	PacketsPerFragment float64
 }
+
+// Meter is one switch's capacity meter: C_s (scaled) in fragments a
+// second and the fragments it passes at once, on top of that rate, from
+// full.
+type Meter struct {
+	Switch           string
+	PacketsPerSecond float64
+	Burst            uint32
+}

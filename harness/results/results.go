@@ -91,6 +91,8 @@ type AlgorithmRun struct {
 	// Switches are every switch's P4 counters after the jobs ended:
 	// port_rx/port_tx per port and the jobs' aggregation events.
 	Switches []SwitchCounters
+	// Meters are the switches' capacity meters as the plan configured them.
+	Meters []Meter
 	// CPU is how the machine's CPU was shared while the jobs ran (nil when
 	// it could not be read).
 	CPU *CPU

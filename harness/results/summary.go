@@ -112,7 +112,15 @@ func (s *Summary) LowFidelity() []string {
 // HighFidelity says, per algorithm whose measured fidelity is above
 // MaxFidelity, by how much; empty when none is.
 func (s *Summary) HighFidelity() []string {
-	return s.fidelityOutside((*Fidelity).High, "want at most", MaxFidelity)
+	out := s.fidelityOutside((*Fidelity).High, "want at most", MaxFidelity)
+	k := 0
+	for _, a := range s.Algorithms {
+		if a.Fidelity.High() {
+			out[k] += "; " + a.Fidelity.Excess()
+			k++
+		}
+	}
+	return out
 }
 
 func (s *Summary) fidelityOutside(outside func(*Fidelity) bool, want string, bound float64) []string {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/grid-ina/grid/harness/aggregator"
 	"github.com/grid-ina/grid/harness/controller"
 	"github.com/grid-ina/grid/harness/endpoint"
 	"github.com/grid-ina/grid/harness/gradproto"
@@ -30,7 +31,7 @@ func (e *Experiment) Results(name string, files map[string][]byte) *results.Expe
 			r.Links = LinkRecords(o.Links)
 		}
 		a := results.AlgorithmRun{Algorithm: o.Algorithm, Refused: o.Refused, Failed: o.Failed, Began: o.Began, Ended: o.Ended, PredictedLambdaGbps: o.lambda(), PredictedLinks: o.predictedLinks(),
-			Traffic: o.Traffic, Switches: switchRecords(o.Switches), CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
+			Traffic: o.Traffic, Switches: switchRecords(o.Switches), Meters: meterRecords(o.Deployment), CPU: cpuRecord(o.CPU), Disturbed: o.Disturbed}
 		for _, j := range o.Jobs {
 			job := results.Job{Name: j.Name, ID: j.ID, PS: endpointRecord(j.PS)}
 			for _, w := range j.Workers {
@@ -104,6 +105,21 @@ func switchRecords(cs []controller.Counters) []results.SwitchCounters {
 			sc.Jobs[job] = append([]uint64(nil), stats[:]...)
 		}
 		out = append(out, sc)
+	}
+	return out
+}
+
+// meterRecords are the capacity meters of d's switches that meter an
+// aggregation.
+func meterRecords(d *aggregator.Deployment) []results.Meter {
+	if d == nil {
+		return nil
+	}
+	var out []results.Meter
+	for _, s := range d.Switches {
+		if c := s.Config.Capacity; c != nil && len(s.Config.Aggregations) > 0 {
+			out = append(out, results.Meter{Switch: s.Name, PacketsPerSecond: c.PacketsPerSecond, Burst: c.Burst})
+		}
 	}
 	return out
 }

@@ -241,7 +241,11 @@ func holdAgainstPaper(out io.Writer, r reproduction, s *results.Summary) []strin
 		if flag := f.Flag(); flag != "" {
 			verdict += " " + flag
 			failures = append(failures, fmt.Sprintf("%s: fidelity %.3f, outside [%.2f, %.2f]", a.Algorithm, *f.Ratio, results.MinFidelity, results.MaxFidelity))
-			outside = append(outside, fmt.Sprintf("FIDELITY %s %s: %.3f of its lambda, outside [%.2f, %.2f]", flag, a.Algorithm, *f.Ratio, results.MinFidelity, results.MaxFidelity))
+			line := fmt.Sprintf("FIDELITY %s %s: %.3f of its lambda, outside [%.2f, %.2f]", flag, a.Algorithm, *f.Ratio, results.MinFidelity, results.MaxFidelity)
+			if f.High() {
+				line += "; " + f.Excess()
+			}
+			outside = append(outside, line)
 		}
 		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%s\n", a.Algorithm, f.PredictedGbps, f.MeasuredGbps, verdict, sums)
 	}

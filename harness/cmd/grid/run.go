@@ -464,7 +464,7 @@ func runExperiment(c *cli.Context) error {
 // grid reproduce, which holds runs against the paper, fails it.
 func lowFidelity(w io.Writer, s *results.Summary) error {
 	for _, h := range s.HighFidelity() {
-		fmt.Fprintf(w, "FIDELITY HIGH %s: capacity meters pass their bursts on top of C_s and the sampling errs, a larger share of a shorter run (more fragments shrink both)\n", h)
+		fmt.Fprintf(w, "FIDELITY HIGH %s\n", h)
 	}
 	low := s.LowFidelity()
 	if len(low) == 0 {
