@@ -96,14 +96,15 @@ func TestEveryProgrammableSwitchGetsItsCapacityMeterFromThePlan(t *testing.T) {
 }
 
 // TestTheCapacityMeterBindsAndAnswersExcessWithControlPackets runs two
-// workers that aggregate at a switch whose capacity is under half of their
-// links' (as the testbed's are): the switch answers the excess with control packets, the workers
+// workers that aggregate at a switch whose capacity is a tenth under their
+// links' (as a leaf-spine-60 spine's is, where a burst is spent slowly):
+// the switch answers the excess with control packets, the workers
 // halve their windows and retry, every sum stays exact, the fragments
 // cannot have been aggregated faster than the capacity allows, and the
 // slowest worker's steady rate is the plan's lambda within the fidelity
 // band: a meter left unconfigured lets the workers send at their links'
-// rate, and a burst of a second of C_s (658 fragments), spent over the
-// run's first second, measured 1.40 of it.
+// rate, and a burst of a second of C_s (658 fragments) lets the whole run
+// through without one control packet.
 func TestTheCapacityMeterBindsAndAnswersExcessWithControlPackets(t *testing.T) {
 	controllertest.NeedFabric(t)
 	tp, err := topo.Parse([]byte(`name: capacity
@@ -113,15 +114,37 @@ nodes:
   - {name: w2, kind: host, id: 2, role: worker}
   - {name: ps, kind: host, id: 3, role: ps}
 links:
-  - {endpoints: ["s1:p1", "w1:eth0"], bandwidth: 1200Kbps}
-  - {endpoints: ["s1:p2", "w2:eth0"], bandwidth: 1200Kbps}
-  - {endpoints: ["s1:p3", "ps:eth0"], bandwidth: 1200Kbps}
+  - {endpoints: ["s1:p1", "w1:eth0"], bandwidth: 550Kbps}
+  - {endpoints: ["s1:p2", "w2:eth0"], bandwidth: 550Kbps}
+  - {endpoints: ["s1:p3", "ps:eth0"], bandwidth: 550Kbps}
 `), "capacity")
 	if err != nil {
 		t.Fatal(err)
 	}
+	plan := controllertest.Solve(t, tp, solver.AlgoSwitchML)
+	// A run that other load disturbed may miss the band by the machine's
+	// doing; it is tried once more. A meter left unconfigured or a burst
+	// of a second misses it on every run.
+	for attempt := 1; ; attempt++ {
+		f, disturbed := runCapacityBound(t, tp, plan)
+		if *f.Ratio >= results.MinFidelity && *f.Ratio <= results.MaxFidelity {
+			return
+		}
+		why := fmt.Sprintf("the slowest worker %s sent %.0f bit/s, %.3f of the plan's %.0f; want [%.2f, %.2f]",
+			f.SlowestWorker, f.MeasuredBits, *f.Ratio, f.PredictedBits, results.MinFidelity, results.MaxFidelity)
+		if attempt == 2 || len(disturbed) == 0 {
+			t.Fatal(why)
+		}
+		t.Logf("attempt %d: %s (disturbed: %v)", attempt, why, disturbed)
+	}
+}
+
+// runCapacityBound runs plan p on tp and checks that the meter bound it;
+// it returns the fidelity and what disturbed the run.
+func runCapacityBound(t *testing.T, tp *topo.Topology, p *solver.Plan) (*results.Fidelity, []string) {
+	t.Helper()
 	cfg := Config{Topology: tp, Program: controllertest.Program(t), Binary: targettest.GridBinary(t), Name: runName(),
-		Fragments: 1024, Plans: []*solver.Plan{controllertest.Solve(t, tp, solver.AlgoSwitchML)}}
+		Fragments: 1024, Plans: []*solver.Plan{p}}
 	exp, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -139,25 +162,23 @@ links:
 	for _, w := range o.Jobs[0].Workers {
 		controls += w.Controls
 	}
-	if capacity == 0 || controls == 0 {
-		t.Errorf("%d fragments over capacity, %d control packets: the meter did not bind", capacity, controls)
-	}
-	// 2 x 1024 fragments through a meter of 1 Mbps (less its burst) take
-	// at least this long; at the links' 1.2 Mbps under half of it.
-	meter := o.Deployment.Switches[0].Config.Capacity
-	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*32))
-	least := time.Duration((2*1024 - float64(meter.Burst)) * frameBits / 1e6 * float64(time.Second))
-	if took := o.Ended.Sub(o.Began); took < least {
-		t.Errorf("the jobs took %v, under the %v the switch's capacity allows", took, least)
-	}
 	f := exp.Results("capacity", nil).Summary().Algorithms[0].Fidelity
 	if f == nil || f.Ratio == nil {
 		t.Fatalf("no fidelity measured: %+v", f)
 	}
-	if *f.Ratio < results.MinFidelity || *f.Ratio > results.MaxFidelity {
-		t.Errorf("the slowest worker %s sent %.0f bit/s, %.3f of the plan's %.0f; want [%.2f, %.2f]",
-			f.SlowestWorker, f.MeasuredBits, *f.Ratio, f.PredictedBits, results.MinFidelity, results.MaxFidelity)
+	t.Logf("the slowest worker %s sent %.3f of the plan's lambda", f.SlowestWorker, *f.Ratio)
+	if capacity == 0 || controls == 0 {
+		t.Fatalf("%d fragments over capacity, %d control packets: the meter did not bind (the slowest worker sent %.3f of its lambda)", capacity, controls, *f.Ratio)
 	}
+	// 2 x 1024 fragments through a meter of 1 Mbps (less its burst) take
+	// at least this long; at the links' 550 kbit/s a tenth less.
+	meter := o.Deployment.Switches[0].Config.Capacity
+	frameBits := float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*32))
+	least := time.Duration((2*1024 - float64(meter.Burst)) * frameBits / 1e6 * float64(time.Second))
+	if took := o.Ended.Sub(o.Began); took < least {
+		t.Fatalf("the jobs took %v, under the %v the switch's capacity allows", took, least)
+	}
+	return f, o.Disturbed
 }
 
 func TestRatesListEveryRateAsTheTopologyStatesItAndAsEmulated(t *testing.T) {
