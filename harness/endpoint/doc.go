@@ -41,7 +41,7 @@
 //	  // fragment, paced); the runner lowers them when many workers' streams share the PS's link
 //	  "timeout": "20ms",              // retransmission timeout until round trips are measured (at least 300µs)
 //	  "min_timeout": "10ms",          // optional: floor of the measured timeout (default 10ms, never above timeout)
-//	  "max_timeout": "1s",            // optional: cap of the timeout's exponential back-off (default 1s, never below timeout)
+//	  "max_timeout": "1s",            // optional: cap of the timeout, estimate and back-off (default 1s, never below timeout)
 //	  "deadline": "60s",              // the endpoint gives up this long after it started (a worker on "signal": after the signal)
 //	  "start_wait": "30s",            // optional: how long a worker on "signal" waits for it (default: deadline)
 //	  "linger": "1s",                 // optional: the PS stops once it has heard nothing of the job this long after the last result (default 2 × max_timeout)

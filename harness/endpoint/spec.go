@@ -359,7 +359,8 @@ const minTimeout = 300 * time.Microsecond
 // Defaults of the retransmission timeout's bounds (Spec.MinTimeout,
 // MaxTimeout). The floor keeps a scheduler's hiccup on a loaded machine
 // from passing for loss (RFC 6298 asks for a second, for delayed
-// acknowledgements that GRID does not have); the cap bounds the back-off.
+// acknowledgements that GRID does not have); the cap bounds the estimate and
+// its back-off (gradproto.RTO.Timeout).
 const (
 	DefaultMinTimeout = 10 * time.Millisecond
 	DefaultMaxTimeout = time.Second

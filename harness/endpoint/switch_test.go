@@ -193,10 +193,14 @@ func newStarNet(t testing.TB, fanIn, direct, units int, loss map[uint32]float64)
 	return n
 }
 
-// spec is a job of fragments per worker over the star.
+// spec is a job of fragments per worker over the star. The PS lingers as
+// long as the workers may run: run stops it once they all have ended, as
+// the runner does, and a PS that left on its own after the last result
+// would leave a worker whose copy of it was lost resending to nobody.
 func (n *starNet) spec(fragments int, window Window, timeout time.Duration) *Spec {
+	deadline := Duration(40 * time.Second)
 	return &Spec{Job: JobFromPlan(n.star.Plan, "ps", nil), Fragments: fragments, Seed: 2026, Window: window,
-		Timeout: Duration(timeout), Deadline: Duration(40 * time.Second)}
+		Timeout: Duration(timeout), Deadline: deadline, Linger: deadline}
 }
 
 // run runs the PS and the workers, each in its host's namespace; once

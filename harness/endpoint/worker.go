@@ -118,8 +118,12 @@ type fragment struct {
 	seq   uint64
 	sends int
 	// lost is set when its timer expired: it waits in the resend queue,
-	// outside the window.
-	lost bool
+	// outside the window. passed is set when a fragment sent after it got
+	// its result: it leaves the window too (TCP's pipe leaves out what
+	// selective acknowledgements passed, RFC 6675), so a window of one is
+	// not held for a whole timeout by a fragment whose result was lost
+	// while the other workers wait for this worker's next one.
+	lost, passed bool
 	// control is a control packet that came after the fragment's retry in
 	// the same round trip: the model retries once per round, so it is
 	// answered in the next one (retryDeferred) rather than left to the
@@ -144,7 +148,7 @@ type workerRun struct {
 	inflight map[uint32]*fragment
 	next     int
 	flight   int
-	// resends are the lost fragments, in the order their timers expired.
+	// resends are the lost fragments, oldest first.
 	resends []uint32
 	// resendAt is the earliest time pacing lets the next resend leave;
 	// paceAt the next transmission while the window is below one
@@ -312,13 +316,22 @@ func (w *workerRun) expire(now time.Time) {
 	}
 	slices.Sort(expired)
 	for _, frag := range expired {
-		w.inflight[frag].lost = true
-		w.flight--
+		f := w.inflight[frag]
+		if !f.passed {
+			w.flight--
+		}
+		f.lost, f.passed = true, false
 		if w.timing && w.timed == frag {
 			w.timing = false
 		}
 	}
+	// Oldest fragment first: a fragment completes only once every worker
+	// of the job has it through, so workers that all lost fragments must
+	// resend the same ones first. In the order their timers expired, each
+	// worker's one fragment in flight was a different one, and none
+	// completed for seconds (10% loss, windows down to one).
 	w.resends = append(w.resends, expired...)
+	slices.Sort(w.resends)
 	w.rep.Timeouts++
 	if oldest >= w.backoffFrom {
 		w.rto.Backoff()
@@ -495,11 +508,19 @@ func (w *workerRun) receive(b []byte, ce bool) error {
 		}
 		delete(w.inflight, h.Frag)
 		if !f.lost {
-			w.flight--
+			if !f.passed {
+				w.flight--
+			}
 			w.progress = now
 		}
 		if !w.overtaken || f.seq > w.overtaker {
 			w.overtaker, w.overtaken = f.seq, true
+		}
+		for _, g := range w.inflight {
+			if !g.lost && !g.passed && g.seq < f.seq {
+				g.passed = true
+				w.flight--
+			}
 		}
 		w.rep.Completed++
 		w.window.Grow()

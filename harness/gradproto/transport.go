@@ -50,8 +50,7 @@ func (r *RTO) Sample(rtt time.Duration) {
 	r.backoff = 0
 }
 
-// Backoff doubles the timeout after a timeout, up to Max (or the
-// estimate, if that is longer).
+// Backoff doubles the timeout after a timeout, up to Max.
 func (r *RTO) Backoff() {
 	before := r.Timeout()
 	r.backoff++
@@ -60,19 +59,23 @@ func (r *RTO) Backoff() {
 	}
 }
 
-// Timeout is the current retransmission timeout, back-off included. Max
-// caps the back-off, never the estimate: round trips longer than Max (a
-// link scaled down to a few kbit/s queues for seconds) still get a timeout
-// above them.
+// Timeout is the current retransmission timeout, back-off included, at
+// most Max. Max caps the estimate too: a fragment's round trip also waits
+// for the slowest of the workers aggregated with it, so when loss makes
+// the others recover slowly, the estimate grows with their timeouts, and
+// theirs with it, until a lost result waits many seconds for its resend.
+// Whoever sets Max knows the longest a round trip can honestly take (the
+// runner: a fragment there and back through the deepest queue at its
+// link's rate).
 func (r *RTO) Timeout() time.Duration {
 	base := r.Initial
 	if r.sampled {
 		base = max(r.srtt+max(4*r.rttvar, r.srtt), r.Min)
 	}
-	limit := max(r.Max, base)
+	base = min(base, r.Max)
 	for range r.backoff {
-		if base >= limit/2 {
-			return limit
+		if base >= r.Max/2 {
+			return r.Max
 		}
 		base *= 2
 	}

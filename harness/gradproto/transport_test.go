@@ -49,16 +49,16 @@ func TestRTOBacksOffExponentiallyToTheCapAndASampleEndsIt(t *testing.T) {
 	}
 }
 
-func TestRTOAboveTheCapFollowsTheRoundTripsAndDoesNotBackOff(t *testing.T) {
-	r := NewRTO(100*ms, 10*ms, time.Second)
-	// Round trips of 3 s (a queue on a link scaled down to kbit/s): a
-	// timeout capped at 1 s would resend every fragment spuriously.
+func TestRTOIsCappedAtMaxEvenWhenRoundTripsAreLonger(t *testing.T) {
+	r := NewRTO(100*ms, 10*ms, 2*time.Second)
+	// Round trips of 3 s: fragments waited for other workers' resends,
+	// whose timeouts would grow with this one's.
 	r.Sample(3 * time.Second)
-	if got := r.Timeout(); got != 9*time.Second {
-		t.Fatalf("after a 3s round trip: %v, want SRTT + 4 RTTVAR = 9s", got)
+	if got := r.Timeout(); got != 2*time.Second {
+		t.Fatalf("after a 3s round trip: %v, want the cap 2s, not SRTT + 4 RTTVAR = 9s", got)
 	}
 	r.Backoff()
-	if got := r.Timeout(); got != 9*time.Second || r.BackedOff() != 0 {
+	if got := r.Timeout(); got != 2*time.Second || r.BackedOff() != 0 {
 		t.Fatalf("backed off above the cap: %v (doubled %d)", got, r.BackedOff())
 	}
 }

@@ -111,6 +111,15 @@ func frameBits(values int) float64 {
 	return float64(8 * (gradproto.FrameOverhead + gradproto.HeaderLen + 4*values))
 }
 
+// maxTimeout is the cap of the workers' retransmission timeouts: twice the
+// longest a fragment can honestly take there and back, through the links
+// at their rates and one full queue (queueWait), and at least the spec's
+// default. A timeout estimated above it measured other workers' recovery,
+// not the network (gradproto.RTO.Timeout).
+func (w work) maxTimeout(queueWait time.Duration) time.Duration {
+	return max(endpoint.DefaultMaxTimeout, 2*(queueWait+seconds(w.pathSeconds)))
+}
+
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // pathsFrom is every node's distance in links from node from, and the

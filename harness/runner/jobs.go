@@ -114,7 +114,7 @@ func runJobs(ctx context.Context, cfg *Config, st *fabric.State, d *aggregator.D
 		}
 	}()
 	b := budget(cfg, d)
-	slog.Info("endpoint budget", "initial_timeout", b.timeout, "min_timeout", b.minTimeout, "deadline", b.deadline, "start_wait", b.startWait)
+	slog.Info("endpoint budget", "initial_timeout", b.timeout, "min_timeout", b.minTimeout, "max_timeout", b.maxTimeout, "deadline", b.deadline, "start_wait", b.startWait)
 	for i, jd := range d.Jobs {
 		outcomes[i] = JobOutcome{Name: jd.Name, ID: jd.Plan.Job, Workers: make([]*endpoint.Report, len(jd.Workers))}
 		win := jobWindow(cfg.Window, emulatedOf(cfg), d, &jd, cfg.Values)
@@ -122,7 +122,13 @@ func runJobs(ctx context.Context, cfg *Config, st *fabric.State, d *aggregator.D
 		spec := endpoint.Spec{
 			Job:       endpoint.JobFromPlan(jd.Plan, jd.PS, jd.Workers),
 			Fragments: cfg.Fragments, Seed: cfg.Seed, Window: win,
-			Timeout: endpoint.Duration(b.timeout), MinTimeout: endpoint.Duration(b.minTimeout), Deadline: endpoint.Duration(b.deadline),
+			Timeout: endpoint.Duration(b.timeout), MinTimeout: endpoint.Duration(b.minTimeout), MaxTimeout: endpoint.Duration(b.maxTimeout),
+			Deadline: endpoint.Duration(b.deadline),
+			// The PS answers late resends until its workers have ended
+			// (then it is stopped): one that left on its own after the
+			// last result could leave a worker whose copy was lost
+			// resending to nobody until the deadline.
+			Linger: endpoint.Duration(b.deadline),
 			// Workers start together on SIGUSR1, so none waits for one
 			// that is still being launched (and resends meanwhile).
 			Start: endpoint.StartSignal, StartWait: endpoint.Duration(b.startWait),
@@ -327,7 +333,7 @@ func (j *JobOutcome) finished() bool {
 // endpointBudget is the endpoints' time: the initial retransmission
 // timeout and its floor, the deadline and the start wait.
 type endpointBudget struct {
-	timeout, minTimeout, deadline, startWait time.Duration
+	timeout, minTimeout, maxTimeout, deadline, startWait time.Duration
 }
 
 // budget is the endpoints' time: cfg's where given, else derived from the
@@ -338,7 +344,8 @@ type endpointBudget struct {
 func budget(cfg *Config, d *aggregator.Deployment) endpointBudget {
 	t := emulatedOf(cfg)
 	w := planWork(t, d, cfg.Fragments, cfg.Values, cfg.Window.Initial)
-	b := endpointBudget{timeout: cfg.Timeout, minTimeout: w.minTimeout(), deadline: cfg.Deadline, startWait: w.startWait()}
+	b := endpointBudget{timeout: cfg.Timeout, minTimeout: w.minTimeout(), maxTimeout: w.maxTimeout(QueueWait(t)),
+		deadline: cfg.Deadline, startWait: w.startWait()}
 	if b.timeout == 0 {
 		b.timeout = max(w.initialTimeout(), QueueWait(t))
 	}
