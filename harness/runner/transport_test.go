@@ -151,7 +151,7 @@ func TestWindowsAndTimeoutFloorFollowThePSLinksQueueAndRate(t *testing.T) {
 // per fragment from its own send) resent 8.3% here and reached 0.736 of
 // grid-paths' lambda: each resend of a fragment the switch had already sent
 // on crossed the PS's saturated link a second time.
-func TestAFatTreeAtTensOfKbitPerWorkerResendsUnderOnePercentAndKeepsItsRate(t *testing.T) {
+func TestAFatTreeAtTensOfKbitPerWorkerKeepsItsRateAndResendsFewFragments(t *testing.T) {
 	controllertest.NeedFabric(t)
 	tp, err := topo.FatTree(4, 2)
 	if err != nil {
