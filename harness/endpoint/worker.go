@@ -119,10 +119,16 @@ type fragment struct {
 	sends int
 	// lost is set when its timer expired: it waits in the resend queue,
 	// outside the window. passed is set when a fragment sent after it got
-	// its result: it leaves the window too (TCP's pipe leaves out what
-	// selective acknowledgements passed, RFC 6675), so a window of one is
-	// not held for a whole timeout by a fragment whose result was lost
-	// while the other workers wait for this worker's next one.
+	// its result: it waits for something other than the queues ahead of
+	// it (its own loss, or another worker's), so it leaves the window
+	// (TCP's pipe leaves out what selective acknowledgements passed, RFC
+	// 6675: a window of one is not held for a whole timeout by a fragment
+	// whose result was lost while the other workers wait for this worker's
+	// next one) and its timer runs from its own transmission, as in RACK
+	// (RFC 8985), not from the later results. It is not declared lost as
+	// soon as RACK would: when another worker's contribution was lost,
+	// that worker's timeout recovers it, and a resend here would only
+	// flush the switch's partial sum early.
 	lost, passed bool
 	// control is a control packet that came after the fragment's retry in
 	// the same round trip: the model retries once per round, so it is
@@ -173,16 +179,6 @@ type workerRun struct {
 	// from then at the earliest (TCP restarts its retransmission timer on
 	// every acknowledgement of new data, RFC 6298 5.3).
 	progress time.Time
-	// overtaker is the latest transmission whose fragment got its result:
-	// a fragment sent before it waits for something other than the
-	// queues ahead of it (its own loss, or another worker's), so its timer
-	// runs from its own transmission, as in RACK (RFC 8985), and results
-	// of later fragments do not hold it back indefinitely. It is not
-	// declared lost as soon as RACK would: when another worker's
-	// contribution was lost, that worker's timeout recovers it, and a
-	// resend here would only flush the switch's partial sum early.
-	overtaker uint64
-	overtaken bool
 
 	// round is the protocol model's clock (gradproto.Worker.Round): one
 	// tick per smoothed round trip.
@@ -286,10 +282,10 @@ func (w *workerRun) clock(now time.Time) {
 
 // expiry is when fragment f counts as lost, unless its result comes: a
 // retransmission timeout after its timer started, or after the last
-// result if that came later and no fragment sent after f has its result.
+// result if that came later and f was not passed.
 func (w *workerRun) expiry(f *fragment, rto time.Duration) time.Time {
 	at := f.timer
-	if w.progress.After(at) && !(w.overtaken && f.seq < w.overtaker) {
+	if w.progress.After(at) && !f.passed {
 		at = w.progress
 	}
 	return at.Add(rto)
@@ -512,9 +508,6 @@ func (w *workerRun) receive(b []byte, ce bool) error {
 				w.flight--
 			}
 			w.progress = now
-		}
-		if !w.overtaken || f.seq > w.overtaker {
-			w.overtaker, w.overtaken = f.seq, true
 		}
 		for _, g := range w.inflight {
 			if !g.lost && !g.passed && g.seq < f.seq {
