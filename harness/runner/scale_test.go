@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -145,14 +144,7 @@ func runCapacityBound(t *testing.T, tp *topo.Topology, p *solver.Plan) (*results
 	t.Helper()
 	cfg := Config{Topology: tp, Program: controllertest.Program(t), Binary: targettest.GridBinary(t), Name: runName(),
 		Fragments: 1024, Plans: []*solver.Plan{p}}
-	exp, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGone(t, exp.Run, cfg.Binary)
-	if err := exp.Failure(); err != nil {
-		t.Fatal(err)
-	}
+	exp := runOK(t, cfg)
 	o := exp.Outcomes[0]
 	var capacity uint64
 	for _, c := range o.Switches {
@@ -225,14 +217,7 @@ func TestEveryLinkCarriesWhatThePlanPredicts(t *testing.T) {
 		cfg := Config{Topology: t1, Program: controllertest.Program(t), Binary: targettest.GridBinary(t), Name: runName(),
 			Fragments: 1024, Scale: 0.0002,
 			Plans: []*solver.Plan{controllertest.Solve(t, t1, solver.AlgoGRIDPaths), controllertest.Solve(t, t1, solver.AlgoGeryon)}}
-		exp, err := Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkGone(t, exp.Run, cfg.Binary)
-		if err := exp.Failure(); err != nil {
-			t.Fatal(err)
-		}
+		exp := runOK(t, cfg)
 		problems = nil
 		for _, a := range exp.Results("links", nil).Summary().Algorithms {
 			f := a.Fidelity

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -160,14 +159,7 @@ func TestAFatTreeAtTensOfKbitPerWorkerKeepsItsRateAndResendsFewFragments(t *test
 	cfg := Config{Topology: tp, Program: controllertest.Program(t), Binary: targettest.GridBinary(t), Name: runName(),
 		Fragments: 256, Scale: 2e-6,
 		Plans: []*solver.Plan{controllertest.Solve(t, tp, solver.AlgoGRIDPaths), controllertest.Solve(t, tp, solver.AlgoGeryon)}}
-	exp, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGone(t, exp.Run, cfg.Binary)
-	if err := exp.Failure(); err != nil {
-		t.Fatal(err)
-	}
+	exp := runOK(t, cfg)
 	algos := exp.Results("lowrate", nil).Summary().Algorithms
 	for i, o := range exp.Outcomes {
 		resent, fragments := 0, 0
