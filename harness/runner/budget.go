@@ -97,14 +97,18 @@ func (w work) initialTimeout() time.Duration {
 // the round trip of a fragment through the links at their rates. A round
 // trip measured below it went through a token bucket's burst, not through
 // the path as it runs once the buckets are empty, and a timeout derived
-// from it fires for every fragment still queued. Zero leaves the spec's
-// default.
+// from it fires for every fragment still queued. It is at least
+// schedulerStall: a run shares the machine's cores among its switches and
+// endpoints, and a result held up that long by the scheduler is no loss.
 func (w work) minTimeout() time.Duration {
-	if floor := seconds(2 * w.pathSeconds); floor > endpoint.DefaultMinTimeout {
-		return floor
-	}
-	return 0
+	return max(seconds(2*w.pathSeconds), schedulerStall)
 }
+
+// schedulerStall is the longest the scheduler may hold up a run's switch or
+// endpoint process on a loaded 2-core machine: the testbed at 2e-5, with
+// timeouts of twice its 11 ms round trips, timed whole windows out twice
+// per worker (1.7% of its fragments resent).
+const schedulerStall = 50 * time.Millisecond
 
 // frameBits is the size of a fragment's frame with values values, in bits.
 func frameBits(values int) float64 {
