@@ -126,13 +126,14 @@ func (q *Queues) set(port uint32, all bool, setDefault func(), setPort func(*por
 }
 
 // Enqueue implements engine.Queues.
-func (q *Queues) Enqueue(port uint32, priority uint8, size int, now time.Time) (engine.QueueState, bool) {
+func (q *Queues) Enqueue(port uint32, priority uint8, size int, clock func() time.Time) (engine.QueueState, bool) {
 	if int(priority) >= q.priorities {
 		return engine.QueueState{}, false
 	}
 	if !q.limited.Load() {
 		return engine.QueueState{QID: uint8(q.priorities - 1 - int(priority))}, true
 	}
+	now := clock()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	pq := q.port(port)

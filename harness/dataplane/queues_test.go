@@ -7,22 +7,25 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// at is a clock that says t.
+func at(t time.Time) func() time.Time { return func() time.Time { return t } }
+
 func TestQueueWithoutARateStaysEmpty(t *testing.T) {
 	q, err := NewQueues([]PortSpec{{Port: 1, Interface: "x"}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 100 {
-		st, ok := q.Enqueue(1, 0, 1500, t0)
+		st, ok := q.Enqueue(1, 0, 1500, at(t0))
 		if !ok || st.EnqDepth != 0 || st.Wait != 0 {
 			t.Fatalf("unlimited port: %+v %v", st, ok)
 		}
 	}
 	eight, _ := NewQueues(nil, 8)
-	if st, ok := eight.Enqueue(1, 7, 100, t0); !ok || st.QID != 0 || st.Wait != 0 {
+	if st, ok := eight.Enqueue(1, 7, 100, at(t0)); !ok || st.QID != 0 || st.Wait != 0 {
 		t.Errorf("priority 7 of 8 queues without a rate: %+v %v, want qid 0 at once", st, ok)
 	}
-	if _, ok := eight.Enqueue(1, 8, 100, t0); ok {
+	if _, ok := eight.Enqueue(1, 8, 100, at(t0)); ok {
 		t.Error("priority 8 of 8 queues accepted without a rate")
 	}
 }
@@ -37,20 +40,20 @@ func TestQueueAtARateFillsToItsDepthAndDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range DefaultQueueDepth + 1 {
-		st, ok := q.Enqueue(1, 0, 100, t0)
+		st, ok := q.Enqueue(1, 0, 100, at(t0))
 		ahead := uint32(max(i-1, 0))
 		if !ok || st.EnqDepth != ahead || st.DeqDepth != ahead || st.Wait != time.Duration(i)*time.Millisecond {
 			t.Fatalf("packet %d: %+v %v", i, st, ok)
 		}
 	}
-	if _, ok := q.Enqueue(1, 0, 100, t0); ok {
+	if _, ok := q.Enqueue(1, 0, 100, at(t0)); ok {
 		t.Error("a packet beyond the 64 waiting fits")
 	}
-	st, ok := q.Enqueue(1, 0, 100, t0.Add(10500*time.Microsecond))
+	st, ok := q.Enqueue(1, 0, 100, at(t0.Add(10500*time.Microsecond)))
 	if !ok || st.EnqDepth != 54 {
 		t.Errorf("after 10.5 ms, 11 of the 65 left and 54 wait: %+v %v", st, ok)
 	}
-	if _, ok := q.Enqueue(2, 0, 100, t0); !ok {
+	if _, ok := q.Enqueue(2, 0, 100, at(t0)); !ok {
 		t.Error("another port has its own queue")
 	}
 }
@@ -59,16 +62,16 @@ func TestQueueAtARateFillsToItsDepthAndDrains(t *testing.T) {
 // 10 ms each.
 func TestQueueDrainsAtTheLinksBitRate(t *testing.T) {
 	q, _ := NewQueues([]PortSpec{{Port: 3, Interface: "x", Rate: 1.2e6}}, 1)
-	q.Enqueue(3, 0, 1500, t0)
-	q.Enqueue(3, 0, 1500, t0)
-	st, _ := q.Enqueue(3, 0, 1500, t0)
+	q.Enqueue(3, 0, 1500, at(t0))
+	q.Enqueue(3, 0, 1500, at(t0))
+	st, _ := q.Enqueue(3, 0, 1500, at(t0))
 	if st.Wait != 20*time.Millisecond || st.EnqDepth != 1 {
 		t.Errorf("third frame %+v, want 20 ms behind the one sending and one waiting", st)
 	}
 	if err := q.SetDepth(3, false, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := q.Enqueue(3, 0, 1500, t0); ok {
+	if _, ok := q.Enqueue(3, 0, 1500, at(t0)); ok {
 		t.Error("set_queue_depth 2: a third waiting packet fits")
 	}
 }
@@ -79,21 +82,21 @@ func TestPriorityQueuesServeTheHigherPriorityFirst(t *testing.T) {
 	q, _ := NewQueues(nil, 8)
 	q.SetRate(0, true, 1000)
 	for range 5 {
-		q.Enqueue(1, 0, 100, t0)
+		q.Enqueue(1, 0, 100, at(t0))
 	}
-	hi, ok := q.Enqueue(1, 7, 100, t0)
+	hi, ok := q.Enqueue(1, 7, 100, at(t0))
 	if !ok || hi.Wait != 0 || hi.QID != 0 || hi.EnqDepth != 4 {
 		t.Errorf("priority 7 behind 4 waiting of priority 0: %+v", hi)
 	}
-	lo, _ := q.Enqueue(1, 0, 100, t0)
+	lo, _ := q.Enqueue(1, 0, 100, at(t0))
 	if lo.Wait != 6*time.Millisecond || lo.QID != 7 {
 		t.Errorf("the next priority-0 packet waits for 5 and the priority-7 one: %+v", lo)
 	}
-	if _, ok := q.Enqueue(1, 8, 100, t0); ok {
+	if _, ok := q.Enqueue(1, 8, 100, at(t0)); ok {
 		t.Error("priority 8 of 8 queues is out of range (simple_switch drops it)")
 	}
 	single, _ := NewQueues(nil, 1)
-	if _, ok := single.Enqueue(1, 1, 100, t0); ok {
+	if _, ok := single.Enqueue(1, 1, 100, at(t0)); ok {
 		t.Error("priority 1 without priority queues is out of range (simple_switch drops it)")
 	}
 }

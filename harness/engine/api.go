@@ -147,12 +147,14 @@ type Output struct {
 // called with the engine's serial lock held when Config.Serial is set, and
 // concurrently otherwise.
 type Queues interface {
-	// Enqueue admits a packet of size bytes, leaving ingress at now, to
+	// Enqueue admits a packet of size bytes, leaving ingress at now(), to
 	// the queue of port for priority (standard_metadata.priority). It
 	// returns what the packet's egress sees of the queue, and ok false
 	// when the packet is dropped (the queue is full, or the priority is
-	// beyond the port's queues, as simple_switch drops it).
-	Enqueue(port uint32, priority uint8, size int, now time.Time) (st QueueState, ok bool)
+	// beyond the port's queues, as simple_switch drops it). now is the
+	// switch's clock, read only by queues that need the time: reading it
+	// costs a packet more than a queue that drains at once does.
+	Enqueue(port uint32, priority uint8, size int, now func() time.Time) (st QueueState, ok bool)
 }
 
 // QueueState is a packet's view of its egress queue, as simple_switch's

@@ -45,10 +45,29 @@ type header struct {
 	// each field's slot, bit offset in the header and width: extract and
 	// deparse then walk it without looking fields up.
 	simple []fieldPos
+	// words, when set, says every field of a simple header is a whole
+	// byte-aligned word of that many bytes (1, 2, 4 or 8), as in a header
+	// of values: extract and deparse then move them in one loop.
+	words int
 }
 
 type fieldPos struct {
 	slot, off, width int
+	// bytes is the field's width in bytes when it is a byte-aligned
+	// word of 1, 2, 4 or 8 bytes (read and written directly); 0 otherwise.
+	bytes int
+}
+
+// wordBytes is the width in bytes of a byte-aligned field of width bits
+// at bit offset off that is a whole 1, 2, 4 or 8-byte word, else 0.
+func wordBytes(off, width int) int {
+	switch {
+	case off%8 != 0:
+		return 0
+	case width == 8, width == 16, width == 32, width == 64:
+		return width / 8
+	}
+	return 0
 }
 
 type stack struct {
@@ -140,8 +159,16 @@ func (p *Program) buildLayout(j *bmv2json.Program) error {
 					hd.simple = nil
 					break
 				}
-				hd.simple = append(hd.simple, fieldPos{slot: f.slot, off: off, width: f.width})
+				hd.simple = append(hd.simple, fieldPos{slot: f.slot, off: off, width: f.width, bytes: wordBytes(off, f.width)})
 				off += f.width
+			}
+			if len(hd.simple) > 0 {
+				hd.words = hd.simple[0].bytes
+				for _, fp := range hd.simple {
+					if fp.bytes != hd.words {
+						hd.words = 0
+					}
+				}
 			}
 		}
 		if slot > maxSlots {

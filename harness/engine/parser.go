@@ -467,9 +467,7 @@ func (k *pkt) extract(hi int, length func(k *pkt) uint64) bool {
 	}
 	data := k.buf[k.off:]
 	if h.simple != nil {
-		for _, fp := range h.simple {
-			k.f[fp.slot] = getBits(data, fp.off, fp.width)
-		}
+		k.extractSimple(h, data)
 	} else {
 		bit := 0
 		for _, fi := range h.fields {

@@ -283,6 +283,93 @@ func putBits(d []byte, start, n int, v uint64) {
 	}
 }
 
+// extractSimple reads the fields of a simple header (header.simple) from
+// data, the header's bytes.
+func (k *pkt) extractSimple(h *header, data []byte) {
+	if h.words != 0 {
+		// A header of equal words: its fields' slots follow each other.
+		n := len(h.simple)
+		dst := k.f[h.simple[0].slot:][:n]
+		switch src := data[:n*h.words]; h.words {
+		case 1:
+			for i := range dst {
+				dst[i] = uint64(src[i])
+			}
+		case 2:
+			for i := range dst {
+				dst[i] = uint64(binary.BigEndian.Uint16(src[2*i:]))
+			}
+		case 4:
+			for i := range dst {
+				dst[i] = uint64(binary.BigEndian.Uint32(src[4*i:]))
+			}
+		case 8:
+			for i := range dst {
+				dst[i] = binary.BigEndian.Uint64(src[8*i:])
+			}
+		}
+		return
+	}
+	for _, fp := range h.simple {
+		i := fp.off >> 3
+		switch fp.bytes {
+		case 1:
+			k.f[fp.slot] = uint64(data[i])
+		case 2:
+			k.f[fp.slot] = uint64(binary.BigEndian.Uint16(data[i:]))
+		case 4:
+			k.f[fp.slot] = uint64(binary.BigEndian.Uint32(data[i:]))
+		case 8:
+			k.f[fp.slot] = binary.BigEndian.Uint64(data[i:])
+		default:
+			k.f[fp.slot] = getBits(data, fp.off, fp.width)
+		}
+	}
+}
+
+// emitSimple writes the fields of a simple header into out, the header's
+// bytes (zeroed, with 8 bytes of slack after them for putBits).
+func (k *pkt) emitSimple(h *header, out []byte) {
+	if h.words != 0 {
+		n := len(h.simple)
+		src := k.f[h.simple[0].slot:][:n]
+		switch dst := out[:n*h.words]; h.words {
+		case 1:
+			for i, v := range src {
+				dst[i] = byte(v)
+			}
+		case 2:
+			for i, v := range src {
+				binary.BigEndian.PutUint16(dst[2*i:], uint16(v))
+			}
+		case 4:
+			for i, v := range src {
+				binary.BigEndian.PutUint32(dst[4*i:], uint32(v))
+			}
+		case 8:
+			for i, v := range src {
+				binary.BigEndian.PutUint64(dst[8*i:], v)
+			}
+		}
+		return
+	}
+	for _, fp := range h.simple {
+		i := fp.off >> 3
+		switch fp.bytes {
+		case 1:
+			out[i] = byte(k.f[fp.slot])
+		case 2:
+			binary.BigEndian.PutUint16(out[i:], uint16(k.f[fp.slot]))
+		case 4:
+			binary.BigEndian.PutUint32(out[i:], uint32(k.f[fp.slot]))
+		case 8:
+			binary.BigEndian.PutUint64(out[i:], k.f[fp.slot])
+		default:
+			putBits(out, fp.off, fp.width, k.f[fp.slot])
+		}
+	}
+}
+
 // extractField reads a field of width w at bit offset start into its slots.
 func (k *pkt) extractField(f *field, d []byte, start, w int) {
 	if f.words == 1 {

@@ -382,10 +382,8 @@ func (p *Program) deparse(k *pkt) []byte {
 		out = slices.Grow(out, n+8)[:start+n+8]
 		clear(out[start:])
 		bit := start * 8
-		if simple := p.headers[hi].simple; simple != nil {
-			for _, fp := range simple {
-				putBits(out, bit+fp.off, fp.width, k.f[fp.slot])
-			}
+		if h := &p.headers[hi]; h.simple != nil {
+			k.emitSimple(h, out[start:])
 		} else {
 			for _, fi := range p.headers[hi].fields {
 				f := &p.fields[fi]

@@ -19,7 +19,7 @@ type fixedQueues struct {
 	size     int
 }
 
-func (q *fixedQueues) Enqueue(port uint32, priority uint8, size int, _ time.Time) (engine.QueueState, bool) {
+func (q *fixedQueues) Enqueue(port uint32, priority uint8, size int, _ func() time.Time) (engine.QueueState, bool) {
 	q.port, q.priority, q.size = port, priority, size
 	return q.st, !q.drop
 }

@@ -299,7 +299,14 @@ func (s *Switch) multicast(w *worker, k *pkt, mgid uint16, inst InstanceType, pa
 }
 
 // micros is the time since the switch started, in microseconds.
-func (s *Switch) micros() uint64 { return uint64(s.now().Sub(s.start).Microseconds()) }
+func (s *Switch) micros() uint64 {
+	if s.cfg.Now == nil {
+		// The same as below, but time.Since reads only the monotonic
+		// clock, where time.Now reads the wall clock too.
+		return uint64(time.Since(s.start).Microseconds())
+	}
+	return uint64(s.now().Sub(s.start).Microseconds())
+}
 
 func (s *Switch) enqueue(w *worker, k *pkt, port uint32, passes int) {
 	p := s.prog
@@ -315,7 +322,7 @@ func (s *Switch) enqueue(w *worker, k *pkt, port uint32, passes int) {
 		if p.std.priority >= 0 {
 			prio = uint8(k.getU(p.std.priority))
 		}
-		st, ok := q.Enqueue(port, prio, k.lenReg, s.now())
+		st, ok := q.Enqueue(port, prio, k.lenReg, s.now)
 		if !ok {
 			s.drop(w, k, fmt.Sprintf("Egress queue of port %d (priority %d) has no room: packet dropped", port, prio))
 			return

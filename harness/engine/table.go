@@ -16,7 +16,7 @@ import (
 type tableKind uint8
 
 const (
-	kindExact tableKind = iota // hash lookup
+	kindExact tableKind = iota // hash lookup (by the key as a number when it fits in 8 bytes)
 	kindLPM                    // one hash per prefix length, longest first
 	kindScan                   // priority-ordered scan (ternary, range, optional)
 )
@@ -31,15 +31,23 @@ type keyField struct {
 	nbytes int
 	off    int
 	mask   []byte // mask from the P4 key expression ("f & 0xf0"), or nil
+	// maskU is the field's bits in the key (nbytes bytes of ones, and'ed
+	// with mask): the key of a short table (tableDecl.short) is built
+	// from the fields' words with it.
+	maskU uint64
 }
 
 // tableDecl is the static, compiled part of a table.
 type tableDecl struct {
-	name         string
-	idx          int
-	keys         []keyField
-	keyBytes     int
-	kind         tableKind
+	name     string
+	idx      int
+	keys     []keyField
+	keyBytes int
+	kind     tableKind
+	// short says the table is exact and its key fits in 8 bytes: it is
+	// looked up by the key as a big-endian number (shortKey), which
+	// hashes and compares faster than its bytes.
+	short        bool
 	actions      []*action
 	defaultCall  *actionCall
 	defaultConst bool
@@ -161,6 +169,7 @@ type table struct {
 	mu      sync.RWMutex
 	entries map[EntryHandle]*entry
 	exact   map[string]*entry
+	exactU  map[uint64]*entry // instead of exact when decl.short
 	lpm     lpmTrie
 	scan    []*entry
 	nextID  uint64
@@ -259,6 +268,14 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 		}
 	default:
 		td.kind = kindExact
+		td.short = td.keyBytes <= 8
+	}
+	for i := range td.keys {
+		kf := &td.keys[i]
+		kf.maskU = mask64(8 * kf.nbytes)
+		if kf.mask != nil {
+			kf.maskU &= shortKey(kf.mask)
+		}
 	}
 	p.maxKeyBytes = max(p.maxKeyBytes, td.keyBytes)
 	if len(jt.Actions) != len(jt.ActionIDs) {
@@ -452,7 +469,10 @@ func fit(v []byte, n, w int, what string) ([]byte, error) {
 
 func newTable(td *tableDecl) *table {
 	t := &table{decl: td, entries: map[EntryHandle]*entry{}}
-	if td.kind == kindExact {
+	switch {
+	case td.short:
+		t.exactU = map[uint64]*entry{}
+	case td.kind == kindExact:
 		t.exact = map[string]*entry{}
 	}
 	t.def.Store(td.defaultCall)
@@ -473,10 +493,38 @@ func (td *tableDecl) buildKey(k *pkt, dst []byte) {
 	}
 }
 
+// shortKey is a key of at most 8 bytes as a big-endian number.
+func shortKey(key []byte) uint64 {
+	var v uint64
+	for _, b := range key {
+		v = v<<8 | uint64(b)
+	}
+	return v
+}
+
+// buildShortKey is the packet's key for a short table (tableDecl.short):
+// shortKey of what buildKey writes.
+func (td *tableDecl) buildShortKey(k *pkt) uint64 {
+	var v uint64
+	for i := range td.keys {
+		kf := &td.keys[i]
+		f := &k.prog.fields[kf.fld]
+		w := k.f[f.slot]
+		if f.isValid {
+			w = 0
+			if k.valid[f.hdr] {
+				w = 1
+			}
+		}
+		v = v<<(8*uint(kf.nbytes)) | w&kf.maskU
+	}
+	return v
+}
+
 // lookup finds the matching entry, or nil. The caller holds t.mu.RLock.
 func (t *table) lookup(key []byte) *entry {
 	switch t.decl.kind {
-	case kindExact:
+	case kindExact: // not short: apply looks those up itself
 		return t.exact[string(key)]
 	case kindLPM:
 		return t.lpm.lookup(key)
@@ -517,7 +565,18 @@ func (t *table) apply(k *pkt) *node {
 	var e *entry
 	var member MemberHandle
 	var group GroupHandle
-	if td.keyBytes > 0 { // a keyless table always misses (AddEntry refuses entries)
+	switch {
+	case td.short && td.keyBytes > 0:
+		if k.tr != nil {
+			td.buildKey(k, key) // for the trace
+		}
+		u := td.buildShortKey(k)
+		t.mu.RLock()
+		if e = t.exactU[u]; e != nil {
+			member, group = e.member, e.group
+		}
+		t.mu.RUnlock()
+	case td.keyBytes > 0: // a keyless table always misses (AddEntry refuses entries)
 		td.buildKey(k, key)
 		t.mu.RLock()
 		if e = t.lookup(key); e != nil {
@@ -724,6 +783,13 @@ func (t *table) insert(e *entry) error {
 	}
 	switch td.kind {
 	case kindExact:
+		if td.short {
+			if _, dup := t.exactU[shortKey(e.key)]; dup {
+				return fmt.Errorf("table %q: an entry with this key exists", td.name)
+			}
+			t.exactU[shortKey(e.key)] = e
+			break
+		}
 		if _, dup := t.exact[string(e.key)]; dup {
 			return fmt.Errorf("table %q: an entry with this key exists", td.name)
 		}
@@ -766,6 +832,10 @@ func (t *table) remove(e *entry) {
 	delete(t.entries, e.handle)
 	switch t.decl.kind {
 	case kindExact:
+		if t.decl.short {
+			delete(t.exactU, shortKey(e.key))
+			break
+		}
 		delete(t.exact, string(e.key))
 	case kindLPM:
 		t.lpm.remove(e.key, t.decl.lpmBits(e))

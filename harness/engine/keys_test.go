@@ -1,0 +1,113 @@
+package engine_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/grid-ina/grid/harness/engine"
+	"github.com/grid-ina/grid/harness/p4c"
+)
+
+// keysFrame is header k of testdata/keys.p4 (a, b:c, d, e), then opt when
+// b is 1, then a payload.
+func keysFrame(a, b byte, c uint16, d uint64, e uint32, opt bool) []byte {
+	f := []byte{a, b<<4 | byte(c>>8), byte(c)}
+	for i := 5; i >= 0; i-- {
+		f = append(f, byte(d>>(8*i)))
+	}
+	f = append(f, byte(e>>24), byte(e>>16), byte(e>>8), byte(e))
+	if opt {
+		f = append(f, 0x77)
+	}
+	return append(f, "payload"...)
+}
+
+// An exact table whose key fits in 8 bytes (a masked field, a validity
+// bit, a 12-bit field) and one whose key does not both match their
+// entries' keys exactly, and the deparser writes back the unaligned fields
+// it parsed, changed or not; with the mask given in the JSON (as p4c
+// writes "h.k.a & 0xf0") as with the masked value in a temporary (as
+// grid's compiler does).
+func TestExactKeysShortAndLongMatchTheirEntries(t *testing.T) {
+	res, err := p4c.Compile(filepath.Join("testdata", "keys.p4"), p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, variant := range []string{"masked temporary", "mask in the key"} {
+		t.Run(variant, func(t *testing.T) {
+			js := res.JSON
+			if variant == "mask in the key" {
+				js = maskFirstKey(t, js, "I.short_key", []string{"k", "a"}, "0xf0")
+			}
+			prog, err := engine.Load(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sw := engine.NewSwitch(prog, engine.Config{})
+			add := func(table string, port byte, keys ...[]byte) {
+				t.Helper()
+				en := engine.Entry{Action: "I.to", Args: [][]byte{{port}}}
+				for _, k := range keys {
+					en.Match = append(en.Match, engine.Exact(k))
+				}
+				if _, err := sw.AddEntry(table, en); err != nil {
+					t.Fatal(err)
+				}
+			}
+			add("I.short_key", 3, []byte{0xa0}, []byte{1}, []byte{0x01, 0x23})
+			add("I.short_key", 4, []byte{0xa0}, []byte{0}, []byte{0x01, 0x23})
+			add("I.long_key", 5, []byte{1, 2, 3, 4, 5}, []byte{0xde, 0xad, 0xbe, 0xef})
+			for _, c := range []struct {
+				name string
+				in   []byte
+				port uint32
+			}{
+				{"short key, opt valid", keysFrame(0xab, 1, 0x123, 0x0102030405, 7, true), 3},
+				{"short key, opt invalid", keysFrame(0xa5, 2, 0x123, 0x0102030405, 7, false), 4},
+				{"short key, other c", keysFrame(0xa5, 2, 0x124, 0x0102030405, 0xdeadbeef, false), 5},
+				{"long key", keysFrame(0x00, 0, 0, 0x0102030405, 0xdeadbeef, false), 5},
+				{"long key, other e", keysFrame(0x00, 0, 0, 0x0102030405, 0xdeadbeee, false), 9},
+				{"mask keeps the high nibble", keysFrame(0xb0, 2, 0x123, 0, 0, false), 9},
+			} {
+				var out []engine.Output
+				if err := sw.Process(0, c.in, func(o engine.Output) {
+					out = append(out, engine.Output{Port: o.Port, Data: bytes.Clone(o.Data)})
+				}); err != nil {
+					t.Fatal(err)
+				}
+				want := bytes.Clone(c.in)
+				if c.port != 9 {
+					want[1] = byte(c.port)<<4 | want[1]&0x0f
+				}
+				if len(out) != 1 || out[0].Port != c.port || !bytes.Equal(out[0].Data, want) {
+					t.Errorf("%s: out %+v, want port %d with % x", c.name, out, c.port, want)
+				}
+			}
+		})
+	}
+}
+
+// maskFirstKey rewrites the first key of table to match target with mask
+// in a bmv2 JSON program.
+func maskFirstKey(t *testing.T, js []byte, table string, target []string, mask string) []byte {
+	t.Helper()
+	var prog map[string]any
+	if err := json.Unmarshal(js, &prog); err != nil {
+		t.Fatal(err)
+	}
+	for _, pl := range prog["pipelines"].([]any) {
+		for _, tb := range pl.(map[string]any)["tables"].([]any) {
+			if tb := tb.(map[string]any); tb["name"] == table {
+				k := tb["key"].([]any)[0].(map[string]any)
+				k["target"], k["mask"] = target, mask
+			}
+		}
+	}
+	out, err := json.Marshal(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
