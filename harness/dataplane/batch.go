@@ -2,82 +2,12 @@ package dataplane
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
-
-// The receiver takes a port's frames in batches too: up to rxBatchLen in
-// one recvmmsg(2) into buffers of the whole Dataplane (it takes one port's
-// frames at a time and passes each through the pipeline before the next
-// batch). A batch shorter than asked for means the socket is empty, so
-// that the receiver learns it without another call.
-
-// rxBatchLen is how many frames the receiver takes in one system call.
-const rxBatchLen = 16
-
-// rxBatch is the receiver's buffers: each holds a frame vlanTagLen bytes
-// in (so a stripped VLAN tag is put back in place) and its control
-// messages. Only the pages a frame touches become resident.
-type rxBatch struct {
-	bufs [rxBatchLen][]byte
-	oobs [rxBatchLen][]byte
-	iovs [rxBatchLen]unix.Iovec
-	hdrs [rxBatchLen]mmsghdr
-}
-
-func newRxBatch() *rxBatch {
-	b := &rxBatch{}
-	oobLen := unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{})))
-	for i := range b.bufs {
-		b.bufs[i] = make([]byte, vlanTagLen+MaxFrame)
-		b.oobs[i] = make([]byte, oobLen)
-		b.iovs[i].Base = &b.bufs[i][vlanTagLen]
-		b.iovs[i].SetLen(MaxFrame)
-	}
-	return b
-}
-
-// recvBatch takes up to max frames waiting at a port's socket into b, in
-// one recvmmsg(2), without waiting; 0 frames and no error means none was
-// there.
-func (s *Socket) recvBatch(b *rxBatch, max int) (int, error) {
-	max = min(max, rxBatchLen)
-	for i := range max {
-		b.hdrs[i] = mmsghdr{hdr: unix.Msghdr{Iov: &b.iovs[i], Iovlen: 1, Control: &b.oobs[i][0]}}
-		b.hdrs[i].hdr.SetControllen(len(b.oobs[i]))
-	}
-	var n int
-	var errno unix.Errno
-	err := s.control(func(fd uintptr) {
-		for {
-			// MSG_TRUNC: each length is the frame's, also past MaxFrame.
-			r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(max), unix.MSG_TRUNC, 0, 0)
-			if e != unix.EINTR {
-				n, errno = int(r), e
-				return
-			}
-		}
-	}, false)
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("interface %s: receive: %w", s.iface, err)
-	case errno == unix.EAGAIN:
-		return 0, nil
-	case errno != 0:
-		return 0, fmt.Errorf("interface %s: receive: %w", s.iface, errno)
-	}
-	return n, nil
-}
-
-// frame is the i-th frame recvBatch took, as Recv returns it.
-func (s *Socket) frame(b *rxBatch, i int) ([]byte, error) {
-	h := &b.hdrs[i]
-	return s.frameIn(b.bufs[i], b.oobs[i][:h.hdr.Controllen], int(h.len))
-}
 
 // The receiver sends what the pipeline emits in batches: the frames a port
 // is to send at once are copied aside while the receiver takes a port's

@@ -11,9 +11,10 @@
 // A frame through a switch costs far more in the kernel (the veth, the
 // qdisc, the delivery to the next socket) than in the pipeline, so the
 // receiver spends as few system calls as it can on it: it takes a port's
-// frames up to 16 at a time (recvmmsg), sends what they emit in one
-// sendmmsg per egress port, and keeps the ports' sockets out of Go's poller
-// (batch.go). Exclusive ports (Options.Exclusive) also spare the
+// frames from a ring it shares with the kernel, with no system call per
+// frame and no socket buffer kept per frame (ring.go), sends what they emit
+// in one sendmmsg per egress port, and keeps the ports' sockets out of Go's
+// poller (batch.go). Exclusive ports (Options.Exclusive) also spare the
 // namespace's IP stack every frame (exclusive.go).
 //
 // The kernel's netem is not available everywhere the testbed runs, so the
@@ -114,7 +115,6 @@ type Dataplane struct {
 	byPort map[uint32]*port
 	log    *slog.Logger
 	bypass *stackBypass // nil unless Options.Exclusive
-	rx     *rxBatch     // the receiver's buffers, made when Run starts
 
 	running        atomic.Bool
 	pipelineErrors atomic.Uint64
@@ -247,7 +247,7 @@ func (d *Dataplane) open(pcapDir string, exclusive bool) error {
 		}
 	}
 	for _, p := range d.ports {
-		sock, err := openPortSocket(p.spec.Interface)
+		sock, err := openPortSocket(p.spec.Interface, ringSlots(len(d.ports)))
 		if err != nil {
 			return fmt.Errorf("port %s: %w", p.spec, err)
 		}
@@ -325,7 +325,6 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 		stopHolds()
 		return err
 	}
-	d.rx = newRxBatch()
 	defer poll.close()
 	received := make(chan error, 1)
 	go func() { received <- d.receive(poll, pl) }()
@@ -361,6 +360,8 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 	// reported, and those left with frames after their budget (which the
 	// edge-triggered set does not report again).
 	listed := make([]bool, len(d.ports))
+	// failed are the ports whose socket has an error to report.
+	failed := make([]bool, len(d.ports))
 	var visit, next []int
 	for {
 		var ready []unix.EpollEvent
@@ -377,14 +378,26 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 			return fmt.Errorf("dataplane: waiting for frames: %w", err)
 		}
 		for _, ev := range ready {
-			if i := int(ev.Fd); !listed[i] {
+			i := int(ev.Fd)
+			if ev.Events&unix.EPOLLERR != 0 {
+				failed[i] = true
+			}
+			if !listed[i] {
 				listed[i] = true
 				visit = append(visit, i)
 			}
 		}
 		next = next[:0]
 		for _, i := range visit {
-			emptied, err := d.drain(d.ports[i], pl, emit)
+			var emptied bool
+			var err error
+			if failed[i] {
+				failed[i] = false
+				err = d.socketError(d.ports[i], pl, emit)
+			}
+			if err == nil {
+				emptied, err = d.drain(d.ports[i], pl, emit)
+			}
 			dirty = flushAll(dirty)
 			if errors.Is(err, os.ErrClosed) {
 				return nil
@@ -402,33 +415,41 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 	}
 }
 
-// drain passes up to portBudget of the frames waiting at p through pl;
-// emptied says p has no more (its socket said so).
+// drain passes up to portBudget of the frames waiting in p's ring through
+// pl; emptied says p has no more.
 func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) (emptied bool, err error) {
-	for taken := 0; taken < portBudget; {
-		want := min(rxBatchLen, portBudget-taken)
-		n, err := p.sock.recvBatch(d.rx, want)
-		if err != nil {
-			if _, err := d.take(p, nil, err, pl, emit); err != nil {
-				return true, err
-			}
-			// The interface went down (reported once): frames that came
-			// after it came up again may wait behind the report, and the
-			// edge-triggered set will not tell of them again.
-			return false, nil
-		}
-		for i := range n {
-			frame, ferr := p.sock.frame(d.rx, i)
-			if stop, err := d.take(p, frame, ferr, pl, emit); stop || err != nil {
-				return true, err
-			}
-		}
-		if n < want {
+	ring := p.sock.ring
+	for range portBudget {
+		frame, ok, ferr := ring.frame()
+		if !ok {
 			return true, nil
 		}
-		taken += n
+		_, err := d.take(p, frame, ferr, pl, emit)
+		ring.release()
+		if err != nil {
+			return true, err
+		}
 	}
 	return false, nil
+}
+
+// socketError takes the error pending on p's socket, which epoll reported:
+// the kernel's report that the interface went down (the socket receives
+// again once it is up), or a failure.
+func (d *Dataplane) socketError(p *port, pl Pipeline, emit func(engine.Output)) error {
+	var errno int
+	var gerr error
+	if err := p.sock.control(func(fd uintptr) { errno, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR) }, false); err != nil {
+		gerr = err
+	}
+	if gerr == nil && errno == 0 {
+		return nil
+	}
+	if gerr == nil {
+		gerr = unix.Errno(errno)
+	}
+	_, err := d.take(p, nil, fmt.Errorf("interface %s: receive: %w", p.spec.Interface, gerr), pl, emit)
+	return err
 }
 
 // take passes a frame received on p through pl, or deals with the error

@@ -17,9 +17,10 @@ import (
 // vlanTagLen is the length of an 802.1Q tag: TPID and TCI.
 const vlanTagLen = 4
 
-// MaxFrame is the largest frame a Socket receives whole; larger ones (only
+// MaxFrame is the largest frame Recv returns whole; larger ones (only
 // possible with generic receive offload merging frames on the interface) are
-// counted and dropped. It covers any MTU a veth can have plus headers.
+// counted and dropped. It covers any MTU a veth can have plus headers. (A
+// Dataplane's port takes frames up to its interface's MTU: ring.go.)
 const MaxFrame = 64 << 10
 
 // Socket is an AF_PACKET socket on one network interface: it receives every
@@ -43,6 +44,7 @@ type Socket struct {
 	file *os.File
 	conn syscall.RawConn
 	raw  portFD
+	ring *rxRing // a port's socket receives here (ring.go)
 
 	// Receive state: one Recv at a time uses these, set up once so that
 	// receiving allocates nothing.
@@ -72,18 +74,24 @@ type portFD struct {
 // runtime.LockOSThread before entering a namespace to open sockets there; the
 // socket stays in its namespace wherever it is used later). The interface is
 // put in promiscuous mode for as long as the socket is open, as bmv2 does.
-func OpenSocket(iface string) (*Socket, error) { return openSocket(iface, true) }
+func OpenSocket(iface string) (*Socket, error) { return openSocket(iface, 0) }
 
 // openPortSocket is OpenSocket for a Dataplane's port, which the
 // Dataplane's own epoll set watches (poller): the socket stays out of Go's
 // poller, whose edge-triggered registration of both directions would have
 // the kernel wake it for every frame received and for every frame sent
 // (the release of its send buffer), only for the wake-up to be ignored.
-// Such a socket has no Recv or read deadline: its Dataplane receives with
-// recvBatch; Send, Drops and Close work as on any Socket.
-func openPortSocket(iface string) (*Socket, error) { return openSocket(iface, false) }
+// Such a socket has no Recv or read deadline: it receives into its ring
+// of ringSlots slots (ring.go), which its Dataplane reads; Send, Drops and
+// Close work as on any Socket.
+func openPortSocket(iface string, ringSlots int) (*Socket, error) {
+	return openSocket(iface, ringSlots)
+}
 
-func openSocket(iface string, pollable bool) (*Socket, error) {
+// openSocket opens a packet socket in Go's poller, or, given ringSlots, a
+// port's socket with a receive ring.
+func openSocket(iface string, ringSlots int) (*Socket, error) {
+	pollable := ringSlots == 0
 	ifr, err := unix.NewIfreq(iface)
 	if err != nil {
 		return nil, fmt.Errorf("interface %q: %w", iface, err)
@@ -97,12 +105,22 @@ func openSocket(iface string, pollable bool) (*Socket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interface %s: open packet socket: %w", iface, err)
 	}
+	var ring *rxRing
+	if !pollable {
+		if ring, err = portRing(fd, iface, ifr, ringSlots); err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
+	}
 	index, err := bindSocket(fd, iface, ifr)
 	if err != nil {
 		unix.Close(fd)
+		if ring != nil {
+			ring.close()
+		}
 		return nil, err
 	}
-	s := &Socket{iface: iface, index: index, raw: portFD{fd: -1}}
+	s := &Socket{iface: iface, index: index, raw: portFD{fd: -1}, ring: ring}
 	if pollable {
 		// From here on the file owns the descriptor (and closes it when
 		// garbage collected).
@@ -112,7 +130,6 @@ func openSocket(iface string, pollable bool) (*Socket, error) {
 			return nil, fmt.Errorf("interface %s: %w", iface, err)
 		}
 	} else {
-		// A port's socket receives into its Dataplane's buffers (rxBatch).
 		s.raw.fd = fd
 		return s, nil
 	}
@@ -168,6 +185,22 @@ func (s *Socket) recvmsg(fd uintptr) bool {
 		}
 		return true
 	}
+}
+
+// portRing gives a port's socket, not yet bound, its receive ring of
+// slots for frames of the interface's MTU.
+func portRing(fd int, iface string, ifr *unix.Ifreq, slots int) (*rxRing, error) {
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFMTU, ifr); err != nil {
+		if errors.Is(err, unix.ENODEV) {
+			return nil, fmt.Errorf("interface %s: no such interface in this network namespace", iface)
+		}
+		return nil, fmt.Errorf("interface %s: MTU: %w", iface, err)
+	}
+	ring, err := setUpRxRing(fd, int(ifr.Uint32()), slots)
+	if err != nil {
+		return nil, fmt.Errorf("interface %s: %w", iface, err)
+	}
+	return ring, nil
 }
 
 // bindSocket binds the packet socket fd to the interface and sets it up;
@@ -392,7 +425,14 @@ func (s *Socket) Close() error {
 		if fd < 0 {
 			return fmt.Errorf("interface %s: close packet socket: %w", s.iface, os.ErrClosed)
 		}
+		var errs []error
+		if s.ring != nil {
+			errs = append(errs, s.ring.close())
+		}
 		if err := unix.Close(fd); err != nil {
+			errs = append(errs, err)
+		}
+		if err := errors.Join(errs...); err != nil {
 			return fmt.Errorf("interface %s: close packet socket: %w", s.iface, err)
 		}
 		return nil

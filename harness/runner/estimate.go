@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/grid-ina/grid/harness/dataplane"
 	"github.com/grid-ina/grid/harness/solver"
 	"github.com/grid-ina/grid/harness/topo"
 	"github.com/grid-ina/grid/harness/workload"
@@ -24,7 +25,8 @@ import (
 const (
 	// memoryPerSwitch is a loaded aggregator pipeline with its ports'
 	// sockets and its share of the one switch-host process (measured: 1.7
-	// MB PSS per switch at k=8).
+	// MB PSS per switch at k=8), besides its ports' receive rings
+	// (switchRings).
 	memoryPerSwitch = 4 << 20
 	// memoryPerSwitchProcess is a switch that is a process of its own: a
 	// grid switch per process (20 MB measured) or bmv2's
@@ -141,7 +143,7 @@ func EstimateRun(t *topo.Topology, jobs []workload.Job, o EstimateOptions) Estim
 	if o.SwitchProcesses {
 		perSwitch = memoryPerSwitchProcess
 	}
-	e.Memory = memoryBase + uint64(e.Switches)*perSwitch + uint64(e.Endpoints)*memoryPerEndpoint +
+	e.Memory = memoryBase + uint64(e.Switches)*perSwitch + switchRings(t) + uint64(e.Endpoints)*memoryPerEndpoint +
 		uint64(2*e.Links)*memoryPerPort
 	e.Start = time.Duration(e.Switches)*startPerSwitch + time.Duration(e.Hosts)*startPerHost +
 		time.Duration(e.Links)*startPerLink
@@ -152,6 +154,23 @@ func EstimateRun(t *topo.Topology, jobs []workload.Job, o EstimateOptions) Estim
 
 // hopCounts is the number of links on a shortest path between every pair of
 // hosts, through switches only (hosts do not forward).
+// switchRings is the memory of the switches' receive rings
+// (dataplane.RingMemory), each switch's sized for its largest MTU.
+func switchRings(t *topo.Topology) uint64 {
+	ports, mtu := map[string]int{}, map[string]int{}
+	for _, l := range t.Links {
+		for _, end := range []string{l.A.Node, l.B.Node} {
+			ports[end]++
+			mtu[end] = max(mtu[end], l.EffectiveMTU())
+		}
+	}
+	var total uint64
+	for _, s := range t.Switches() {
+		total += uint64(dataplane.RingMemory(ports[s.Name], mtu[s.Name]))
+	}
+	return total
+}
+
 func hopCounts(t *topo.Topology) map[string]map[string]int {
 	out := make(map[string]map[string]int)
 	for _, h := range t.Hosts() {

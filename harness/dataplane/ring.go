@@ -1,0 +1,151 @@
+package dataplane
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A port's socket receives into a ring of frame slots it shares with the
+// kernel (PACKET_RX_RING, TPACKET_V2): the kernel copies each arriving frame
+// into the next free slot and marks it the receiver's; the receiver reads it
+// there and hands the slot back, with no system call per frame, and the
+// kernel keeps no copy of the frame (as it does for a socket's receive
+// queue: a clone per frame, freed by the receive call). A frame that
+// arrives with every slot taken is dropped and counted (Drops), as one
+// arriving at a full receive buffer was.
+//
+// Slots are sized by the interface's MTU when the socket opens: a longer
+// frame (the MTU raised later, or receive offload merging frames) arrives
+// cut short, and is counted as an oversized frame and dropped.
+
+// A port's ring has ringSlots(ports) slots, the frames that may wait for
+// the receiver at once: a switch's ports share ringSwitchSlots, within
+// bounds. Its memory is the kernel's from the start (about 1.6 kB a slot
+// at MTU 1500: 416 kB for 256), so a switch of many ports (a spine of
+// fifty) keeps fewer per port, and one of two (a lab's) more.
+const (
+	ringSwitchSlots = 2048
+	ringMinSlots    = 128
+	ringMaxSlots    = 1024
+)
+
+// ringSlots is how many slots each of a switch's ports has in its ring.
+func ringSlots(ports int) int {
+	return min(max(ringSwitchSlots/max(ports, 1), ringMinSlots), ringMaxSlots)
+}
+
+// ringBlock is the size of the ring's blocks, each holding whole slots.
+const ringBlock = 16 << 10
+
+// ringHeader is the space a slot keeps before its frame: the kernel's
+// header, the sender's address and room for a VLAN tag put back (see
+// rxRing.frame).
+const ringHeader = 96
+
+// rxRing is the receive ring of a port's socket.
+type rxRing struct {
+	mem           []byte
+	blockSize     int
+	slotSize      int
+	slotsPerBlock int
+	slots         int
+	next          int // the slot the next frame arrives in
+}
+
+// setUpRxRing gives the packet socket fd, not yet bound, a receive ring of
+// at least the given number of slots, which hold frames of an interface
+// with the given MTU.
+func setUpRxRing(fd, mtu, slots int) (*rxRing, error) {
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
+		return nil, fmt.Errorf("ring version: %w", err)
+	}
+	slot, block, perBlock, blocks := ringLayout(mtu, slots)
+	req := unix.TpacketReq{Block_size: uint32(block), Block_nr: uint32(blocks), Frame_size: uint32(slot), Frame_nr: uint32(blocks * perBlock)}
+	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+		return nil, fmt.Errorf("receive ring of %d %d-byte slots: %w", req.Frame_nr, slot, err)
+	}
+	mem, err := unix.Mmap(fd, 0, block*blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return nil, fmt.Errorf("map receive ring: %w", err)
+	}
+	return &rxRing{mem: mem, blockSize: block, slotSize: slot, slotsPerBlock: perBlock, slots: blocks * perBlock}, nil
+}
+
+// ringLayout is the shape of a ring of at least slots slots for an MTU:
+// the size of a slot (which holds a frame with its VLAN tag put back) and
+// of a block, how many slots a block holds and how many blocks there are.
+func ringLayout(mtu, slots int) (slot, block, perBlock, blocks int) {
+	slot = (ringHeader + 14 + vlanTagLen + mtu + unix.TPACKET_ALIGNMENT - 1) &^ (unix.TPACKET_ALIGNMENT - 1)
+	block = max(ringBlock, (slot+pageSize-1)&^(pageSize-1))
+	perBlock = block / slot
+	blocks = (slots + perBlock - 1) / perBlock
+	return slot, block, perBlock, blocks
+}
+
+// RingMemory is the memory the kernel gives the receive rings of a
+// switch's ports (when it opens them) for the given MTU: memory a switch
+// holds however little it receives.
+func RingMemory(ports, mtu int) int {
+	_, block, _, blocks := ringLayout(mtu, ringSlots(ports))
+	return ports * block * blocks
+}
+
+// pageSize is the size of the memory pages a ring's blocks are made of.
+var pageSize = unix.Getpagesize()
+
+// header is slot i's kernel header.
+func (r *rxRing) header(i int) *unix.Tpacket2Hdr {
+	off := i/r.slotsPerBlock*r.blockSize + i%r.slotsPerBlock*r.slotSize
+	return (*unix.Tpacket2Hdr)(unsafe.Pointer(&r.mem[off]))
+}
+
+// frame returns the frame in the next slot, if the kernel has put one
+// there, with the VLAN tag the kernel stripped put back in front of its
+// EtherType (as a socket's Recv does); err is ErrOversized for a frame
+// cut short. The frame stays valid until release.
+func (r *rxRing) frame() (frame []byte, ok bool, err error) {
+	h := r.header(r.next)
+	status := atomic.LoadUint32(&h.Status) // acquire: the frame before it is written
+	if status&unix.TP_STATUS_USER == 0 {
+		return nil, false, nil
+	}
+	if h.Snaplen < h.Len {
+		return nil, true, fmt.Errorf("%d-byte frame: %w", h.Len, ErrOversized)
+	}
+	slot := unsafe.Slice((*byte)(unsafe.Pointer(h)), r.slotSize)
+	mac := int(h.Mac)
+	frame = slot[mac : mac+int(h.Snaplen)]
+	if status&unix.TP_STATUS_VLAN_VALID != 0 && len(frame) >= 12 {
+		tpid := uint16(unix.ETH_P_8021Q)
+		if status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
+			tpid = h.Vlan_tpid
+		}
+		// The addresses move 4 bytes forward, into the free space the
+		// kernel leaves between the sender's address (at most 52 bytes
+		// into the slot) and an Ethernet frame (at least 66 bytes in),
+		// and the tag goes after them.
+		copy(slot[mac-vlanTagLen:], frame[:12])
+		binary.BigEndian.PutUint16(slot[mac-vlanTagLen+12:], tpid)
+		binary.BigEndian.PutUint16(slot[mac-vlanTagLen+14:], h.Vlan_tci)
+		frame = slot[mac-vlanTagLen : mac+int(h.Snaplen)]
+	}
+	return frame, true, nil
+}
+
+// release hands the slot of the frame last returned back to the kernel.
+func (r *rxRing) release() {
+	atomic.StoreUint32(&r.header(r.next).Status, unix.TP_STATUS_KERNEL) // release: done with the frame
+	r.next = (r.next + 1) % r.slots
+}
+
+// close unmaps the ring (its socket closes it in the kernel).
+func (r *rxRing) close() error {
+	if err := unix.Munmap(r.mem); err != nil {
+		return fmt.Errorf("unmap receive ring: %w", err)
+	}
+	return nil
+}
