@@ -19,11 +19,13 @@ type action struct {
 	prims    []func(k *pkt)
 	jumps    bool  // some primitive is a _jump or _jump_if_zero, which set k.pc
 	regs     []int // lock groups of the registers the action uses, held while it runs
+	touches  []int // the headers its primitives name (clean.go)
 }
 
 // run executes the action with its data (words per parameter).
 func (a *action) run(k *pkt, args []uint64) {
 	k.args = args
+	k.touch(a.touches)
 	if len(a.regs) > 0 {
 		k.lockRegisters(a.regs)
 		defer k.unlockRegisters(a.regs)
@@ -61,8 +63,10 @@ func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 		a.argWords += w
 	}
 	c := &compiler{p: p, params: a.params}
+	var named []*bmv2json.Value
 	for i := range j.Primitives {
 		pr := &j.Primitives[i]
+		named = append(named, mayWrite(pr)...)
 		c.where = fmt.Sprintf("action %q, primitive %d (%s)%s", j.Name, i, pr.Op, srcInfo(pr.SourceInfo))
 		c.pc = i
 		f, err := c.primitive(pr, len(j.Primitives))
@@ -72,6 +76,7 @@ func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 		a.prims = append(a.prims, f)
 		a.jumps = a.jumps || pr.Op == "_jump" || pr.Op == "_jump_if_zero"
 	}
+	a.touches = p.touchedHeaders(named)
 	a.regs = c.regs
 	if len(a.regs) > 0 {
 		p.regUsers = append(p.regUsers, &a.regs)

@@ -91,6 +91,14 @@ func (p *Program) compileParser(j *bmv2json.Program) error {
 			if err != nil {
 				return err
 			}
+			switch op.Op {
+			case "extract", "extract_VL", "verify", "shift", "advance":
+			default:
+				if touched := p.touchedHeaders(op.Parameters); len(touched) > 0 {
+					run := f
+					f = func(k *pkt) bool { k.touch(touched); return run(k) }
+				}
+			}
 			st.ops = append(st.ops, f)
 		}
 		c := &compiler{p: p, where: fmt.Sprintf("parser state %q, transition key", js.Name)}
@@ -483,6 +491,7 @@ func (k *pkt) extract(hi int, length func(k *pkt) uint64) bool {
 	}
 	k.vlen[hi] = int32(vbits)
 	k.setValid(hi)
+	k.clean(hi, k.off)
 	k.off += total
 	if k.tr != nil {
 		k.tr.printf("Extracting header '%s'", h.name)

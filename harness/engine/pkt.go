@@ -13,6 +13,7 @@ type pkt struct {
 	sw    *Switch
 	f     []uint64 // field words, see field.slot
 	valid []bool   // per header instance
+	src   []int32  // per header: where its bytes are in buf while it is clean (clean.go)
 	vlen  []int32  // per header: current bit length of its varbit field
 	next  []int32  // per header stack: next index (count of valid elements)
 	unext []int32  // per header union stack
@@ -58,6 +59,7 @@ func newPkt(p *Program, sw *Switch) *pkt {
 		sw:    sw,
 		f:     make([]uint64, p.slots),
 		valid: make([]bool, len(p.headers)),
+		src:   make([]int32, len(p.headers)),
 		vlen:  make([]int32, len(p.headers)),
 		next:  make([]int32, len(p.stacks)),
 		unext: make([]int32, len(p.unionStacks)),
@@ -71,6 +73,7 @@ func newPkt(p *Program, sw *Switch) *pkt {
 func (k *pkt) reset() {
 	clear(k.f)
 	clear(k.valid)
+	clear(k.src)
 	clear(k.vlen)
 	clear(k.next)
 	clear(k.unext)
@@ -96,6 +99,7 @@ func (k *pkt) resetMetadata() {
 func (k *pkt) copyFrom(o *pkt) {
 	copy(k.f, o.f)
 	copy(k.valid, o.valid)
+	copy(k.src, o.src)
 	copy(k.vlen, o.vlen)
 	copy(k.next, o.next)
 	copy(k.unext, o.unext)
@@ -110,6 +114,7 @@ func (k *pkt) copyFields(o *pkt, list []int) {
 	for _, fi := range list {
 		f := &k.prog.fields[fi]
 		copy(k.f[f.slot:f.slot+f.words], o.f[f.slot:f.slot+f.words])
+		k.src[f.hdr] = 0
 	}
 }
 

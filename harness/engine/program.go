@@ -364,6 +364,7 @@ func (p *Program) updateChecksums(k *pkt) {
 			continue
 		}
 		k.f[ck.target.slot] = ck.calc.compute(k) & mask64(ck.target.width)
+		k.src[ck.target.hdr] = 0
 	}
 }
 
@@ -378,6 +379,10 @@ func (p *Program) deparse(k *pkt) []byte {
 		}
 		n := k.headerBits(hi) / 8
 		start := len(out)
+		if src := int(k.src[hi]) - 1; src >= 0 {
+			out = append(out, k.buf[src:src+n]...)
+			continue
+		}
 		// 8 bytes of slack let putBits use whole-word stores
 		out = slices.Grow(out, n+8)[:start+n+8]
 		clear(out[start:])

@@ -607,6 +607,7 @@ func (t *table) apply(k *pkt) *node {
 			ma := k.sw.meters[td.meter]
 			color := ma.runCell(k, &e.meter)
 			k.setU(ma.result, uint64(color))
+			k.src[k.prog.fields[ma.result].hdr] = 0
 		}
 		if k.tr != nil {
 			k.tr.printf("Table '%s': hit with handle %d, key %s", td.name, e.handle, k.tr.hex(key))
