@@ -4,24 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/net/ipv4"
-
 	"github.com/grid-ina/grid/harness/aggregator"
 	"github.com/grid-ina/grid/harness/controller/controllertest"
-	"github.com/grid-ina/grid/harness/gradproto"
 	"github.com/grid-ina/grid/harness/internal/cputime"
 	"github.com/grid-ina/grid/harness/internal/repo"
 	"github.com/grid-ina/grid/harness/solver"
@@ -220,12 +211,26 @@ func withBefore(designs []switchDesign, before string) []switchDesign {
 // k=8 fat-tree (topologies/fattree-k8.yaml: 80 switches, 191 workers and a
 // PS) under Geryon's plan for hopsJobs jobs spread over the hosts, where
 // every fragment crosses every switch on its path to its PS (1, 3 or 5:
-// most cross the core). The 188 workers send from their namespaces
-// with kernel UDP sockets, keeping hopsWindow fragments in flight, for
-// hopsMeasure per design; the hops are the switches' own port_rx counters
-// (read over P4Runtime before and after), so a fragment dropped halfway
-// counts the hops it made. Every design runs on the same fabric in the same
-// run, and each later one reports its ratio to the first (today's).
+// most cross the core). The 188 workers send from their hosts, keeping
+// hopsWindow fragments in flight, for hopsMeasure per design; the hops are
+// the switches' own port_rx counters (read over P4Runtime before and
+// after), so a fragment dropped halfway counts the hops it made. Every
+// design runs on the same fabric with the same load in the same run, and
+// each later one reports its ratio to the first (today's).
+//
+// The load comes from a packet generator in this process (hopsLoad): what
+// it spends of the two cores the switches do not get. Each worker's
+// fragment is a whole GRID frame built once and sent by a packet socket in
+// the worker's host, through the host's link and its shaping; a round of
+// the workers, one fragment each in turn, leaves in one io_uring
+// submission; every millisecond the PSs' arrivals are counted (recvmmsg,
+// the first of each batch checked to be a fragment of the PS's job) and the
+// window topped up. gen-cpu-µs/hop is what it costs per fragment-hop; it
+// includes the first switch's receive of each fragment, which the kernel
+// does in the sender's context (the switches do it for every further hop).
+// It was 2.2-3.6 µs with a kernel UDP write per fragment, one goroutine
+// per PS and Go's poller, which then took a third of a core from the
+// switches.
 //
 // On a machine shared with other work the scheduler shares the CPU per
 // thread. The switch host takes the weight of the processes it replaces
@@ -243,22 +248,7 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 		b.Fatal(err)
 	}
 	st := upRun(b, tp)
-	var senders []sender
-	var pss []*net.UDPConn
-	for _, job := range d.Jobs {
-		ps := udpIn(b, st, job.PS, job.Plan.PSIP)
-		// Room for the whole window, so the PS's socket drops nothing.
-		if raw, err := ps.SyscallConn(); err == nil {
-			raw.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, 32<<20) })
-		}
-		pss = append(pss, ps)
-		toPS := net.UDPAddrFromAddrPort(netip.AddrPortFrom(job.Plan.PSIP, gradproto.UDPPort))
-		grads := gradproto.RandomGradients(rand.New(rand.NewPCG(1, uint64(job.Plan.Job))), len(job.Plan.Members), 1, job.Plan.Values, false)
-		for i, w := range job.Workers {
-			senders = append(senders, sender{conn: connected(b, udpIn(b, st, w, job.Plan.Members[i].IP), toPS),
-				payload: gradproto.NewWorker(&job.Plan, i, grads[i]).Originals()[0].Payload()})
-		}
-	}
+	load := newHopsLoad(b, st, d)
 	ctx := context.Background()
 	opts := startOptions(b)
 	// The load generator (this process) must not be what limits the
@@ -270,7 +260,8 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 		b.Logf("the workers and PSs run at nice %d", nice)
 	}
 	rates := make([]float64, len(switchDesigns))
-	perHop := make([]float64, len(switchDesigns)) // switch processes' CPU µs per fragment-hop
+	perHop := make([]float64, len(switchDesigns))    // switch processes' CPU µs per fragment-hop
+	genPerHop := make([]float64, len(switchDesigns)) // the generator's (this process's) CPU µs per fragment-hop
 	for b.Loop() {
 		for i, design := range switchDesigns {
 			ctl, err := Start(ctx, st, design.opts(opts))
@@ -281,14 +272,15 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 				ctl.Close()
 				b.Fatalf("%s: %v", design.name, err)
 			}
-			flood(pss, senders, hopsMeasure/10) // warm-up
+			_, err = load.flood(hopsMeasure / 10) // warm-up
 			before, cpuBefore, ownBefore, switchesBefore := totalRx(b, ctl), readCPU(b), cputime.Used(), processCPU(b, ctl)
 			began := time.Now()
-			arrived := flood(pss, senders, hopsMeasure)
-			took := time.Since(began)
-			hops, cpu, own := totalRx(b, ctl)-before, readCPU(b).minus(cpuBefore), cputime.Used()-ownBefore
-			switchCPU := processCPU(b, ctl) - switchesBefore
-			if err := ctl.Close(); err != nil {
+			arrived, ferr := load.flood(hopsMeasure)
+			// The CPU times before the counters: reading them over
+			// P4Runtime is no part of forwarding or of the generator.
+			took, own, switchCPU, cpu := time.Since(began), cputime.Used()-ownBefore, processCPU(b, ctl)-switchesBefore, readCPU(b).minus(cpuBefore)
+			hops := totalRx(b, ctl) - before
+			if err := errors.Join(err, ferr, ctl.Close()); err != nil {
 				b.Fatalf("%s: %v", design.name, err)
 			}
 			if arrived == 0 {
@@ -296,14 +288,16 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 			}
 			rates[i] += float64(hops) / took.Seconds()
 			perHop[i] += float64(switchCPU.Microseconds()) / float64(hops)
-			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s; switch processes %.0f%% of a core; the workers and PSs (this process) %.0f%%",
+			genPerHop[i] += float64(own.Microseconds()) / float64(hops)
+			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s; switch processes %.0f%% of a core; the workers and PSs (this process) %.0f%%, %.2f µs per hop",
 				design.name, hops, arrived, float64(hops)/float64(arrived), took.Round(time.Millisecond), cpu,
-				100*switchCPU.Seconds()/took.Seconds(), 100*own.Seconds()/took.Seconds())
+				100*switchCPU.Seconds()/took.Seconds(), 100*own.Seconds()/took.Seconds(), float64(own.Microseconds())/float64(hops))
 		}
 	}
 	for i, design := range switchDesigns {
 		b.ReportMetric(rates[i]/float64(b.N), "hops/s-"+design.name)
 		b.ReportMetric(perHop[i]/float64(b.N), "cpu-µs/hop-"+design.name)
+		b.ReportMetric(genPerHop[i]/float64(b.N), "gen-cpu-µs/hop-"+design.name)
 		for _, j := range peersOf(i) {
 			b.ReportMetric(rates[i]/rates[j], "x-"+design.name+"-vs-"+switchDesigns[j].name)
 			b.ReportMetric(perHop[j]/perHop[i], "x-cpu-"+design.name+"-vs-"+switchDesigns[j].name)
@@ -336,92 +330,6 @@ func spreadJobs(tp *topo.Topology, n int) []workload.Job {
 		j.PS, j.Workers = j.Workers[len(j.Workers)-1], j.Workers[:len(j.Workers)-1]
 	}
 	return jobs
-}
-
-// sender is one worker's socket and the fragment it sends to its PS.
-type sender struct {
-	conn    *net.UDPConn // connected to the PS
-	payload []byte
-}
-
-// connected connects the worker's socket to its PS, so that the kernel
-// keeps the route in the socket instead of looking it up for every
-// fragment: the load generator shares the two cores with the switches it
-// measures.
-func connected(b *testing.B, conn *net.UDPConn, to *net.UDPAddr) *net.UDPConn {
-	b.Helper()
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cerr = syscall.Connect(int(fd), &syscall.SockaddrInet4{Port: to.Port, Addr: [4]byte(to.IP.To4())})
-	}); err != nil || cerr != nil {
-		b.Fatalf("connect %v to %v: %v", conn.LocalAddr(), to, errors.Join(err, cerr))
-	}
-	return conn
-}
-
-// flood sends the workers' fragments round-robin to their PSs for the
-// given time, keeping at most hopsWindow in flight (fragments lost on the
-// way are forgiven after 200 ms without arrivals: on a loaded machine a
-// round trip can take tens of milliseconds), and returns how many
-// arrived at the PSs.
-func flood(pss []*net.UDPConn, senders []sender, run time.Duration) uint64 {
-	var arrived atomic.Uint64
-	progress := make(chan struct{}, 1)
-	stop := make(chan struct{})
-	var receivers sync.WaitGroup
-	for _, ps := range pss {
-		receivers.Go(func() {
-			// Many fragments per system call (recvmmsg): what the PSs
-			// cost is CPU the switches do not get.
-			conn := ipv4.NewPacketConn(ps)
-			msgs := make([]ipv4.Message, 64)
-			for i := range msgs {
-				msgs[i].Buffers = [][]byte{make([]byte, 2048)}
-			}
-			for {
-				ps.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-				if n, err := conn.ReadBatch(msgs, 0); err == nil {
-					arrived.Add(uint64(n))
-					select {
-					case progress <- struct{}{}:
-					default:
-					}
-					continue
-				}
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
-		})
-	}
-	var sent, forgiven uint64
-	end := time.Now().Add(run)
-	stall := time.NewTimer(time.Hour)
-	for i := 0; time.Now().Before(end); {
-		if sent-forgiven-arrived.Load() >= hopsWindow {
-			stall.Reset(200 * time.Millisecond)
-			select {
-			case <-progress:
-			case <-stall.C:
-				forgiven = sent - arrived.Load()
-			}
-			continue
-		}
-		s := &senders[i]
-		s.conn.Write(s.payload)
-		sent++
-		i = (i + 1) % len(senders)
-	}
-	time.Sleep(100 * time.Millisecond) // the last ones in flight
-	close(stop)
-	receivers.Wait()
-	return arrived.Load()
 }
 
 // totalRx is the number of frames every switch port has received, by the
