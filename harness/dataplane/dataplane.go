@@ -398,7 +398,6 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 			if err == nil {
 				emptied, err = d.drain(d.ports[i], pl, emit)
 			}
-			dirty = flushAll(dirty)
 			if errors.Is(err, os.ErrClosed) {
 				return nil
 			}
@@ -411,6 +410,9 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 				next = append(next, i)
 			}
 		}
+		// The frames of every port visited leave together: an egress
+		// port's batch gathers what all the ingress ports sent it.
+		dirty = flushAll(dirty)
 		visit, next = next, visit
 	}
 }
