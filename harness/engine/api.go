@@ -103,7 +103,9 @@ type Config struct {
 	// aggregation units, a counter read in one table and written in the next)
 	// is atomic only then. Without it, goroutines calling Process run in
 	// parallel, which is faster and safe for programs whose state updates sit
-	// in one action.
+	// in one action. With it, a packet also looks tables up without taking
+	// their locks: the control plane's changes to a table's entries wait
+	// for the packet in process instead.
 	Serial bool
 	// Queues, when set, models the egress queues between ingress and
 	// egress, as simple_switch's egress buffers: it fills enq_qdepth,

@@ -152,8 +152,8 @@ func (s *Switch) AddEntry(tableName string, en Entry) (EntryHandle, error) {
 	if t.decl.supportTimeout {
 		e.idle.hit(s.now())
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.writeLock(s)
+	defer t.writeUnlock(s)
 	if err := t.insert(e); err != nil {
 		return 0, err
 	}
@@ -208,8 +208,8 @@ func (s *Switch) RepointEntry(tableName string, h EntryHandle, member MemberHand
 	if err := s.checkRef(t.decl, &Entry{Member: member, Group: group}); err != nil {
 		return err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.writeLock(s)
+	defer t.writeUnlock(s)
 	e, err := t.entry(h)
 	if err != nil {
 		return err
@@ -224,8 +224,8 @@ func (s *Switch) DeleteEntry(tableName string, h EntryHandle) error {
 	if err != nil {
 		return err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.writeLock(s)
+	defer t.writeUnlock(s)
 	e, err := t.entry(h)
 	if err != nil {
 		return err
@@ -240,8 +240,8 @@ func (s *Switch) ClearTable(tableName string) error {
 	if err != nil {
 		return err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.writeLock(s)
+	defer t.writeUnlock(s)
 	for _, e := range t.entries {
 		t.remove(e)
 	}

@@ -33,6 +33,9 @@ type Switch struct {
 
 	workers sync.Pool
 	serial  sync.Mutex // held by Process when Config.Serial
+	// alone is the worker of Process when Config.Serial (guarded by
+	// serial), spared the pool.
+	alone   *worker
 	traceMu sync.Mutex
 	pktID   atomic.Uint64
 }
@@ -100,6 +103,7 @@ func NewSwitch(prog *Program, cfg Config) *Switch {
 	clones := map[uint32]CloneSession{}
 	s.clones.Store(&clones)
 	s.workers.New = func() any { return &worker{} }
+	s.alone = &worker{}
 	return s
 }
 
@@ -125,11 +129,15 @@ func (s *Switch) Process(port uint32, frame []byte, emit func(Output)) error {
 	if s.cfg.Ports > 0 && port >= s.cfg.Ports {
 		return fmt.Errorf("ingress port %d: the switch has ports 0..%d", port, s.cfg.Ports-1)
 	}
+	var w *worker
 	if s.cfg.Serial {
 		s.serial.Lock()
 		defer s.serial.Unlock()
+		w = s.alone
+	} else {
+		w = s.workers.Get().(*worker)
+		defer s.workers.Put(w)
 	}
-	w := s.workers.Get().(*worker)
 	k := w.get(s)
 	k.reset()
 	k.buf = append(k.buf[:0], frame...)
@@ -148,7 +156,6 @@ func (s *Switch) Process(port uint32, frame []byte, emit func(Output)) error {
 		w.queue[i] = job{}
 	}
 	w.queue = w.queue[:0]
-	s.workers.Put(w)
 	return nil
 }
 

@@ -521,7 +521,38 @@ func (td *tableDecl) buildShortKey(k *pkt) uint64 {
 	return v
 }
 
-// lookup finds the matching entry, or nil. The caller holds t.mu.RLock.
+// readLock keeps the table's entries from changing while a packet looks
+// them up: t.mu, unless the switch is serial, where the packet holds
+// s.serial, which writers take too (writeLock).
+func (t *table) readLock(s *Switch) {
+	if !s.cfg.Serial {
+		t.mu.RLock()
+	}
+}
+
+func (t *table) readUnlock(s *Switch) {
+	if !s.cfg.Serial {
+		t.mu.RUnlock()
+	}
+}
+
+// writeLock locks the table for a change of its entries or of what they
+// point at: t.mu, and s.serial when the switch is serial (readLock).
+func (t *table) writeLock(s *Switch) {
+	if s.cfg.Serial {
+		s.serial.Lock()
+	}
+	t.mu.Lock()
+}
+
+func (t *table) writeUnlock(s *Switch) {
+	t.mu.Unlock()
+	if s.cfg.Serial {
+		s.serial.Unlock()
+	}
+}
+
+// lookup finds the matching entry, or nil. The caller holds readLock.
 func (t *table) lookup(key []byte) *entry {
 	switch t.decl.kind {
 	case kindExact: // not short: apply looks those up itself
@@ -571,18 +602,18 @@ func (t *table) apply(k *pkt) *node {
 			td.buildKey(k, key) // for the trace
 		}
 		u := td.buildShortKey(k)
-		t.mu.RLock()
+		t.readLock(k.sw)
 		if e = t.exactU[u]; e != nil {
 			member, group = e.member, e.group
 		}
-		t.mu.RUnlock()
+		t.readUnlock(k.sw)
 	case td.keyBytes > 0: // a keyless table always misses (AddEntry refuses entries)
 		td.buildKey(k, key)
-		t.mu.RLock()
+		t.readLock(k.sw)
 		if e = t.lookup(key); e != nil {
 			member, group = e.member, e.group // RepointEntry changes them under t.mu
 		}
-		t.mu.RUnlock()
+		t.readUnlock(k.sw)
 	}
 	var call *actionCall
 	if e != nil && td.profile >= 0 {

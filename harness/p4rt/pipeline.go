@@ -145,7 +145,9 @@ func newPipeline(info *p4configv1.P4Info, bmv2JSON []byte, opts *Options) (*pipe
 	// of registers split over several actions (GRID's aggregation units)
 	// stays atomic.
 	pl.now = now
-	pl.sw = engine.NewSwitch(prog, engine.Config{Now: now, Trace: opts.Trace, Serial: true, Queues: opts.Queues,
+	// opts.Now, not now: the engine's own default clock reads timestamps
+	// for less than time.Now costs.
+	pl.sw = engine.NewSwitch(prog, engine.Config{Now: opts.Now, Trace: opts.Trace, Serial: true, Queues: opts.Queues,
 		Digest: func(d engine.Digest) { pl.digest(d) }})
 	if err := pl.resolveActions(prog); err != nil {
 		return nil, err
