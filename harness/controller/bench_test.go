@@ -223,14 +223,15 @@ func withBefore(designs []switchDesign, before string) []switchDesign {
 // fragment is a whole GRID frame built once and sent by a packet socket in
 // the worker's host, through the host's link and its shaping; a round of
 // the workers, one fragment each in turn, leaves in one io_uring
-// submission; every millisecond the PSs' arrivals are counted (recvmmsg,
-// the first of each batch checked to be a fragment of the PS's job) and the
-// window topped up. gen-cpu-µs/hop is what it costs per fragment-hop; it
-// includes the first switch's receive of each fragment, which the kernel
-// does in the sender's context (the switches do it for every further hop).
-// It was 2.2-3.6 µs with a kernel UDP write per fragment, one goroutine
-// per PS and Go's poller, which then took a third of a core from the
-// switches.
+// submission. A tc filter on each PS host's interface counts the frames
+// that are fragments of the PS's job, in memory this process reads, and
+// drops them before the host's IP stack; every millisecond the generator
+// reads the counts and tops the window up. gen-cpu-µs/hop is what it
+// costs per fragment-hop; about half of it is the first switch's receive
+// of each fragment, which the kernel does in the sender's context (the
+// switches do it for every further hop). It was 1.7-3.6 µs with a kernel
+// UDP write per fragment, one goroutine per PS and Go's poller, which then
+// took a third of a core from the switches.
 //
 // On a machine shared with other work the scheduler shares the CPU per
 // thread. The switch host takes the weight of the processes it replaces

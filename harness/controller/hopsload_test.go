@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -8,7 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -22,9 +22,10 @@ import (
 // not get, so it spends little per fragment. A worker sends the same GRID
 // fragment over and over, so its frame is built once, as is the io_uring
 // entry sending it from the worker's host; a round of the workers, one
-// fragment each, leaves in one system call. The PSs count arrivals many per
-// system call. One goroutine does both on a timer tick, so nothing wakes
-// per fragment.
+// fragment each, leaves in one system call. The PSs' fragments are counted
+// and dropped on arrival at their hosts' interfaces (psSink), in memory the
+// generator reads. One goroutine reads the counts and sends on a timer
+// tick, so nothing wakes per fragment.
 //
 // The load has the shape of the generator before it (one fragment per
 // worker in turn, kernel UDP writes): a worker sends one fragment and the
@@ -46,20 +47,22 @@ const hopsBurst = 1
 // tens of milliseconds.
 const hopsForgive = 200 * time.Millisecond
 
-// mmsghdr is the kernel's struct mmsghdr, one message of recvmmsg.
-type mmsghdr struct {
-	hdr unix.Msghdr
-	n   uint32
-	_   [4]byte
-}
-
 // hopsLoad is the generator for a deployment's jobs: a packet socket per
-// worker, a ring sending from all of them, and a psCounter per PS.
+// worker, a ring sending from all of them, the PSs' sink, and a UDP socket
+// per PS for what the sink lets through.
 type hopsLoad struct {
 	workers int
 	ring    *sendRing
-	pss     []*psCounter
+	sink    *psSink
+	pss     []psSocket
 	fds     []int // every socket, closed when the benchmark ends
+}
+
+// psSocket is a PS's UDP socket on the GRID port of its address.
+type psSocket struct {
+	fd     int
+	job    uint16
+	values int
 }
 
 // newHopsLoad opens the generator for d's jobs on st: each worker sends
@@ -68,10 +71,18 @@ func newHopsLoad(b *testing.B, st *fabric.State, d *aggregator.Deployment) *hops
 	b.Helper()
 	l := &hopsLoad{}
 	b.Cleanup(l.close)
+	sink, err := newPSSink(len(d.Jobs))
+	if err != nil {
+		b.Fatal(err)
+	}
+	l.sink = sink
 	var fds []int
 	var frames [][]byte
-	for _, job := range d.Jobs {
-		l.pss = append(l.pss, l.openPSCounter(b, st, job.PS, job.Plan.PSIP, job.Plan.Job, job.Plan.Values))
+	for i, job := range d.Jobs {
+		if err := sink.attach(st, job.PS, job.Plan.PSIP, i, job.Plan.Job); err != nil {
+			b.Fatal(err)
+		}
+		l.pss = append(l.pss, psSocket{l.openPS(b, st, job.PS, job.Plan.PSIP), job.Plan.Job, job.Plan.Values})
 		grads := gradproto.RandomGradients(rand.New(rand.NewPCG(1, uint64(job.Plan.Job))), len(job.Plan.Members), 1, job.Plan.Values, false)
 		for i, w := range job.Workers {
 			fd, frame := l.openWorker(b, st, w, gradproto.NewWorker(&job.Plan, i, grads[i]).Originals()[0])
@@ -91,6 +102,9 @@ func newHopsLoad(b *testing.B, st *fabric.State, d *aggregator.Deployment) *hops
 func (l *hopsLoad) close() {
 	if l.ring != nil {
 		l.ring.close()
+	}
+	if l.sink != nil {
+		l.sink.close()
 	}
 	var closing sync.WaitGroup
 	for _, fd := range l.fds {
@@ -155,22 +169,10 @@ func interfaceOf(node *fabric.Node, addr netip.Addr) (*fabric.Interface, error) 
 	return nil, fmt.Errorf("%s has no interface with address %s", node.Name, addr)
 }
 
-// psCounter is a PS as the benchmark has it: a UDP socket on the GRID port
-// of the PS's address that takes what arrived many datagrams per system
-// call and checks that they are fragments of its job.
-type psCounter struct {
-	fd     int
-	job    uint16
-	values int
-	msgs   []mmsghdr
-	bufs   [][]byte
-}
-
-// psBatch is how many datagrams a PS takes per system call.
-const psBatch = 256
-
-// openPSCounter opens the PS of job on host's address ip.
-func (l *hopsLoad) openPSCounter(b *testing.B, st *fabric.State, host string, ip netip.Addr, job uint16, values int) *psCounter {
+// openPS opens the UDP socket of the PS on host's address ip. The sink
+// drops the PS's fragments before the host's stack sees them; anything
+// else delivered to the PS reaches this socket, and fails the benchmark.
+func (l *hopsLoad) openPS(b *testing.B, st *fabric.State, host string, ip netip.Addr) int {
 	b.Helper()
 	fd := -1
 	err := st.Node(host).Do(func() (err error) {
@@ -178,11 +180,7 @@ func (l *hopsLoad) openPSCounter(b *testing.B, st *fabric.State, host string, ip
 		return err
 	})
 	if err == nil {
-		// Room for the whole window, so the PS's socket drops nothing.
-		if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 32<<20); err == nil {
-			err = unix.Bind(fd, &unix.SockaddrInet4{Port: gradproto.UDPPort, Addr: ip.As4()})
-		}
-		if err != nil {
+		if err = unix.Bind(fd, &unix.SockaddrInet4{Port: gradproto.UDPPort, Addr: ip.As4()}); err != nil {
 			unix.Close(fd)
 		}
 	}
@@ -190,44 +188,25 @@ func (l *hopsLoad) openPSCounter(b *testing.B, st *fabric.State, host string, ip
 		b.Fatalf("PS socket on %s %s: %v", host, ip, err)
 	}
 	l.fds = append(l.fds, fd)
-	ps := &psCounter{fd: fd, job: job, values: values, msgs: make([]mmsghdr, psBatch), bufs: make([][]byte, psBatch)}
-	iovs := make([]unix.Iovec, psBatch)
-	for i := range ps.msgs {
-		ps.bufs[i] = make([]byte, 2048)
-		iovs[i].Base = &ps.bufs[i][0]
-		iovs[i].SetLen(len(ps.bufs[i]))
-		ps.msgs[i].hdr.Iov = &iovs[i]
-		ps.msgs[i].hdr.SetIovlen(1)
-	}
-	return ps
+	return fd
 }
 
-// drain takes every datagram waiting and returns how many there were. It
-// checks the first of each batch: a datagram that is not a fragment of the
-// PS's job is an error (the switches forwarded something else, or the
-// generator sent it).
-func (ps *psCounter) drain() (uint64, error) {
-	var total uint64
-	for {
-		n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(ps.fd), uintptr(unsafe.Pointer(&ps.msgs[0])), psBatch, unix.MSG_DONTWAIT, 0, 0)
-		if errno == unix.EAGAIN || errno == unix.EINTR {
-			return total, nil
+// stray is an error naming a datagram that reached a PS's socket: the
+// sink did not count it as a fragment of the PS's job.
+func (l *hopsLoad) stray() error {
+	buf := make([]byte, 64<<10)
+	for _, ps := range l.pss {
+		n, _, err := unix.Recvfrom(ps.fd, buf, unix.MSG_DONTWAIT)
+		if errors.Is(err, unix.EAGAIN) {
+			continue
 		}
-		if errno != 0 {
-			return total, fmt.Errorf("PS of job %d: recvmmsg: %w", ps.job, errno)
+		if err != nil {
+			return fmt.Errorf("PS of job %d: %w", ps.job, err)
 		}
-		if n == 0 {
-			return total, nil
-		}
-		h, vs, err := gradproto.ParsePayload(ps.bufs[0][:ps.msgs[0].n], ps.values)
-		if err != nil || h.Job != ps.job || len(vs) != ps.values {
-			return total, fmt.Errorf("PS of job %d received %d bytes that are no fragment of its job (header %+v): %v", ps.job, ps.msgs[0].n, h, err)
-		}
-		total += uint64(n)
-		if n < psBatch {
-			return total, nil
-		}
+		h, _, err := gradproto.ParsePayload(buf[:n], ps.values)
+		return fmt.Errorf("the PS of job %d received a datagram its sink did not count as a fragment of its job: %d bytes, GRID header %+v (%v)", ps.job, n, h, err)
 	}
+	return nil
 }
 
 // flood sends the workers' fragments to their PSs for the given time,
@@ -236,17 +215,6 @@ func (ps *psCounter) drain() (uint64, error) {
 // many arrived at the PSs. Every hopsTick it takes the arrivals and tops
 // the window up.
 func (l *hopsLoad) flood(run time.Duration) (uint64, error) {
-	drain := func() (uint64, error) {
-		var n uint64
-		for _, ps := range l.pss {
-			got, err := ps.drain()
-			n += got
-			if err != nil {
-				return n, err
-			}
-		}
-		return n, nil
-	}
 	// The order of sends: every worker in turn, hopsBurst times each,
 	// over and over; a tick sends the next run of it that fits.
 	round := l.workers * hopsBurst
@@ -255,15 +223,13 @@ func (l *hopsLoad) flood(run time.Duration) (uint64, error) {
 		order[k] = uint32(k / hopsBurst % l.workers)
 	}
 	var sent, arrived, forgiven uint64
-	next := 0 // into order, below the length of a round
+	counted := l.sink.arrived() // before this flood
+	next := 0                   // into order, below the length of a round
 	lastArrival := time.Now()
 	end := lastArrival.Add(run)
 	for now := lastArrival; now.Before(end); now = time.Now() {
-		n, err := drain()
+		n := l.sink.arrived() - counted - arrived
 		arrived += n
-		if err != nil {
-			return arrived, err
-		}
 		sent -= uint64(l.ring.failed())
 		inFlight := int64(sent - forgiven - arrived) // negative once forgiven ones arrive
 		switch {
@@ -287,6 +253,5 @@ func (l *hopsLoad) flood(run time.Duration) (uint64, error) {
 		time.Sleep(hopsTick)
 	}
 	time.Sleep(100 * time.Millisecond) // the last ones in flight
-	n, err := drain()
-	return arrived + n, err
+	return l.sink.arrived() - counted, l.stray()
 }
