@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/engine"
@@ -110,4 +111,45 @@ func maskFirstKey(t *testing.T, js []byte, table string, target []string, mask s
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Switches running one Program share its packet contexts but each looks
+// packets up in its own tables, also when packets alternate between them
+// from several goroutines.
+func TestSwitchesOfOneProgramKeepTheirOwnTables(t *testing.T) {
+	res, err := p4c.Compile(filepath.Join("testdata", "keys.p4"), p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := engine.Load(res.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := keysFrame(0, 0, 0, 0x0102030405, 0xdeadbeef, false)
+	var sws []*engine.Switch
+	for port := range 4 {
+		sw := engine.NewSwitch(prog, engine.Config{Serial: port%2 == 0})
+		if _, err := sw.AddEntry("I.long_key", engine.Entry{Action: "I.to", Args: [][]byte{{byte(port)}},
+			Match: []engine.Match{engine.Exact([]byte{1, 2, 3, 4, 5}), engine.Exact([]byte{0xde, 0xad, 0xbe, 0xef})}}); err != nil {
+			t.Fatal(err)
+		}
+		sws = append(sws, sw)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 1000 {
+				want := uint32((g + i) % len(sws))
+				err := sws[want].Process(0, frame, func(o engine.Output) {
+					if o.Port != want {
+						t.Errorf("switch %d sent the frame to port %d", want, o.Port)
+					}
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

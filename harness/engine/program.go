@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
 )
@@ -69,6 +70,10 @@ type Program struct {
 	maxKeyBytes int
 	pow2s       map[int]*big.Int // 2^w and 2^w-1 for every field width w
 	masks       map[int]*big.Int
+
+	// workers are the Process calls' reusable state, shared by every
+	// Switch running the program (switch.go).
+	workers sync.Pool
 }
 
 // node is a step of a control: a table or a conditional.
@@ -116,6 +121,7 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 		return nil, fmt.Errorf("bmv2 JSON: bmv2 would not run it: %w", err)
 	}
 	p := &Program{json: j}
+	p.workers.New = func() any { return &worker{} }
 	if err := p.buildLayout(j); err != nil {
 		return nil, fmt.Errorf("bmv2 JSON: %w", err)
 	}

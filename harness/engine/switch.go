@@ -31,11 +31,7 @@ type Switch struct {
 	groups atomic.Pointer[map[uint16][]Replica]
 	clones atomic.Pointer[map[uint32]CloneSession]
 
-	workers sync.Pool
 	serial  sync.Mutex // held by Process when Config.Serial
-	// alone is the worker of Process when Config.Serial (guarded by
-	// serial), spared the pool.
-	alone   *worker
 	traceMu sync.Mutex
 	pktID   atomic.Uint64
 }
@@ -51,7 +47,10 @@ type CloneSession struct {
 }
 
 // worker is the per-goroutine state of one Process call: reusable packet
-// contexts and the queue of packet instances still to process.
+// contexts and the queue of packet instances still to process. The
+// switches running one Program share its workers (Program.workers): a
+// process hosting many switches of one program then finds a worker's
+// packet contexts in the CPU's caches whichever switch a packet is for.
 type worker struct {
 	free  []*pkt
 	queue []job
@@ -102,8 +101,6 @@ func NewSwitch(prog *Program, cfg Config) *Switch {
 	s.groups.Store(&groups)
 	clones := map[uint32]CloneSession{}
 	s.clones.Store(&clones)
-	s.workers.New = func() any { return &worker{} }
-	s.alone = &worker{}
 	return s
 }
 
@@ -114,12 +111,18 @@ func (w *worker) get(s *Switch) *pkt {
 	if n := len(w.free); n > 0 {
 		k := w.free[n-1]
 		w.free = w.free[:n-1]
+		k.sw = s
 		return k
 	}
 	return newPkt(s.prog, s)
 }
 
-func (w *worker) put(k *pkt) { w.free = append(w.free, k) }
+// put keeps k for the worker's next packets; it forgets its switch, which
+// a pooled worker must not keep alive.
+func (w *worker) put(k *pkt) {
+	k.sw, k.trv = nil, tracer{}
+	w.free = append(w.free, k)
+}
 
 // Process runs one frame received on port through the switch and calls emit
 // for every packet that leaves, in order. Output.Data is only valid during
@@ -129,15 +132,12 @@ func (s *Switch) Process(port uint32, frame []byte, emit func(Output)) error {
 	if s.cfg.Ports > 0 && port >= s.cfg.Ports {
 		return fmt.Errorf("ingress port %d: the switch has ports 0..%d", port, s.cfg.Ports-1)
 	}
-	var w *worker
 	if s.cfg.Serial {
 		s.serial.Lock()
 		defer s.serial.Unlock()
-		w = s.alone
-	} else {
-		w = s.workers.Get().(*worker)
-		defer s.workers.Put(w)
 	}
+	w := s.prog.workers.Get().(*worker)
+	defer s.prog.workers.Put(w)
 	k := w.get(s)
 	k.reset()
 	k.buf = append(k.buf[:0], frame...)

@@ -71,21 +71,28 @@ type tableDecl struct {
 type actionCall struct {
 	act  *action
 	args []uint64
-	data [][]byte // as given, for reading entries back
+	// inline holds args when they fit, so that a packet running the
+	// call reads one object rather than two.
+	inline [3]uint64
+	data   [][]byte // as given, for reading entries back
 }
 
 type entry struct {
+	// What a packet hitting the entry reads and counts comes first, in
+	// one cache line: a switch host's many switches leave little of a
+	// table in the CPU's caches from one packet to the next.
+	call   atomic.Pointer[actionCall]
+	member MemberHandle // indirect tables: the member, or
+	group  GroupHandle  // the group the entry points at
+	ctr    counterCell
+
 	handle   EntryHandle
 	key      []byte // masked value over the whole key
 	mask     []byte // mask over the whole key; nil means all ones
 	plen     int    // LPM: prefix length of the LPM field
 	ranges   []rangeKey
-	member   MemberHandle // indirect tables: the member, or
-	group    GroupHandle  // the group the entry points at
 	priority int32
 	match    []Match
-	call     atomic.Pointer[actionCall]
-	ctr      counterCell
 	meter    meterState
 	idle     idleState
 }
@@ -426,7 +433,12 @@ func makeCall(a *action, data [][]byte) (*actionCall, error) {
 	if len(data) != len(a.params) {
 		return nil, fmt.Errorf("action %q takes %d parameters, got %d", a.name, len(a.params), len(data))
 	}
-	call := &actionCall{act: a, args: make([]uint64, a.argWords), data: make([][]byte, len(data))}
+	call := &actionCall{act: a, data: make([][]byte, len(data))}
+	if a.argWords <= len(call.inline) {
+		call.args = call.inline[:a.argWords]
+	} else {
+		call.args = make([]uint64, a.argWords)
+	}
 	for i, pi := range a.params {
 		v := trimZeros(data[i])
 		if bitLen(v) > pi.width {

@@ -1,6 +1,7 @@
 package aggbench
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/aggregator"
@@ -17,13 +18,23 @@ const forwardWorkers = 47
 // BenchmarkForwardedFragment is one fragment-hop of the fragment-hops
 // benchmark (harness/controller) without the kernel: a fragment crossing a
 // switch that does not aggregate it (Geryon's plan), as the switch host
-// runs it: the aggregator program on an engine switch that takes one packet
+// runs it: the aggregator program on engine switches that take one packet
 // at a time, with the data plane's egress queue model. The fragment misses
 // agg_config, hits grad_route (its worker's path to the PS) and port_mac,
 // is counted twice and gets a fresh IPv4 checksum. ns/op is per fragment.
+// With switches=80 the fragments go round the switches of a k=8 fat-tree
+// (one program, each switch its own tables and state), so that, as in the
+// switch host, a switch's state is seldom still in the CPU's caches when
+// its next fragment comes.
 //
 //	go test -run '^$' -bench ForwardedFragment ./harness/engine/aggbench
 func BenchmarkForwardedFragment(b *testing.B) {
+	for _, n := range []int{1, 80} {
+		b.Run(fmt.Sprintf("switches=%d", n), func(b *testing.B) { benchForwarded(b, n) })
+	}
+}
+
+func benchForwarded(b *testing.B, switches int) {
 	const values = 32
 	st, err := gradproto.NewStar(1, 0, forwardWorkers, values)
 	if err != nil {
@@ -44,13 +55,16 @@ func BenchmarkForwardedFragment(b *testing.B) {
 	for _, p := range st.Config.Ports {
 		ports = append(ports, dataplane.PortSpec{Port: uint32(p.Port), Interface: "unused"})
 	}
-	queues, err := dataplane.NewQueues(ports, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sw := engine.NewSwitch(aggregatorProgram(b, values), engine.Config{Serial: true, Queues: queues})
-	if err := setup.Install(sw); err != nil {
-		b.Fatal(err)
+	sws := make([]*engine.Switch, switches)
+	for i := range sws {
+		queues, err := dataplane.NewQueues(ports, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sws[i] = engine.NewSwitch(aggregatorProgram(b, values), engine.Config{Serial: true, Queues: queues})
+		if err := setup.Install(sws[i]); err != nil {
+			b.Fatal(err)
+		}
 	}
 	frames := make([][]byte, forwardWorkers)
 	for m := range frames {
@@ -69,7 +83,7 @@ func BenchmarkForwardedFragment(b *testing.B) {
 	cpu0 := cputime.Used()
 	for i := range b.N {
 		m := i % forwardWorkers
-		if err := sw.Process(uint32(st.WorkerPort(m)), frames[m], emit); err != nil {
+		if err := sws[i%switches].Process(uint32(st.WorkerPort(m)), frames[m], emit); err != nil {
 			b.Fatal(err)
 		}
 	}
