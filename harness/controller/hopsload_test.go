@@ -32,7 +32,9 @@ import (
 // next worker the next. Bursts from one worker would flatter a process per
 // switch, which then wakes once per burst rather than once per fragment:
 // with 16 fragments per worker in turn it forwarded 3.3 times as many
-// fragment-hops per second, one process 1.35 times.
+// fragment-hops per second as under the UDP writes, one process 1.35
+// times. Sending a round at once already helps it some: its CPU per hop
+// fell from 20-30 to 16-19 µs.
 
 // hopsTick is how often the generator tops the window up: far shorter than
 // the window lasts at what the switches forward (1024 fragments are tens
