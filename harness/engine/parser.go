@@ -19,6 +19,10 @@ type parseState struct {
 	keyLens  []int
 	keyBytes int
 	cases    []parseCase
+	// short, when set, are the fields of a key of at most 8 bytes and
+	// only fields, with no case of a value set: the key is then read as
+	// one big-endian number, which each case compares (valueU, maskU).
+	short []*field
 }
 
 type parseCase struct {
@@ -26,6 +30,8 @@ type parseCase struct {
 	value, mask []byte      // value is pre-masked; mask nil for an exact case
 	vset        int         // index of the parser value set (see Switch.vsets), or -1
 	next        *parseState // nil: accept
+	// valueU and maskU are value and mask as numbers (parseState.short).
+	valueU, maskU uint64
 }
 
 // vsetDecl declares a parser value set; each Switch holds the values.
@@ -102,11 +108,13 @@ func (p *Program) compileParser(j *bmv2json.Program) error {
 			st.ops = append(st.ops, f)
 		}
 		c := &compiler{p: p, where: fmt.Sprintf("parser state %q, transition key", js.Name)}
+		var keyFields []*field // nil where an element is not a field
 		for _, kv := range js.TransitionKey {
-			f, n, err := c.selectKey(kv)
+			f, n, fld, err := c.selectKey(kv)
 			if err != nil {
 				return err
 			}
+			keyFields = append(keyFields, fld)
 			st.key = append(st.key, f)
 			st.keyLens = append(st.keyLens, n)
 			st.keyBytes += n
@@ -174,6 +182,7 @@ func (p *Program) compileParser(j *bmv2json.Program) error {
 			}
 			st.cases = append(st.cases, pc)
 		}
+		st.shorten(keyFields)
 	}
 	init, ok := states[jp.InitState]
 	if !ok {
@@ -198,39 +207,87 @@ func hexBytes(s string, n int) ([]byte, error) {
 	return z.FillBytes(make([]byte, n)), nil
 }
 
-func (c *compiler) selectKey(v *bmv2json.Value) (func(k *pkt, dst []byte), int, error) {
+// selectKey compiles an element of a transition key: what writes it into
+// its n bytes of the key, and the field it is when it is one.
+func (c *compiler) selectKey(v *bmv2json.Value) (write func(k *pkt, dst []byte), n int, f *field, err error) {
 	switch v.Type {
 	case "field":
 		hdr, name, ok := v.FieldRef()
 		if !ok {
-			return nil, 0, c.errorf("bad field %s", v)
+			return nil, 0, nil, c.errorf("bad field %s", v)
 		}
 		fi, err := c.p.lookupField(hdr, name)
 		if err != nil {
-			return nil, 0, c.errorf("%v", err)
+			return nil, 0, nil, c.errorf("%v", err)
 		}
 		c.p.markRead(fi)
 		f := &c.p.fields[fi]
 		n := (f.width + 7) / 8
-		return func(k *pkt, dst []byte) { k.fieldBytes(f, dst) }, n, nil
+		return func(k *pkt, dst []byte) { k.fieldBytes(f, dst) }, n, f, nil
 	case "stack_field":
 		last, proto, off, err := c.stackField(v)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		c.markFieldOfType(proto, off)
 		fields, headers := c.p.fields, c.p.headers
 		n := (fields[proto.fields[off]].width + 7) / 8
-		return func(k *pkt, dst []byte) { k.fieldBytes(&fields[headers[last(k)].fields[off]], dst) }, n, nil
+		return func(k *pkt, dst []byte) { k.fieldBytes(&fields[headers[last(k)].fields[off]], dst) }, n, nil, nil
 	case "lookahead":
 		if len(v.Ints) != 2 || v.Ints[0] < 0 || v.Ints[1] <= 0 {
-			return nil, 0, c.errorf("bad lookahead %s", v)
+			return nil, 0, nil, c.errorf("bad lookahead %s", v)
 		}
 		off, w := v.Ints[0], v.Ints[1]
 		n := (w + 7) / 8
-		return func(k *pkt, dst []byte) { k.peek(off, w, dst) }, n, nil
+		return func(k *pkt, dst []byte) { k.peek(off, w, dst) }, n, nil, nil
 	}
-	return nil, 0, c.errorf("unsupported transition key %s", v)
+	return nil, 0, nil, c.errorf("unsupported transition key %s", v)
+}
+
+// shorten sets st.short when its key (fields: each element's field, nil
+// for another kind) and cases allow.
+func (st *parseState) shorten(fields []*field) {
+	if st.keyBytes > 8 {
+		return
+	}
+	for _, f := range fields {
+		if f == nil {
+			return
+		}
+	}
+	for _, pc := range st.cases {
+		if pc.vset >= 0 {
+			return
+		}
+	}
+	for i := range st.cases {
+		pc := &st.cases[i]
+		pc.valueU, pc.maskU = shortKey(pc.value), mask64(8*st.keyBytes)
+		if pc.mask != nil {
+			pc.maskU = shortKey(pc.mask)
+		}
+	}
+	st.short = fields
+	if st.short == nil {
+		st.short = []*field{} // a state without a key: only its default case matches
+	}
+}
+
+// shortSelect is the key of a state with st.short as a number: shortKey
+// of what the key's writers put in its bytes.
+func (k *pkt) shortSelect(st *parseState) uint64 {
+	var v uint64
+	for i, f := range st.short {
+		w := k.f[f.slot]
+		if f.isValid {
+			w = 0
+			if k.valid[f.hdr] {
+				w = 1
+			}
+		}
+		v = v<<(8*uint(st.keyLens[i])) | w&mask64(8*st.keyLens[i])
+	}
+	return v
 }
 
 // peek copies w bits at bit offset off of the unparsed data into dst
@@ -544,19 +601,28 @@ func (p *Program) parse(k *pkt) {
 			}
 			break
 		}
-		key := k.key[:st.keyBytes]
-		o := 0
-		for i, kf := range st.key {
-			kf(k, key[o:o+st.keyLens[i]])
-			o += st.keyLens[i]
-		}
 		var next *parseState
 		matched := false
-		for ci := range st.cases {
-			pc := &st.cases[ci]
-			if pc.matches(k, key) {
-				next, matched = pc.next, true
-				break
+		if st.short != nil {
+			u := k.shortSelect(st)
+			for ci := range st.cases {
+				if pc := &st.cases[ci]; pc.def || u&pc.maskU == pc.valueU {
+					next, matched = pc.next, true
+					break
+				}
+			}
+		} else {
+			key := k.key[:st.keyBytes]
+			o := 0
+			for i, kf := range st.key {
+				kf(k, key[o:o+st.keyLens[i]])
+				o += st.keyLens[i]
+			}
+			for ci := range st.cases {
+				if pc := &st.cases[ci]; pc.matches(k, key) {
+					next, matched = pc.next, true
+					break
+				}
 			}
 		}
 		if !matched {
