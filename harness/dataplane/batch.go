@@ -113,7 +113,7 @@ func (p *port) flush() {
 // sendBatch sends frames with sendmmsg(2) and returns how many left;
 // with 0, err says why the first did not. It waits for room in the send
 // buffer as Send does, and repeats a first frame refused with a stale
-// ENETDOWN once (see Send). It is for a port's socket (openPortSocket).
+// ENETDOWN once (see Send). It is for a port's socket (openPortSockets).
 func (s *Socket) sendBatch(hdrs []mmsghdr) (int, error) {
 	var sent int
 	var errno unix.Errno

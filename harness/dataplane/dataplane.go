@@ -240,20 +240,20 @@ func (d *Dataplane) open(pcapDir string, exclusive bool) error {
 			return fmt.Errorf("pcap directory: %w", err)
 		}
 	}
+	var err error
 	if exclusive {
-		var err error
 		if d.bypass, err = newStackBypass(); err != nil {
 			return err
 		}
 	}
-	for _, p := range d.ports {
-		sock, err := openPortSocket(p.spec.Interface, ringSlots(len(d.ports)))
-		if err != nil {
-			return fmt.Errorf("port %s: %w", p.spec, err)
-		}
-		p.sock = sock
+	socks, err := openPortSockets(d.Ports(), ringSlots(len(d.ports)))
+	if err != nil {
+		return err
+	}
+	for i, p := range d.ports {
+		p.sock = socks[i]
 		if d.bypass != nil {
-			if err := d.bypass.add(p.spec.Interface, sock.index); err != nil {
+			if err := d.bypass.add(p.spec.Interface, p.sock.index); err != nil {
 				return fmt.Errorf("port %s: exclusive: %w", p.spec, err)
 			}
 		}

@@ -35,12 +35,12 @@ const MaxFrame = 64 << 10
 // Recv and Send may be called from different goroutines; Send is safe for
 // concurrent use. Both use Go's network poller, so a blocked Recv returns
 // when its read deadline passes or the socket is closed (a Dataplane's own
-// port sockets stay out of the poller: openPortSocket).
+// port sockets stay out of the poller: openPortSockets).
 type Socket struct {
 	iface string
 	index int // the interface's index
 	// file and conn are the socket in Go's network poller; both are nil
-	// for a port's socket (openPortSocket), which raw holds instead.
+	// for a port's socket (openPortSockets), which raw holds instead.
 	file *os.File
 	conn syscall.RawConn
 	raw  portFD
@@ -74,9 +74,9 @@ type portFD struct {
 // runtime.LockOSThread before entering a namespace to open sockets there; the
 // socket stays in its namespace wherever it is used later). The interface is
 // put in promiscuous mode for as long as the socket is open, as bmv2 does.
-func OpenSocket(iface string) (*Socket, error) { return openSocket(iface, 0) }
+func OpenSocket(iface string) (*Socket, error) { return openSocket(iface) }
 
-// openPortSocket is OpenSocket for a Dataplane's port, which the
+// openPortSockets are OpenSocket for a Dataplane's ports, which the
 // Dataplane's own epoll set watches (poller): the socket stays out of Go's
 // poller, whose edge-triggered registration of both directions would have
 // the kernel wake it for every frame received and for every frame sent
@@ -84,26 +84,79 @@ func OpenSocket(iface string) (*Socket, error) { return openSocket(iface, 0) }
 // Such a socket has no Recv or read deadline: it receives into its ring
 // of ringSlots slots (ring.go), which its Dataplane reads; Send, Drops and
 // Close work as on any Socket.
-func openPortSocket(iface string, ringSlots int) (*Socket, error) {
-	return openSocket(iface, ringSlots)
+//
+// Setting a ring up waits for an RCU grace period (milliseconds), so
+// openPortSockets opens a Dataplane's ports in parallel: it makes each
+// socket in the calling thread's namespace, and sets them up at once (a
+// socket is in the namespace it was made in, whichever thread uses it).
+func openPortSockets(ports []PortSpec, ringSlots int) ([]*Socket, error) {
+	fds := make([]int, len(ports))
+	for i, p := range ports {
+		fd, err := newPacketSocket(p.Interface)
+		if err != nil {
+			for _, fd := range fds[:i] {
+				unix.Close(fd)
+			}
+			return nil, fmt.Errorf("port %s: %w", p, err)
+		}
+		fds[i] = fd
+	}
+	socks := make([]*Socket, len(ports))
+	errs := make([]error, len(ports))
+	var wg sync.WaitGroup
+	for i, p := range ports {
+		wg.Go(func() {
+			if socks[i], errs[i] = setUpSocket(fds[i], p.Interface, ringSlots); errs[i] != nil {
+				errs[i] = fmt.Errorf("port %s: %w", p, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		var opened []*Socket
+		for _, s := range socks {
+			if s != nil {
+				opened = append(opened, s)
+			}
+		}
+		return nil, errors.Join(err, CloseAll(opened))
+	}
+	return socks, nil
 }
 
-// openSocket opens a packet socket in Go's poller, or, given ringSlots, a
-// port's socket with a receive ring.
-func openSocket(iface string, ringSlots int) (*Socket, error) {
+// openSocket opens a packet socket in Go's poller.
+func openSocket(iface string) (*Socket, error) {
+	fd, err := newPacketSocket(iface)
+	if err != nil {
+		return nil, err
+	}
+	return setUpSocket(fd, iface, 0)
+}
+
+// newPacketSocket makes a packet socket for the interface, in the calling
+// thread's namespace. Protocol 0 receives nothing until bound: binding a
+// socket that already listened on every interface would wait for an RCU
+// grace period.
+func newPacketSocket(iface string) (int, error) {
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if errors.Is(err, unix.EPERM) {
+		return -1, fmt.Errorf("interface %s: open packet socket: %w (needs root or CAP_NET_RAW)", iface, err)
+	}
+	if err != nil {
+		return -1, fmt.Errorf("interface %s: open packet socket: %w", iface, err)
+	}
+	return fd, nil
+}
+
+// setUpSocket binds the packet socket fd to the interface and sets it up:
+// in Go's poller, or, given ringSlots, as a port's socket with a receive
+// ring. It closes fd on error.
+func setUpSocket(fd int, iface string, ringSlots int) (*Socket, error) {
 	pollable := ringSlots == 0
 	ifr, err := unix.NewIfreq(iface)
 	if err != nil {
+		unix.Close(fd)
 		return nil, fmt.Errorf("interface %q: %w", iface, err)
-	}
-	// Protocol 0 receives nothing until bound: binding a socket that already
-	// listened on every interface would wait for an RCU grace period.
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-	if errors.Is(err, unix.EPERM) {
-		return nil, fmt.Errorf("interface %s: open packet socket: %w (needs root or CAP_NET_RAW)", iface, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("interface %s: open packet socket: %w", iface, err)
 	}
 	var ring *rxRing
 	if !pollable {

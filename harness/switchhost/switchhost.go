@@ -102,8 +102,9 @@ type Options struct {
 }
 
 // openers is how many switches open at once: opening is mostly waiting
-// for the kernel, and a fabric has tens of switches.
-const openers = 8
+// for the kernel (a grace period for every port's receive ring), and a
+// fabric has tens of switches.
+const openers = 32
 
 // Host is a set of running switches.
 type Host struct {
