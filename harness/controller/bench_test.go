@@ -335,7 +335,7 @@ func spreadJobs(tp *topo.Topology, n int) []workload.Job {
 
 // totalRx is the number of frames every switch port has received, by the
 // program's port_rx counters.
-func totalRx(b *testing.B, ctl *Controller) uint64 {
+func totalRx(b testing.TB, ctl *Controller) uint64 {
 	b.Helper()
 	counters, err := ctl.ReadCounters(context.Background(), nil)
 	if err != nil {

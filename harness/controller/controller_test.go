@@ -79,6 +79,23 @@ func deploy(t testing.TB, tp *topo.Topology, algo string) *aggregator.Deployment
 	return d
 }
 
+// startInstalled starts st's switches hosted as hosting and installs d;
+// they stop when the test ends.
+func startInstalled(ctx context.Context, t testing.TB, st *fabric.State, hosting Hosting, d *aggregator.Deployment) *Controller {
+	t.Helper()
+	opts := startOptions(t)
+	opts.Hosting = hosting
+	ctl, err := Start(ctx, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctl.Close() })
+	if err := ctl.Install(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	return ctl
+}
+
 // udpIn opens a UDP socket on the GRID port of host's address, inside the
 // host's namespace.
 func udpIn(t testing.TB, st *fabric.State, host string, ip netip.Addr) *net.UDPConn {
@@ -116,16 +133,7 @@ func oneGradientRound(t *testing.T, hosting Hosting) {
 	st := upRun(t, tp)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	opts := startOptions(t)
-	opts.Hosting = hosting
-	ctl, err := Start(ctx, st, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close()
-	if err := ctl.Install(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	ctl := startInstalled(ctx, t, st, hosting, d)
 
 	job := d.Jobs[0]
 	plan := job.Plan

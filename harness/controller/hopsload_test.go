@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -13,8 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/grid-ina/grid/harness/aggregator"
+	"github.com/grid-ina/grid/harness/controller/controllertest"
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/solver"
+	"github.com/grid-ina/grid/harness/topo"
 )
 
 // The fragment-hops benchmark's load generator, in the spirit of pktgen
@@ -69,7 +73,7 @@ type psSocket struct {
 
 // newHopsLoad opens the generator for d's jobs on st: each worker sends
 // its first fragment of random gradients.
-func newHopsLoad(b *testing.B, st *fabric.State, d *aggregator.Deployment) *hopsLoad {
+func newHopsLoad(b testing.TB, st *fabric.State, d *aggregator.Deployment) *hopsLoad {
 	b.Helper()
 	l := &hopsLoad{}
 	b.Cleanup(l.close)
@@ -121,7 +125,7 @@ func (l *hopsLoad) close() {
 // own MAC to its gateway's) with UDP checksum 0 as GRID senders send it.
 // Frames leave through the interface's qdisc, the link's shaping, as a UDP
 // socket's do.
-func (l *hopsLoad) openWorker(b *testing.B, st *fabric.State, host string, p *gradproto.Packet) (int, []byte) {
+func (l *hopsLoad) openWorker(b testing.TB, st *fabric.State, host string, p *gradproto.Packet) (int, []byte) {
 	b.Helper()
 	node := st.Node(host)
 	ifc, err := interfaceOf(node, p.SrcIP)
@@ -174,7 +178,7 @@ func interfaceOf(node *fabric.Node, addr netip.Addr) (*fabric.Interface, error) 
 // openPS opens the UDP socket of the PS on host's address ip. The sink
 // drops the PS's fragments before the host's stack sees them; anything
 // else delivered to the PS reaches this socket, and fails the benchmark.
-func (l *hopsLoad) openPS(b *testing.B, st *fabric.State, host string, ip netip.Addr) int {
+func (l *hopsLoad) openPS(b testing.TB, st *fabric.State, host string, ip netip.Addr) int {
 	b.Helper()
 	fd := -1
 	err := st.Node(host).Do(func() (err error) {
@@ -256,4 +260,64 @@ func (l *hopsLoad) flood(run time.Duration) (uint64, error) {
 	}
 	time.Sleep(100 * time.Millisecond) // the last ones in flight
 	return l.sink.arrived() - counted, l.stray()
+}
+
+// TestHopsLoadSendsEveryWorkersFragmentAlongItsPlannedPathToItsPS sends one
+// round of the fragment-hops generator through the testbed's switches
+// under Geryon's plan: every fragment reaches its PS and is counted there
+// once, and the switches count a hop for every switch on each worker's
+// planned path, no more.
+func TestHopsLoadSendsEveryWorkersFragmentAlongItsPlannedPathToItsPS(t *testing.T) {
+	controllertest.NeedFabric(t)
+	tp := topo.Testbed()
+	plan := controllertest.Solve(t, tp, solver.AlgoGeryon)
+	d, err := aggregator.FromSolverPlan(tp, plan, aggregator.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var workers int
+	var hops uint64
+	for _, job := range plan.Jobs {
+		for _, w := range job.Workers {
+			workers++
+			for _, s := range w.Shares {
+				hops += uint64(len(s.Path))
+			}
+		}
+	}
+	if hops == 0 {
+		t.Fatal("Geryon's plan for the testbed has no paths; the test would prove nothing")
+	}
+	st := upRun(t, tp)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ctl := startInstalled(ctx, t, st, HostTogether, d)
+	load := newHopsLoad(t, st, d)
+	if load.workers != workers {
+		t.Fatalf("the generator has %d workers, the plan %d", load.workers, workers)
+	}
+	before := totalRx(t, ctl)
+	round := make([]uint32, workers)
+	for i := range round {
+		round[i] = uint32(i)
+	}
+	if took, err := load.ring.send(round); err != nil || took != workers {
+		t.Fatalf("sent %d of %d fragments: %v", took, workers, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); load.sink.arrived() < uint64(workers) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // anything more than the round would arrive now
+	if n := load.sink.arrived(); n != uint64(workers) {
+		t.Errorf("the PSs counted %d fragments, want the round's %d", n, workers)
+	}
+	if failed := load.ring.failed(); failed != 0 {
+		t.Errorf("%d sends failed", failed)
+	}
+	if err := load.stray(); err != nil {
+		t.Error(err)
+	}
+	if got := totalRx(t, ctl) - before; got != hops {
+		t.Errorf("the switches received %d frames, want %d: a hop for every switch on each worker's path", got, hops)
+	}
 }
