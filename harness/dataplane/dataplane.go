@@ -113,6 +113,10 @@ const delayQueueLen = 1 << 14
 type Dataplane struct {
 	ports  []*port
 	byPort map[uint32]*port
+	// byNum is byPort as a slice indexed by port number, when the
+	// numbers are small (v1model's are 9 bits): what a frame's egress
+	// looks up.
+	byNum  []*port
 	log    *slog.Logger
 	bypass *stackBypass // nil unless Options.Exclusive
 
@@ -194,6 +198,10 @@ func Open(specs []PortSpec, opts Options) (*Dataplane, error) {
 		}
 		d.ports = append(d.ports, p)
 		d.byPort[spec.Port] = p
+		if spec.Port < maxPortIndex {
+			d.byNum = append(d.byNum, make([]*port, max(0, int(spec.Port)+1-len(d.byNum)))...)
+			d.byNum[spec.Port] = p
+		}
 	}
 	madeDir := false
 	if opts.PcapDir != "" {
@@ -496,7 +504,7 @@ func (d *Dataplane) Transmit(o engine.Output) { d.transmit(o, nil) }
 // leaves at once joins its port's batch (batch.go), and a held one leaves
 // after the batch.
 func (d *Dataplane) transmit(o engine.Output, dirty *[]*port) {
-	p := d.byPort[o.Port]
+	p := d.portNumbered(o.Port)
 	if p == nil {
 		d.unknownEgress.Add(1)
 		d.unknownMu.Lock()
@@ -534,6 +542,20 @@ func (d *Dataplane) transmit(o engine.Output, dirty *[]*port) {
 		p.holding.Add(-1)
 		p.queueDrops.Add(1)
 	}
+}
+
+// maxPortIndex bounds the port numbers Dataplane.byNum holds.
+const maxPortIndex = 4096
+
+// portNumbered is the port numbered n, nil if there is none.
+func (d *Dataplane) portNumbered(n uint32) *port {
+	if n < uint32(len(d.byNum)) {
+		return d.byNum[n]
+	}
+	if n < maxPortIndex {
+		return nil
+	}
+	return d.byPort[n]
 }
 
 // rxDrops reads the socket's drop count (kept once the socket is closed).

@@ -534,7 +534,7 @@ func (s *Switch) ReadCounter(name string, index int) (CounterValue, error) {
 	if index < 0 || index >= c.size {
 		return CounterValue{}, fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, c.size-1)
 	}
-	return CounterValue{Bytes: c.cells[index].bytes.Load(), Packets: c.cells[index].packets.Load()}, nil
+	return s.readCell(&c.cells[index]), nil
 }
 
 // WriteCounter sets one cell of an indexed counter.
@@ -546,8 +546,7 @@ func (s *Switch) WriteCounter(name string, index int, v CounterValue) error {
 	if index < 0 || index >= c.size {
 		return fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, c.size-1)
 	}
-	c.cells[index].bytes.Store(v.Bytes)
-	c.cells[index].packets.Store(v.Packets)
+	s.writeCell(v, &c.cells[index])
 	return nil
 }
 
@@ -557,10 +556,11 @@ func (s *Switch) ResetCounter(name string) error {
 	if err != nil {
 		return err
 	}
+	cells := make([]*counterCell, len(c.cells))
 	for i := range c.cells {
-		c.cells[i].bytes.Store(0)
-		c.cells[i].packets.Store(0)
+		cells[i] = &c.cells[i]
 	}
+	s.writeCell(CounterValue{}, cells...)
 	return nil
 }
 
@@ -584,7 +584,7 @@ func (s *Switch) ReadDirectCounter(tableName string, h EntryHandle) (CounterValu
 	if t.decl.counter < 0 {
 		return CounterValue{}, fmt.Errorf("table %q has no direct counter", t.decl.name)
 	}
-	return CounterValue{Bytes: e.ctr.bytes.Load(), Packets: e.ctr.packets.Load()}, nil
+	return s.readCell(&e.ctr), nil
 }
 
 // WriteDirectCounter sets the direct counter of an entry.
@@ -596,8 +596,7 @@ func (s *Switch) WriteDirectCounter(tableName string, h EntryHandle, v CounterVa
 	if t.decl.counter < 0 {
 		return fmt.Errorf("table %q has no direct counter", t.decl.name)
 	}
-	e.ctr.bytes.Store(v.Bytes)
-	e.ctr.packets.Store(v.Packets)
+	s.writeCell(v, &e.ctr)
 	return nil
 }
 

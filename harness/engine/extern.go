@@ -40,13 +40,43 @@ type counterArray struct {
 	cells  []counterCell
 }
 
+// counterCell is one counter. A serial switch's packets count plainly,
+// holding s.serial, as every access from the control plane does then
+// (Switch.readCell, Switch.writeCell); other switches' count atomically.
 type counterCell struct {
-	bytes, packets atomic.Uint64
+	bytes, packets uint64
 }
 
-func (c *counterCell) add(n int) {
-	c.packets.Add(1)
-	c.bytes.Add(uint64(n))
+// add counts a packet of n bytes.
+func (c *counterCell) add(n int, serial bool) {
+	if serial {
+		c.packets++
+		c.bytes += uint64(n)
+		return
+	}
+	atomic.AddUint64(&c.packets, 1)
+	atomic.AddUint64(&c.bytes, uint64(n))
+}
+
+// readCell reads a counter of the switch's while no packet counts.
+func (s *Switch) readCell(c *counterCell) CounterValue {
+	if s.cfg.Serial {
+		s.serial.Lock()
+		defer s.serial.Unlock()
+	}
+	return CounterValue{Bytes: atomic.LoadUint64(&c.bytes), Packets: atomic.LoadUint64(&c.packets)}
+}
+
+// writeCell sets counters of the switch's while no packet counts.
+func (s *Switch) writeCell(v CounterValue, cells ...*counterCell) {
+	if s.cfg.Serial {
+		s.serial.Lock()
+		defer s.serial.Unlock()
+	}
+	for _, c := range cells {
+		atomic.StoreUint64(&c.bytes, v.Bytes)
+		atomic.StoreUint64(&c.packets, v.Packets)
+	}
 }
 
 // meterArray is an indexed or direct meter.
@@ -320,7 +350,7 @@ func (c *compiler) count(cv, iv *bmv2json.Value) (func(k *pkt), error) {
 			k.trace("count %s[%d]: index out of bounds (size %d)", ca.name, i, ca.size)
 			return
 		}
-		ca.cells[i].add(k.inLen)
+		ca.cells[i].add(k.inLen, k.sw.cfg.Serial)
 	}, nil
 }
 

@@ -641,7 +641,7 @@ func (t *table) apply(k *pkt) *node {
 			call = e.call.Load()
 		}
 		if td.counter >= 0 {
-			e.ctr.add(k.inLen)
+			e.ctr.add(k.inLen, k.sw.cfg.Serial)
 		}
 		if td.supportTimeout {
 			e.idle.hit(k.sw.now())

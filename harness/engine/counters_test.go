@@ -1,0 +1,78 @@
+package engine_test
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/grid-ina/grid/harness/engine"
+	"github.com/grid-ina/grid/harness/p4c"
+)
+
+// Counters read, written and reset by the control plane while packets
+// count into them from several goroutines end up exact, on a serial
+// switch (where packets count without atomic operations) as on a parallel
+// one.
+func TestCountersStayExactWhileTheControlPlaneReadsAndWritesThem(t *testing.T) {
+	res, err := p4c.Compile(filepath.Join("testdata", "counted.p4"), p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := engine.Load(res.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, serial := range []bool{true, false} {
+		sw := engine.NewSwitch(prog, engine.Config{Serial: serial})
+		h, err := sw.AddEntry("I.t", engine.Entry{Match: []engine.Match{engine.Exact([]byte{7})}, Action: "I.send"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const goroutines, packets = 4, 2000
+		frame := []byte{7, 0, 0, 0}
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Go(func() {
+				for range packets {
+					if err := sw.Process(uint32(g), frame, func(engine.Output) {}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		// Meanwhile: reads everywhere, writes and resets where no packet
+		// counts (port 5, and counter cells no goroutine touches).
+		wg.Go(func() {
+			for i := range 200 {
+				if _, err := sw.ReadCounter("I.by_port", i%goroutines); err != nil {
+					t.Error(err)
+				}
+				if _, err := sw.ReadDirectCounter("I.t", h); err != nil {
+					t.Error(err)
+				}
+				if err := sw.WriteCounter("I.by_port", 5, engine.CounterValue{Packets: uint64(i), Bytes: 1}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		wg.Wait()
+		for g := range goroutines {
+			if v, err := sw.ReadCounter("I.by_port", g); err != nil || v.Packets != packets || v.Bytes != 4*packets {
+				t.Errorf("serial %t: by_port[%d] = %+v, %v; want %d packets, %d bytes", serial, g, v, err, packets, 4*packets)
+			}
+		}
+		if v, err := sw.ReadDirectCounter("I.t", h); err != nil || v.Packets != goroutines*packets {
+			t.Errorf("serial %t: the entry's counter = %+v, %v; want %d packets", serial, v, err, goroutines*packets)
+		}
+		if v, _ := sw.ReadCounter("I.by_port", 5); v.Packets != 199 || v.Bytes != 1 {
+			t.Errorf("serial %t: by_port[5] = %+v after writes, want the last one written", serial, v)
+		}
+		if err := sw.ResetCounter("I.by_port"); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := sw.ReadCounter("I.by_port", 0); v != (engine.CounterValue{}) {
+			t.Errorf("serial %t: by_port[0] = %+v after a reset", serial, v)
+		}
+	}
+}
