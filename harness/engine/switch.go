@@ -88,8 +88,10 @@ func NewSwitch(prog *Program, cfg Config) *Switch {
 		s.profiles[i] = newProfile(pd)
 	}
 	s.tables = make([]*table, len(prog.tables))
+	tables := make([]table, len(prog.tables)) // side by side
 	for i, td := range prog.tables {
-		t := newTable(td)
+		t := &tables[i]
+		t.init(td)
 		for _, en := range td.entries {
 			// validated by Load, which inserted them into a scratch table
 			e, _, _ := td.encode(prog, &en)

@@ -85,6 +85,9 @@ type entry struct {
 	member MemberHandle // indirect tables: the member, or
 	group  GroupHandle  // the group the entry points at
 	ctr    counterCell
+	// first is the call the entry was added with, where call points
+	// until ModifyEntry: beside the rest, not an object of its own.
+	first actionCall
 
 	handle   EntryHandle
 	key      []byte // masked value over the whole key
@@ -172,15 +175,18 @@ func (t *lpmTrie) lookup(key []byte) *entry {
 
 // table is a table's run-time state in one Switch.
 type table struct {
-	decl    *tableDecl
+	// What a packet's lookup reads first (a switch's tables lie side by
+	// side, Switch.tables).
+	decl   *tableDecl
+	exactU map[uint64]*entry // instead of exact when decl.short
+	exact  map[string]*entry
+	def    atomic.Pointer[actionCall]
+	lpm    lpmTrie
+	scan   []*entry
+
 	mu      sync.RWMutex
 	entries map[EntryHandle]*entry
-	exact   map[string]*entry
-	exactU  map[uint64]*entry // instead of exact when decl.short
-	lpm     lpmTrie
-	scan    []*entry
 	nextID  uint64
-	def     atomic.Pointer[actionCall]
 }
 
 func (p *Program) compileTables(j *bmv2json.Program) error {
@@ -453,6 +459,14 @@ func makeCall(a *action, data [][]byte) (*actionCall, error) {
 	return call, nil
 }
 
+// copyInto makes dst a copy of c that keeps its data inline if c does.
+func (c *actionCall) copyInto(dst *actionCall) {
+	*dst = *c
+	if len(c.args) <= len(c.inline) {
+		dst.args = dst.inline[:len(c.args)]
+	}
+}
+
 func trimZeros(b []byte) []byte {
 	for len(b) > 0 && b[0] == 0 {
 		b = b[1:]
@@ -480,7 +494,14 @@ func fit(v []byte, n, w int, what string) ([]byte, error) {
 }
 
 func newTable(td *tableDecl) *table {
-	t := &table{decl: td, entries: map[EntryHandle]*entry{}}
+	t := &table{}
+	t.init(td)
+	return t
+}
+
+// init makes t an empty table of td.
+func (t *table) init(td *tableDecl) {
+	t.decl, t.entries = td, map[EntryHandle]*entry{}
 	switch {
 	case td.short:
 		t.exactU = map[uint64]*entry{}
@@ -488,7 +509,6 @@ func newTable(td *tableDecl) *table {
 		t.exact = map[string]*entry{}
 	}
 	t.def.Store(td.defaultCall)
-	return t
 }
 
 // buildKey writes the packet's key for table t into dst.
@@ -761,7 +781,8 @@ func (td *tableDecl) encode(p *Program, en *Entry) (*entry, *actionCall, error) 
 	}
 	e.match = cloneMatches(en.Match)
 	if call != nil {
-		e.call.Store(call)
+		call.copyInto(&e.first)
+		e.call.Store(&e.first)
 	}
 	return e, call, nil
 }
