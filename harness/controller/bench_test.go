@@ -274,12 +274,14 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 				b.Fatalf("%s: %v", design.name, err)
 			}
 			_, err = load.flood(hopsMeasure / 10) // warm-up
-			before, cpuBefore, ownBefore, switchesBefore := totalRx(b, ctl), readCPU(b), cputime.Used(), processCPU(b, ctl)
+			waitsBefore, before := contextSwitches(b, ctl), totalRx(b, ctl)
+			cpuBefore, ownBefore, switchesBefore := readCPU(b), cputime.Used(), processCPU(b, ctl)
 			began := time.Now()
 			arrived, ferr := load.flood(hopsMeasure)
 			// The CPU times before the counters: reading them over
 			// P4Runtime is no part of forwarding or of the generator.
 			took, own, switchCPU, cpu := time.Since(began), cputime.Used()-ownBefore, processCPU(b, ctl)-switchesBefore, readCPU(b).minus(cpuBefore)
+			waits := contextSwitches(b, ctl)
 			hops := totalRx(b, ctl) - before
 			if err := errors.Join(err, ferr, ctl.Close()); err != nil {
 				b.Fatalf("%s: %v", design.name, err)
@@ -290,9 +292,10 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 			rates[i] += float64(hops) / took.Seconds()
 			perHop[i] += float64(switchCPU.Microseconds()) / float64(hops)
 			genPerHop[i] += float64(own.Microseconds()) / float64(hops)
-			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s; switch processes %.0f%% of a core; the workers and PSs (this process) %.0f%%, %.2f µs per hop",
+			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s; switch processes %.0f%% of a core, their threads waited %.0f and were preempted %.0f times per 1000 hops; the workers and PSs (this process) %.0f%%, %.2f µs per hop",
 				design.name, hops, arrived, float64(hops)/float64(arrived), took.Round(time.Millisecond), cpu,
-				100*switchCPU.Seconds()/took.Seconds(), 100*own.Seconds()/took.Seconds(), float64(own.Microseconds())/float64(hops))
+				100*switchCPU.Seconds()/took.Seconds(), 1000*float64(waits.voluntary-waitsBefore.voluntary)/float64(hops), 1000*float64(waits.involuntary-waitsBefore.involuntary)/float64(hops),
+				100*own.Seconds()/took.Seconds(), float64(own.Microseconds())/float64(hops))
 		}
 	}
 	for i, design := range switchDesigns {
@@ -397,6 +400,39 @@ func processCPU(b *testing.B, ctl *Controller) time.Duration {
 		utime, _ := strconv.ParseUint(f[11], 10, 64)
 		stime, _ := strconv.ParseUint(f[12], 10, 64)
 		total += time.Duration(utime+stime) * 10 * time.Millisecond
+	}
+	return total
+}
+
+// switches is what the switch processes' threads have been switched out,
+// summed from /proc/PID/task/*/status: voluntary (a thread waiting, to be
+// woken again) and involuntary (a thread preempted).
+type switches struct{ voluntary, involuntary uint64 }
+
+func contextSwitches(b *testing.B, ctl *Controller) switches {
+	b.Helper()
+	var total switches
+	for _, p := range ctl.procs {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", p.PID()))
+		if err != nil || len(tasks) == 0 {
+			b.Fatalf("threads of switch process %d: %v", p.PID(), err)
+		}
+		for _, task := range tasks {
+			data, err := os.ReadFile(task)
+			if err != nil {
+				continue // the thread has ended
+			}
+			for _, line := range strings.Split(string(data), "\n") {
+				name, value, _ := strings.Cut(line, ":")
+				n, _ := strconv.ParseUint(strings.TrimSpace(value), 10, 64)
+				switch name {
+				case "voluntary_ctxt_switches":
+					total.voluntary += n
+				case "nonvoluntary_ctxt_switches":
+					total.involuntary += n
+				}
+			}
+		}
 	}
 	return total
 }

@@ -40,8 +40,9 @@ import (
 // times. A system call per fragment costs it too: under the UDP writes
 // (or this generator sending each fragment in a call of its own) it took
 // 20-37 µs of CPU per hop, with a round per call 9-19 µs, whether the
-// rounds came every 50 µs or every millisecond. Each send then likely woke
-// a switch process that ran for that one frame.
+// rounds came every 50 µs or every millisecond. Its threads waited
+// 1.14-1.18 times per hop under the UDP writes (woken for nearly every
+// frame), 0.73-0.79 times under this generator.
 
 // hopsTick is how often the generator tops the window up: far shorter than
 // the window lasts at what the switches forward (1024 fragments are tens
