@@ -178,7 +178,7 @@ type table struct {
 	// What a packet's lookup reads first (a switch's tables lie side by
 	// side, Switch.tables).
 	decl   *tableDecl
-	exactU map[uint64]*entry // instead of exact when decl.short
+	exactU shortIndex // instead of exact when decl.short
 	exact  map[string]*entry
 	def    atomic.Pointer[actionCall]
 	lpm    lpmTrie
@@ -502,10 +502,7 @@ func newTable(td *tableDecl) *table {
 // init makes t an empty table of td.
 func (t *table) init(td *tableDecl) {
 	t.decl, t.entries = td, map[EntryHandle]*entry{}
-	switch {
-	case td.short:
-		t.exactU = map[uint64]*entry{}
-	case td.kind == kindExact:
+	if td.kind == kindExact && !td.short {
 		t.exact = map[string]*entry{}
 	}
 	t.def.Store(td.defaultCall)
@@ -635,7 +632,7 @@ func (t *table) apply(k *pkt) *node {
 		}
 		u := td.buildShortKey(k)
 		t.readLock(k.sw)
-		if e = t.exactU[u]; e != nil {
+		if e = t.exactU.get(u); e != nil {
 			member, group = e.member, e.group
 		}
 		t.readUnlock(k.sw)
@@ -849,10 +846,10 @@ func (t *table) insert(e *entry) error {
 	switch td.kind {
 	case kindExact:
 		if td.short {
-			if _, dup := t.exactU[shortKey(e.key)]; dup {
+			if t.exactU.get(shortKey(e.key)) != nil {
 				return fmt.Errorf("table %q: an entry with this key exists", td.name)
 			}
-			t.exactU[shortKey(e.key)] = e
+			t.exactU.put(shortKey(e.key), e)
 			break
 		}
 		if _, dup := t.exact[string(e.key)]; dup {
@@ -898,7 +895,7 @@ func (t *table) remove(e *entry) {
 	switch t.decl.kind {
 	case kindExact:
 		if t.decl.short {
-			delete(t.exactU, shortKey(e.key))
+			t.exactU.remove(shortKey(e.key))
 			break
 		}
 		delete(t.exact, string(e.key))
