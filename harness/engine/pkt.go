@@ -327,7 +327,13 @@ func (k *pkt) extractSimple(h *header, data []byte) {
 		case 8:
 			k.f[fp.slot] = binary.BigEndian.Uint64(data[i:])
 		default:
-			k.f[fp.slot] = getBits(data, fp.off, fp.width)
+			// getBits, inline, for a field within the word at its
+			// first byte.
+			if sh := uint(fp.off & 7); int(sh)+fp.width <= 64 && i+8 <= len(data) {
+				k.f[fp.slot] = binary.BigEndian.Uint64(data[i:]) << sh >> (64 - uint(fp.width))
+			} else {
+				k.f[fp.slot] = getBits(data, fp.off, fp.width)
+			}
 		}
 	}
 }
@@ -370,7 +376,15 @@ func (k *pkt) emitSimple(h *header, out []byte) {
 		case 8:
 			binary.BigEndian.PutUint64(out[i:], k.f[fp.slot])
 		default:
-			putBits(out, fp.off, fp.width, k.f[fp.slot])
+			// putBits, inline, for a field within the word at its
+			// first byte.
+			if sh := 64 - uint(fp.off&7) - uint(fp.width); int(sh) >= 0 && i+8 <= len(out) {
+				m := mask64(fp.width) << sh
+				w := binary.BigEndian.Uint64(out[i:])
+				binary.BigEndian.PutUint64(out[i:], w&^m|k.f[fp.slot]<<sh&m)
+			} else {
+				putBits(out, fp.off, fp.width, k.f[fp.slot])
+			}
 		}
 	}
 }
