@@ -68,8 +68,6 @@ type Server struct {
 	saved *pipeline
 
 	arb arbitration
-
-	wrappers sync.Pool // of *emitter
 }
 
 // NewServer creates a server with no pipeline: it answers Capabilities and
@@ -80,11 +78,6 @@ func NewServer(opts Options) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.arb.init()
-	s.wrappers.New = func() any {
-		e := &emitter{s: s}
-		e.fn = e.emit
-		return e
-	}
 	return s
 }
 
@@ -143,12 +136,12 @@ func (s *Server) commit(pl *pipeline) {
 
 // emitter wraps a data-plane emit function: outputs to the CPU port become
 // PacketIn messages, outputs to ports outside the switch are dropped. It
-// is pooled so that Process allocates nothing of its own.
+// lives on the stack of Process (the engine keeps no emit function past
+// its call), so that Process allocates nothing of its own.
 type emitter struct {
 	s    *Server
 	pl   *pipeline
 	next func(engine.Output)
-	fn   func(engine.Output) // e.emit, bound once
 }
 
 func (e *emitter) emit(o engine.Output) {
@@ -179,12 +172,8 @@ func (s *Server) Process(port uint32, frame []byte, emit func(engine.Output)) er
 }
 
 func (s *Server) run(pl *pipeline, port uint32, frame []byte, emit func(engine.Output)) error {
-	e := s.wrappers.Get().(*emitter)
-	e.pl, e.next = pl, emit
-	err := pl.sw.Process(port, frame, e.fn)
-	e.pl, e.next = nil, nil
-	s.wrappers.Put(e)
-	return err
+	e := emitter{s: s, pl: pl, next: emit}
+	return pl.sw.Process(port, frame, e.emit)
 }
 
 // Capabilities reports the P4Runtime version.
