@@ -45,7 +45,7 @@ import (
 // frame), 0.73-0.79 times under this generator.
 
 // hopsTick is how often the generator tops the window up: far shorter than
-// the window lasts at what the switches forward (1024 fragments last 12 ms
+// the window lasts at what the switches forward (512 fragments last 6 ms
 // at the 85 thousand a second one process forwards), so they never wait.
 const hopsTick = time.Millisecond
 
