@@ -285,6 +285,7 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 			took, own, switchCPU, cpu := time.Since(began), cputime.Used()-ownBefore, processCPU(b, ctl)-switchesBefore, readCPU(b).minus(cpuBefore)
 			waits := contextSwitches(b, ctl)
 			hops := totalRx(b, ctl) - before
+			lost := load.lost() // after the counters: waiting for the last arrivals is no part of the figures
 			if err := errors.Join(err, ferr, ctl.Close()); err != nil {
 				b.Fatalf("%s: %v", design.name, err)
 			}
@@ -294,8 +295,8 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 			rates[i] += float64(hops) / took.Seconds()
 			perHop[i] += float64(switchCPU.Microseconds()) / float64(hops)
 			genPerHop[i] += float64(own.Microseconds()) / float64(hops)
-			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each) in %v; machine CPU %s; switch processes %.0f%% of a core, their threads waited %.0f and were preempted %.0f times per 1000 hops; the workers and PSs (this process) %.0f%%, %.2f µs per hop",
-				design.name, hops, arrived, float64(hops)/float64(arrived), took.Round(time.Millisecond), cpu,
+			b.Logf("%s: %d fragment-hops, %d fragments at the PS (%.2f hops each; of all sent, %.2f%% were lost on the way) in %v; machine CPU %s; switch processes %.0f%% of a core, their threads waited %.0f and were preempted %.0f times per 1000 hops; the workers and PSs (this process) %.0f%%, %.2f µs per hop",
+				design.name, hops, arrived, float64(hops)/float64(arrived), 100*float64(lost)/float64(load.sent), took.Round(time.Millisecond), cpu,
 				100*switchCPU.Seconds()/took.Seconds(), 1000*float64(waits.voluntary-waitsBefore.voluntary)/float64(hops), 1000*float64(waits.involuntary-waitsBefore.involuntary)/float64(hops),
 				100*own.Seconds()/took.Seconds(), float64(own.Microseconds())/float64(hops))
 		}

@@ -66,6 +66,8 @@ type hopsLoad struct {
 	sink    *psSink
 	pss     []psSocket
 	fds     []int // every socket, closed when the benchmark ends
+	// The last flood: what it sent, and the sink's count before it.
+	sent, counted uint64
 }
 
 // psSocket is a PS's UDP socket on the GRID port of its address.
@@ -224,7 +226,7 @@ func (l *hopsLoad) stray() error {
 // way are forgiven after hopsForgive without arrivals), and returns how
 // many arrived at the PSs. Every hopsTick it takes the arrivals and tops
 // the window up.
-func (l *hopsLoad) flood(run time.Duration) (uint64, error) {
+func (l *hopsLoad) flood(run time.Duration) (arrived uint64, err error) {
 	// The order of sends: every worker in turn, hopsBurst times each,
 	// over and over; a tick sends the next run of it that fits.
 	round := l.workers * hopsBurst
@@ -232,9 +234,10 @@ func (l *hopsLoad) flood(run time.Duration) (uint64, error) {
 	for k := range order {
 		order[k] = uint32(k / hopsBurst % l.workers)
 	}
-	var sent, arrived, forgiven uint64
+	var sent, forgiven uint64
 	counted := l.sink.arrived() // before this flood
-	next := 0                   // into order, below the length of a round
+	defer func() { l.sent, l.counted = sent, counted }()
+	next := 0 // into order, below the length of a round
 	lastArrival := time.Now()
 	end := lastArrival.Add(run)
 	for now := lastArrival; now.Before(end); now = time.Now() {
@@ -263,7 +266,24 @@ func (l *hopsLoad) flood(run time.Duration) (uint64, error) {
 		time.Sleep(hopsTick)
 	}
 	time.Sleep(100 * time.Millisecond) // the last ones in flight
+	sent -= uint64(l.ring.failed())
 	return l.sink.arrived() - counted, l.stray()
+}
+
+// lost waits until the last flood's fragments have stopped arriving (50 ms
+// without one, 2 s at most) and returns how many of them did not arrive:
+// fragments dropped on the way.
+func (l *hopsLoad) lost() int64 {
+	last := l.sink.arrived()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		now := l.sink.arrived()
+		if now == last {
+			break
+		}
+		last = now
+	}
+	return int64(l.sent) - int64(last-l.counted)
 }
 
 // TestHopsLoadSendsEveryWorkersFragmentAlongItsPlannedPathToItsPS sends one
