@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -194,6 +195,9 @@ func TestSendRingSendsEachSourcesFrameInTheOrderQueuedAndReturnsFailures(t *test
 		fds = append(fds, fd)
 	}
 	r, err := newSendRing(fds, [][]byte{[]byte("first"), []byte("second"), []byte("none")})
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		t.Skip("io_uring refused by this kernel or its sandbox:", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
