@@ -123,7 +123,9 @@ func (s *Server) LoadPipeline(p4info *p4configv1.P4Info, bmv2JSON []byte) error 
 // commit makes pl the running pipeline; the caller holds s.mu.
 func (s *Server) commit(pl *pipeline) {
 	pl.send = s.toPrimary
-	s.pipe.Store(pl)
+	if old := s.pipe.Swap(pl); old != nil {
+		releaseReplaced()
+	}
 	for _, td := range pl.tables {
 		if td.idleTimeout {
 			go s.sweepIdleEntries(pl)
