@@ -434,7 +434,7 @@ func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) (empti
 		if !ok {
 			return true, nil
 		}
-		_, err := d.take(p, frame, ferr, pl, emit)
+		err := d.take(p, frame, ferr, pl, emit)
 		ring.release()
 		if err != nil {
 			return true, err
@@ -458,27 +458,27 @@ func (d *Dataplane) socketError(p *port, pl Pipeline, emit func(engine.Output)) 
 	if gerr == nil {
 		gerr = unix.Errno(errno)
 	}
-	_, err := d.take(p, nil, fmt.Errorf("interface %s: receive: %w", p.spec.Interface, gerr), pl, emit)
-	return err
+	return d.take(p, nil, fmt.Errorf("interface %s: receive: %w", p.spec.Interface, gerr), pl, emit)
 }
 
 // take passes a frame received on p through pl, or deals with the error
-// receiving it gave: stop says to leave the port for now (its interface
-// is down), err that its socket failed.
-func (d *Dataplane) take(p *port, frame []byte, recvErr error, pl Pipeline, emit func(engine.Output)) (stop bool, err error) {
+// receiving it gave: a frame too long is counted, an interface gone down
+// logged (its socket receives again once it is up); err says p's socket
+// failed.
+func (d *Dataplane) take(p *port, frame []byte, recvErr error, pl Pipeline, emit func(engine.Output)) error {
 	switch {
 	case recvErr == nil:
 	case errors.Is(recvErr, ErrOversized):
 		p.rxErrors.Add(1)
 		p.log.Debug("frame dropped", "err", recvErr)
-		return false, nil
+		return nil
 	case errors.Is(recvErr, unix.ENETDOWN):
 		p.log.Warn("interface is down; its port receives again when it comes up")
-		return true, nil
+		return nil
 	case errors.Is(recvErr, os.ErrClosed):
-		return true, recvErr
+		return recvErr
 	default:
-		return true, fmt.Errorf("port %s: %w", p.spec, recvErr)
+		return fmt.Errorf("port %s: %w", p.spec, recvErr)
 	}
 	p.rxFrames.Add(1)
 	p.rxBytes.Add(uint64(len(frame)))
@@ -490,7 +490,7 @@ func (d *Dataplane) take(p *port, frame []byte, recvErr error, pl Pipeline, emit
 		d.pipelineErrors.Add(1)
 		p.log.Debug("pipeline refused a frame", "err", err)
 	}
-	return false, nil
+	return nil
 }
 
 // Transmit sends o.Data out of port o.Port through the port's impairments,

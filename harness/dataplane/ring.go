@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sync/atomic"
 	"unsafe"
@@ -48,12 +47,10 @@ const ringHeader = 96
 
 // rxRing is the receive ring of a port's socket.
 type rxRing struct {
-	mem           []byte
-	blockSize     int
-	slotSize      int
-	slotsPerBlock int
-	slots         int
-	next          int // the slot the next frame arrives in
+	mem      []byte
+	slotSize int
+	headers  []*unix.Tpacket2Hdr // each slot's kernel header, in the ring's order
+	next     int                 // the slot the next frame arrives in
 }
 
 // setUpRxRing gives the packet socket fd, not yet bound, a receive ring of
@@ -72,7 +69,11 @@ func setUpRxRing(fd, mtu, slots int) (*rxRing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("map receive ring: %w", err)
 	}
-	return &rxRing{mem: mem, blockSize: block, slotSize: slot, slotsPerBlock: perBlock, slots: blocks * perBlock}, nil
+	r := &rxRing{mem: mem, slotSize: slot, headers: make([]*unix.Tpacket2Hdr, blocks*perBlock)}
+	for i := range r.headers {
+		r.headers[i] = (*unix.Tpacket2Hdr)(unsafe.Pointer(&mem[i/perBlock*block+i%perBlock*slot]))
+	}
+	return r, nil
 }
 
 // ringLayout is the shape of a ring of at least slots slots for an MTU:
@@ -97,18 +98,12 @@ func RingMemory(ports, mtu int) int {
 // pageSize is the size of the memory pages a ring's blocks are made of.
 var pageSize = unix.Getpagesize()
 
-// header is slot i's kernel header.
-func (r *rxRing) header(i int) *unix.Tpacket2Hdr {
-	off := i/r.slotsPerBlock*r.blockSize + i%r.slotsPerBlock*r.slotSize
-	return (*unix.Tpacket2Hdr)(unsafe.Pointer(&r.mem[off]))
-}
-
 // frame returns the frame in the next slot, if the kernel has put one
 // there, with the VLAN tag the kernel stripped put back in front of its
 // EtherType (as a socket's Recv does); err is ErrOversized for a frame
 // cut short. The frame stays valid until release.
 func (r *rxRing) frame() (frame []byte, ok bool, err error) {
-	h := r.header(r.next)
+	h := r.headers[r.next]
 	status := atomic.LoadUint32(&h.Status) // acquire: the frame before it is written
 	if status&unix.TP_STATUS_USER == 0 {
 		return nil, false, nil
@@ -117,29 +112,21 @@ func (r *rxRing) frame() (frame []byte, ok bool, err error) {
 		return nil, true, fmt.Errorf("%d-byte frame: %w", h.Len, ErrOversized)
 	}
 	slot := unsafe.Slice((*byte)(unsafe.Pointer(h)), r.slotSize)
-	mac := int(h.Mac)
-	frame = slot[mac : mac+int(h.Snaplen)]
-	if status&unix.TP_STATUS_VLAN_VALID != 0 && len(frame) >= 12 {
-		tpid := uint16(unix.ETH_P_8021Q)
-		if status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
-			tpid = h.Vlan_tpid
-		}
-		// The addresses move 4 bytes forward, into the free space the
-		// kernel leaves between the sender's address (at most 52 bytes
-		// into the slot) and an Ethernet frame (at least 66 bytes in),
-		// and the tag goes after them.
-		copy(slot[mac-vlanTagLen:], frame[:12])
-		binary.BigEndian.PutUint16(slot[mac-vlanTagLen+12:], tpid)
-		binary.BigEndian.PutUint16(slot[mac-vlanTagLen+14:], h.Vlan_tci)
-		frame = slot[mac-vlanTagLen : mac+int(h.Snaplen)]
+	if tag, ok := vlanTag(status, h.Vlan_tci, h.Vlan_tpid); ok {
+		// The addresses move into the free space the kernel leaves
+		// between the sender's address (at most 52 bytes into the slot)
+		// and an Ethernet frame (at least 66 bytes in).
+		return retag(slot, int(h.Mac), int(h.Snaplen), tag), true, nil
 	}
-	return frame, true, nil
+	return slot[h.Mac : int(h.Mac)+int(h.Snaplen)], true, nil
 }
 
 // release hands the slot of the frame last returned back to the kernel.
 func (r *rxRing) release() {
-	atomic.StoreUint32(&r.header(r.next).Status, unix.TP_STATUS_KERNEL) // release: done with the frame
-	r.next = (r.next + 1) % r.slots
+	atomic.StoreUint32(&r.headers[r.next].Status, unix.TP_STATUS_KERNEL) // release: done with the frame
+	if r.next++; r.next == len(r.headers) {
+		r.next = 0
+	}
 }
 
 // close unmaps the ring (its socket closes it in the kernel).

@@ -324,13 +324,37 @@ func (s *Socket) frameIn(buf, oob []byte, n int) ([]byte, error) {
 	if n > MaxFrame {
 		return nil, fmt.Errorf("interface %s: %d-byte frame: %w", s.iface, n, ErrOversized)
 	}
-	frame := buf[vlanTagLen : vlanTagLen+n]
-	if tag, ok := strippedVLANTag(oob); ok && n >= 12 {
-		copy(buf[:12], frame[:12])
-		binary.BigEndian.PutUint32(buf[12:16], tag)
-		frame = buf[:n+vlanTagLen]
+	if tag, ok := strippedVLANTag(oob); ok {
+		return retag(buf, vlanTagLen, n, tag), nil
 	}
-	return frame, nil
+	return buf[vlanTagLen : vlanTagLen+n], nil
+}
+
+// retag is the frame of n bytes at buf[at:] with a VLAN tag the kernel
+// stripped (TPID<<16 | TCI) put back in front of its EtherType: the
+// addresses move vlanTagLen bytes forward, into buf[at-vlanTagLen:], and
+// the tag goes after them.
+func retag(buf []byte, at, n int, tag uint32) []byte {
+	if n < 12 {
+		return buf[at : at+n]
+	}
+	start := at - vlanTagLen
+	copy(buf[start:start+12], buf[at:at+12])
+	binary.BigEndian.PutUint32(buf[start+12:], tag)
+	return buf[start : at+n]
+}
+
+// vlanTag is the tag the kernel reports having stripped, by a packet's
+// status bits and tag fields (as PACKET_AUXDATA and a ring slot's header
+// give them), as TPID<<16 | TCI.
+func vlanTag(status uint32, tci, tpid uint16) (uint32, bool) {
+	if status&unix.TP_STATUS_VLAN_VALID == 0 {
+		return 0, false
+	}
+	if status&unix.TP_STATUS_VLAN_TPID_VALID == 0 {
+		tpid = unix.ETH_P_8021Q
+	}
+	return uint32(tpid)<<16 | uint32(tci), true
 }
 
 // fd is the socket's descriptor, or -1 once it is closed.
@@ -365,14 +389,7 @@ func strippedVLANTag(oob []byte) (uint32, bool) {
 		if h.Level == unix.SOL_PACKET && h.Type == unix.PACKET_AUXDATA &&
 			int(h.Len) >= unix.CmsgLen(int(unsafe.Sizeof(unix.TpacketAuxdata{}))) {
 			aux := (*unix.TpacketAuxdata)(unsafe.Pointer(&oob[unix.CmsgLen(0)]))
-			if aux.Status&unix.TP_STATUS_VLAN_VALID == 0 {
-				return 0, false
-			}
-			tpid := uint32(unix.ETH_P_8021Q)
-			if aux.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
-				tpid = uint32(aux.Vlan_tpid)
-			}
-			return tpid<<16 | uint32(aux.Vlan_tci), true
+			return vlanTag(aux.Status, aux.Vlan_tci, aux.Vlan_tpid)
 		}
 		oob = oob[min(unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0)), len(oob)):]
 	}
