@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/grid-ina/grid/harness/fabric"
 	"github.com/grid-ina/grid/harness/gradproto"
+	"github.com/grid-ina/grid/harness/internal/bpf"
 )
 
 // psSink counts the fragments arriving at the PSs where they arrive: a tc
@@ -67,16 +67,9 @@ func (s *psSink) attach(st *fabric.State, host string, ip netip.Addr, i int, job
 		return fmt.Errorf("PS %s: %w", host, err)
 	}
 	return node.Do(func() error {
-		clsact := &netlink.GenericQdisc{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: ifc.Index,
-			Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT}, QdiscType: "clsact"}
-		if err := netlink.QdiscAdd(clsact); err != nil && !errors.Is(err, unix.EEXIST) {
-			return fmt.Errorf("PS %s %s: add clsact qdisc: %w", host, ifc.Name, err)
-		}
-		f := &netlink.BpfFilter{FilterAttrs: netlink.FilterAttrs{LinkIndex: ifc.Index,
-			Parent: netlink.HANDLE_MIN_INGRESS, Handle: 1, Priority: 1, Protocol: unix.ETH_P_ALL},
-			Fd: prog, Name: "grid-bench-ps", DirectAction: true}
-		if err := netlink.FilterReplace(f); err != nil {
-			return fmt.Errorf("PS %s %s: add ingress filter: %w", host, ifc.Name, err)
+		// A zero handle works in the calling thread's namespace, the PS's.
+		if _, err := bpf.AttachIngress(&netlink.Handle{}, ifc.Index, prog, "grid-bench-ps"); err != nil {
+			return fmt.Errorf("PS %s %s: %w", host, ifc.Name, err)
 		}
 		return nil
 	})
@@ -95,9 +88,7 @@ func (s *psSink) load(i int, job uint16) (int, error) {
 		r0, r1, r2, r6 = 0, 1, 2, 6
 		r10            = 10
 	)
-	ins := func(code uint8, dst, src uint8, off int16, imm int32) uint64 {
-		return uint64(code) | uint64(dst)<<8 | uint64(src)<<12 | uint64(uint16(off))<<16 | uint64(uint32(imm))<<32
-	}
+	ins := bpf.Insn
 	ldAbs := func(size uint8, at int) uint64 { return ins(unix.BPF_LD|unix.BPF_ABS|size, 0, 0, 0, int32(at)) }
 	// jne jumps to the end (pass) from instruction at, if r0 != v.
 	const pass = 21
@@ -131,30 +122,12 @@ func (s *psSink) load(i int, job uint16) (int, error) {
 		23:   ins(unix.BPF_ALU64|unix.BPF_MOV|unix.BPF_K, r0, 0, 0, tcActShot),
 		24:   ins(unix.BPF_JMP|unix.BPF_EXIT, 0, 0, 0, 0),
 	}
-	license := []byte("GPL\x00")
-	logBuf := make([]byte, 64<<10)
-	// The leading fields of union bpf_attr for BPF_PROG_LOAD.
-	attr := struct {
-		progType, insnCount  uint32
-		insns, license       uint64
-		logLevel, logSize    uint32
-		logBuf               uint64
-		kernVersion, progFlg uint32
-	}{
-		progType: unix.BPF_PROG_TYPE_SCHED_CLS, insnCount: uint32(len(insns)),
-		insns: uint64(uintptr(unsafe.Pointer(&insns[0]))), license: uint64(uintptr(unsafe.Pointer(&license[0]))),
-		logLevel: 1, logSize: uint32(len(logBuf)), logBuf: uint64(uintptr(unsafe.Pointer(&logBuf[0]))),
+	fd, err := bpf.Load(unix.BPF_PROG_TYPE_SCHED_CLS, insns)
+	if err != nil {
+		return -1, fmt.Errorf("the PS's filter: %w", err)
 	}
-	fd, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_LOAD, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
-	runtime.KeepAlive(insns)
-	runtime.KeepAlive(license)
-	runtime.KeepAlive(logBuf)
-	if errno != 0 {
-		return -1, fmt.Errorf("load the PS's BPF filter: %w: %s", errno, bytes.TrimRight(logBuf, "\x00"))
-	}
-	unix.CloseOnExec(int(fd))
-	s.progs = append(s.progs, int(fd))
-	return int(fd), nil
+	s.progs = append(s.progs, fd)
+	return fd, nil
 }
 
 // arrived is how many fragments the PSs have counted so far, all together.

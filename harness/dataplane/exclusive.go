@@ -3,12 +3,12 @@ package dataplane
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/grid-ina/grid/harness/internal/bpf"
 )
 
 // An exclusive port's interface carries the switch's frames only (grid's
@@ -24,10 +24,6 @@ import (
 
 // exclusiveFilterName names the filter in `tc filter show`.
 const exclusiveFilterName = "grid-switch-port"
-
-// exclusiveFilterPriority is the filter's tc priority (and handle): fixed,
-// so a switch restarted on the same interface replaces its own filter.
-const exclusiveFilterPriority = 1
 
 // stackBypass is the ingress filter on a dataplane's exclusive ports.
 type stackBypass struct {
@@ -55,16 +51,9 @@ func (b *stackBypass) add(iface string, index int) error {
 	if err != nil {
 		return err
 	}
-	clsact := &netlink.GenericQdisc{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: index,
-		Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT}, QdiscType: "clsact"}
-	if err := b.nl.QdiscAdd(clsact); err != nil && !errors.Is(err, unix.EEXIST) {
-		return fmt.Errorf("interface %s: add clsact qdisc: %w", iface, err)
-	}
-	f := &netlink.BpfFilter{FilterAttrs: netlink.FilterAttrs{LinkIndex: index,
-		Parent: netlink.HANDLE_MIN_INGRESS, Handle: exclusiveFilterPriority, Priority: exclusiveFilterPriority,
-		Protocol: unix.ETH_P_ALL}, Fd: prog, Name: exclusiveFilterName, DirectAction: true}
-	if err := b.nl.FilterReplace(f); err != nil {
-		return fmt.Errorf("interface %s: add ingress filter: %w", iface, err)
+	f, err := bpf.AttachIngress(b.nl, index, prog, exclusiveFilterName)
+	if err != nil {
+		return fmt.Errorf("interface %s: %w", iface, err)
 	}
 	b.ifaces, b.filters = append(b.ifaces, iface), append(b.filters, f)
 	return nil
@@ -98,36 +87,8 @@ var dropProgram = sync.OnceValues(func() (int, error) {
 // loadDropProgram loads a BPF program for tc that drops every packet:
 // r0 = TC_ACT_SHOT; exit.
 func loadDropProgram() (int, error) {
-	insns := [2]uint64{
-		// BPF_ALU64|BPF_MOV|BPF_K, dst r0, imm TC_ACT_SHOT (2).
-		uint64(unix.BPF_ALU64|unix.BPF_MOV|unix.BPF_K) | 2<<32,
-		// BPF_JMP|BPF_EXIT.
-		uint64(unix.BPF_JMP | unix.BPF_EXIT),
-	}
-	license := []byte("GPL\x00")
-	// The leading fields of union bpf_attr for BPF_PROG_LOAD.
-	attr := struct {
-		progType    uint32
-		insnCount   uint32
-		insns       uint64
-		license     uint64
-		logLevel    uint32
-		logSize     uint32
-		logBuf      uint64
-		kernVersion uint32
-		progFlags   uint32
-	}{
-		progType:  unix.BPF_PROG_TYPE_SCHED_CLS,
-		insnCount: uint32(len(insns)),
-		insns:     uint64(uintptr(unsafe.Pointer(&insns[0]))),
-		license:   uint64(uintptr(unsafe.Pointer(&license[0]))),
-	}
-	fd, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_LOAD, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
-	runtime.KeepAlive(&insns)
-	runtime.KeepAlive(license)
-	if errno != 0 {
-		return -1, fmt.Errorf("load BPF program: %w", errno)
-	}
-	unix.CloseOnExec(int(fd))
-	return int(fd), nil
+	return bpf.Load(unix.BPF_PROG_TYPE_SCHED_CLS, []uint64{
+		bpf.Insn(unix.BPF_ALU64|unix.BPF_MOV|unix.BPF_K, 0, 0, 0, 2), // TC_ACT_SHOT
+		bpf.Insn(unix.BPF_JMP|unix.BPF_EXIT, 0, 0, 0, 0),
+	})
 }
