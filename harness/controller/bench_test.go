@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,14 +71,15 @@ func benchmarkStart(b *testing.B, topology string) {
 	d := deploy(b, tp, solver.AlgoGRIDPaths)
 	ctx := context.Background()
 	opts := startOptions(b) // builds grid once, before anything is timed
+	designs := switchDesigns(b)
 	var up time.Duration
-	start := make([]time.Duration, len(switchDesigns))
-	memory := make([]float64, len(switchDesigns)) // bytes per switch
+	start := make([]time.Duration, len(designs))
+	memory := make([]float64, len(designs)) // bytes per switch
 	for b.Loop() {
 		began := time.Now()
 		st := upRun(b, tp)
 		up += time.Since(began)
-		for i, design := range switchDesigns {
+		for i, design := range designs {
 			began := time.Now()
 			ctl, err := Start(ctx, st, design.opts(opts))
 			if err != nil {
@@ -96,12 +98,12 @@ func benchmarkStart(b *testing.B, topology string) {
 	}
 	n := float64(b.N)
 	b.ReportMetric(up.Seconds()/n, "s-fabric-up")
-	for i, design := range switchDesigns {
+	for i, design := range designs {
 		b.ReportMetric(start[i].Seconds()/n, "s-start-"+design.name)
 		b.ReportMetric(memory[i]/n/(1<<20), "MB/switch-"+design.name)
-		for _, j := range peersOf(i) {
-			b.ReportMetric(start[j].Seconds()/start[i].Seconds(), "x-start-"+design.name+"-vs-"+switchDesigns[j].name)
-			b.ReportMetric(memory[j]/memory[i], "x-memory-"+design.name+"-vs-"+switchDesigns[j].name)
+		for _, j := range peersOf(designs, i) {
+			b.ReportMetric(start[j].Seconds()/start[i].Seconds(), "x-start-"+design.name+"-vs-"+designs[j].name)
+			b.ReportMetric(memory[j]/memory[i], "x-memory-"+design.name+"-vs-"+designs[j].name)
 		}
 	}
 }
@@ -159,54 +161,93 @@ const hopsMeasure = 3 * time.Second
 // switchDesign is one way of running a fabric's switches, as the
 // fragment-hops benchmark compares them.
 type switchDesign struct {
-	name string
-	opts func(Options) Options
+	name    string
+	command string // the grid command that runs the switches
+	opts    func(Options) Options
 }
 
-// switchDesigns are the designs the benchmarks compare, today's first.
-// With GRID_BENCH_BEFORE set to another build of grid (an earlier commit's,
-// say), each design also runs on that binary, after today's, in the same
-// run: a before/after table without the machine's load changing in
-// between. The build must take today's command lines and switch-host spec
-// (builds before --exclusive-ports need it and "exclusive_ports" accepted,
-// if only to ignore them).
-var switchDesigns = withBefore([]switchDesign{
-	{"process-per-switch", func(o Options) Options { o.Hosting = ProcessPerSwitch; return o }},
-	{"one-process", func(o Options) Options { o.Hosting = HostTogether; return o }},
-}, os.Getenv("GRID_BENCH_BEFORE"))
+// todaysDesigns are the designs the benchmarks compare, the peer first.
+var todaysDesigns = []switchDesign{
+	{"process-per-switch", "switch", func(o Options) Options { o.Hosting = ProcessPerSwitch; return o }},
+	{"one-process", "switch-host", func(o Options) Options { o.Hosting = HostTogether; return o }},
+}
 
-// peersOf are the indexes of the designs switchDesigns[i] reports its
-// ratios to: today's first design, run by today's binary and, with
-// GRID_BENCH_BEFORE, by the earlier one (so a design's gain over the
-// earlier first design is one figure of one run); none for the first
-// design itself, or for one run by the earlier binary.
-func peersOf(i int) []int {
-	if i == 0 || strings.HasSuffix(switchDesigns[i].name, "-before") {
+// switchDesigns are todaysDesigns and, with GRID_BENCH_BEFORE set to
+// other builds of grid (earlier commits'), each design run by each of
+// those builds too, after today's, in the same run: a before/after table
+// without the machine's load changing in between. GRID_BENCH_BEFORE is a
+// comma-separated list of NAME=PATH (or a PATH alone, named "before"); a
+// design run by build NAME is named DESIGN-NAME. A build runs only the
+// designs whose command it has (grid switch-host came later than grid
+// switch), and must take today's command lines and switch-host spec (a
+// build before --exclusive-ports needs it accepted, if only to ignore it).
+func switchDesigns(b *testing.B) []switchDesign {
+	b.Helper()
+	designs, err := withBefore(todaysDesigns, os.Getenv("GRID_BENCH_BEFORE"), func(build, command string) bool {
+		if exec.Command(build, command, "--help").Run() != nil {
+			b.Logf("%s has no grid %s: the designs that need it do not run on it", build, command)
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		b.Fatalf("GRID_BENCH_BEFORE: %v", err)
+	}
+	return designs
+}
+
+// withBefore adds to designs each one run by each earlier build listed in
+// before (see switchDesigns) that has its command, as has(build, command)
+// tells.
+func withBefore(designs []switchDesign, before string, has func(build, command string) bool) ([]switchDesign, error) {
+	designs = designs[:len(designs):len(designs)]
+	if before == "" {
+		return designs, nil
+	}
+	today := len(designs)
+	seen := map[string]bool{}
+	for _, item := range strings.Split(before, ",") {
+		name, build, named := strings.Cut(item, "=")
+		if !named {
+			name, build = "before", item
+		}
+		switch {
+		case name == "" || build == "":
+			return nil, fmt.Errorf("%q: want NAME=PATH or PATH", item)
+		case seen[name]:
+			return nil, fmt.Errorf("build name %q given twice", name)
+		}
+		seen[name] = true
+		for _, d := range designs[:today] {
+			if !has(build, d.command) {
+				continue
+			}
+			designs = append(designs, switchDesign{d.name + "-" + name, d.command, func(o Options) Options {
+				o = d.opts(o)
+				o.Binary = build
+				return o
+			}})
+		}
+	}
+	return designs, nil
+}
+
+// peersOf are the indexes of the designs designs[i] reports its ratios
+// to: the peer (today's first design), run by today's binary and by each
+// earlier build (so a design's gain over an earlier peer is one figure of
+// one run); none for the peer itself, or for a design run by an earlier
+// build.
+func peersOf(designs []switchDesign, i int) []int {
+	if i == 0 || i >= len(todaysDesigns) {
 		return nil
 	}
 	peers := []int{0}
-	for j, d := range switchDesigns {
-		if d.name == switchDesigns[0].name+"-before" {
-			peers = append(peers, j)
+	for j, d := range designs[len(todaysDesigns):] {
+		if strings.HasPrefix(d.name, designs[0].name+"-") {
+			peers = append(peers, len(todaysDesigns)+j)
 		}
 	}
 	return peers
-}
-
-// withBefore adds to designs each one run by the grid binary before, named
-// with a "-before" suffix; none when before is "".
-func withBefore(designs []switchDesign, before string) []switchDesign {
-	if before == "" {
-		return designs
-	}
-	for _, d := range designs[:len(designs):len(designs)] {
-		designs = append(designs, switchDesign{d.name + "-before", func(o Options) Options {
-			o = d.opts(o)
-			o.Binary = before
-			return o
-		}})
-	}
-	return designs
 }
 
 // BenchmarkFragmentHopsFatTreeK8 measures what the emulated network
@@ -263,11 +304,12 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 	} else {
 		b.Logf("the workers and PSs run at nice %d", nice)
 	}
-	rates := make([]float64, len(switchDesigns))
-	perHop := make([]float64, len(switchDesigns))    // switch processes' CPU µs per fragment-hop
-	genPerHop := make([]float64, len(switchDesigns)) // the generator's (this process's) CPU µs per fragment-hop
+	designs := switchDesigns(b)
+	rates := make([]float64, len(designs))
+	perHop := make([]float64, len(designs))    // switch processes' CPU µs per fragment-hop
+	genPerHop := make([]float64, len(designs)) // the generator's (this process's) CPU µs per fragment-hop
 	for b.Loop() {
-		for i, design := range switchDesigns {
+		for i, design := range designs {
 			ctl, err := Start(ctx, st, design.opts(opts))
 			if err != nil {
 				b.Fatalf("%s: %v", design.name, err)
@@ -302,13 +344,13 @@ func BenchmarkFragmentHopsFatTreeK8(b *testing.B) {
 				100*own.Seconds()/took.Seconds(), float64(own.Microseconds())/float64(hops))
 		}
 	}
-	for i, design := range switchDesigns {
+	for i, design := range designs {
 		b.ReportMetric(rates[i]/float64(b.N), "hops/s-"+design.name)
 		b.ReportMetric(perHop[i]/float64(b.N), "cpu-µs/hop-"+design.name)
 		b.ReportMetric(genPerHop[i]/float64(b.N), "gen-cpu-µs/hop-"+design.name)
-		for _, j := range peersOf(i) {
-			b.ReportMetric(rates[i]/rates[j], "x-"+design.name+"-vs-"+switchDesigns[j].name)
-			b.ReportMetric(perHop[j]/perHop[i], "x-cpu-"+design.name+"-vs-"+switchDesigns[j].name)
+		for _, j := range peersOf(designs, i) {
+			b.ReportMetric(rates[i]/rates[j], "x-"+design.name+"-vs-"+designs[j].name)
+			b.ReportMetric(perHop[j]/perHop[i], "x-cpu-"+design.name+"-vs-"+designs[j].name)
 		}
 	}
 }
