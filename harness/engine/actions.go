@@ -17,14 +17,18 @@ type action struct {
 	params   []paramInfo
 	argWords int
 	prims    []func(k *pkt)
-	jumps    bool  // some primitive is a _jump or _jump_if_zero, which set k.pc
-	regs     []int // lock groups of the registers the action uses, held while it runs
-	touches  []int // the headers its primitives name (clean.go)
+	jumps    bool   // some primitive is a _jump or _jump_if_zero, which set k.pc
+	regs     []int  // lock groups of the registers the action uses, held while it runs
+	touches  []int  // the headers its primitives name (clean.go)
+	needs    uint64 // the lazily extracted headers its primitives name (lazy.go)
 }
 
 // run executes the action with its data (words per parameter).
 func (a *action) run(k *pkt, args []uint64) {
 	k.args = args
+	if k.lazy&a.needs != 0 {
+		k.materialize(a.needs)
+	}
 	k.touch(a.touches)
 	if len(a.regs) > 0 {
 		k.lockRegisters(a.regs)
@@ -63,10 +67,11 @@ func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 		a.argWords += w
 	}
 	c := &compiler{p: p, params: a.params}
-	var named []*bmv2json.Value
+	var named, all []*bmv2json.Value
 	for i := range j.Primitives {
 		pr := &j.Primitives[i]
 		named = append(named, mayWrite(pr)...)
+		all = append(all, pr.Parameters...)
 		c.where = fmt.Sprintf("action %q, primitive %d (%s)%s", j.Name, i, pr.Op, srcInfo(pr.SourceInfo))
 		c.pc = i
 		f, err := c.primitive(pr, len(j.Primitives))
@@ -77,6 +82,7 @@ func (p *Program) compileAction(j *bmv2json.Action) (*action, error) {
 		a.jumps = a.jumps || pr.Op == "_jump" || pr.Op == "_jump_if_zero"
 	}
 	a.touches = p.touchedHeaders(named)
+	a.needs = p.lazyMask(all...)
 	a.regs = c.regs
 	if len(a.regs) > 0 {
 		p.regUsers = append(p.regUsers, &a.regs)

@@ -50,13 +50,23 @@ func mayWrite(pr *bmv2json.Primitive) []*bmv2json.Value {
 // apart.
 func (p *Program) touchedHeaders(vs []*bmv2json.Value) []int {
 	seen := make([]bool, len(p.headers))
-	all := false
-	var walk func(v *bmv2json.Value)
-	mark := func(headers ...int) {
-		for _, hi := range headers {
-			seen[hi] = true
+	all := p.walkHeaders(vs, false, func(hi int) { seen[hi] = true })
+	var out []int
+	for hi, h := range p.headers {
+		if !h.metadata && (seen[hi] || all) {
+			out = append(out, hi)
 		}
 	}
+	return out
+}
+
+// walkHeaders calls mark for every header instance vs name in any form (a
+// field, a header, every element of a stack or union named) and, with
+// calcs, for the headers whose fields a named calculation reads. It
+// returns true, having marked nothing for it, when one of vs holds what it
+// does not take apart: then any header may be meant.
+func (p *Program) walkHeaders(vs []*bmv2json.Value, calcs bool, mark func(hi int)) (all bool) {
+	var walk func(v *bmv2json.Value)
 	walk = func(v *bmv2json.Value) {
 		if v == nil {
 			return
@@ -86,28 +96,37 @@ func (p *Program) touchedHeaders(vs []*bmv2json.Value) []int {
 			}
 		case "header_stack", "stack", "stack_field":
 			if si, ok := p.stackByName[name]; ok {
-				mark(p.stacks[si].headers...)
+				for _, hi := range p.stacks[si].headers {
+					mark(hi)
+				}
 			}
 		case "header_union":
 			if ui, ok := p.unionByName[name]; ok {
-				mark(p.unions[ui].headers...)
+				for _, hi := range p.unions[ui].headers {
+					mark(hi)
+				}
 			}
 		case "header_union_stack", "union_stack":
 			if si, ok := p.unionStackByName[name]; ok {
 				for _, ui := range p.unionStacks[si].unions {
-					mark(p.unions[ui].headers...)
+					for _, hi := range p.unions[ui].headers {
+						mark(hi)
+					}
 				}
+			}
+		case "calculation":
+			if !calcs {
+				break
+			}
+			if c, ok := p.calcs[name]; ok {
+				c.inputHeaders(p, mark)
+			} else {
+				all = true
 			}
 		}
 	}
 	for _, v := range vs {
 		walk(v)
 	}
-	var out []int
-	for hi, h := range p.headers {
-		if !h.metadata && (seen[hi] || all) {
-			out = append(out, hi)
-		}
-	}
-	return out
+	return all
 }

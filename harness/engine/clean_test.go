@@ -14,14 +14,7 @@ import (
 // read, an assignment to a stack element, a table's action), and one only
 // read leaves as it came.
 func TestRewrittenHeadersLeaveRewrittenAndOthersAsTheyCame(t *testing.T) {
-	res, err := p4c.Compile(filepath.Join("testdata", "rewrites.p4"), p4c.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := engine.Load(res.JSON)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := compileTestdata(t, "rewrites.p4")
 	sw := engine.NewSwitch(prog, engine.Config{})
 	if _, err := sw.AddEntry("I.t", engine.Entry{Match: []engine.Match{engine.Exact([]byte{0x20})}, Action: "I.set_c",
 		Args: [][]byte{{0xbe, 0xef}}}); err != nil {
@@ -45,4 +38,18 @@ func TestRewrittenHeadersLeaveRewrittenAndOthersAsTheyCame(t *testing.T) {
 			t.Errorf("in % x:\n out % x\nwant % x", c.in, out, c.want)
 		}
 	}
+}
+
+// compileTestdata compiles testdata/name with grid's compiler and loads it.
+func compileTestdata(t testing.TB, name string) *engine.Program {
+	t.Helper()
+	res, err := p4c.Compile(filepath.Join("testdata", name), p4c.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := engine.Load(res.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
 }

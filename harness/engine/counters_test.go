@@ -1,12 +1,10 @@
 package engine_test
 
 import (
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/engine"
-	"github.com/grid-ina/grid/harness/p4c"
 )
 
 // Counters read, written and reset by the control plane while packets
@@ -14,14 +12,7 @@ import (
 // switch (where packets count without atomic operations) as on a parallel
 // one.
 func TestCountersStayExactWhileTheControlPlaneReadsAndWritesThem(t *testing.T) {
-	res, err := p4c.Compile(filepath.Join("testdata", "counted.p4"), p4c.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := engine.Load(res.JSON)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := compileTestdata(t, "counted.p4")
 	for _, serial := range []bool{true, false} {
 		sw := engine.NewSwitch(prog, engine.Config{Serial: serial})
 		h, err := sw.AddEntry("I.t", engine.Entry{Match: []engine.Match{engine.Exact([]byte{7})}, Action: "I.send"})

@@ -117,14 +117,7 @@ func maskFirstKey(t *testing.T, js []byte, table string, target []string, mask s
 // packets up in its own tables, also when packets alternate between them
 // from several goroutines.
 func TestSwitchesOfOneProgramKeepTheirOwnTables(t *testing.T) {
-	res, err := p4c.Compile(filepath.Join("testdata", "keys.p4"), p4c.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := engine.Load(res.JSON)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := compileTestdata(t, "keys.p4")
 	frame := keysFrame(0, 0, 0, 0x0102030405, 0xdeadbeef, false)
 	var sws []*engine.Switch
 	for port := range 4 {

@@ -49,6 +49,9 @@ type header struct {
 	// byte-aligned word of that many bytes (1, 2, 4 or 8), as in a header
 	// of values: extract and deparse then move them in one loop.
 	words int
+	// lazyBit is the header's bit in pkt.lazy when the parser extracts
+	// it lazily (lazy.go), else 0.
+	lazyBit uint64
 }
 
 type fieldPos struct {

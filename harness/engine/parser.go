@@ -531,7 +531,9 @@ func (k *pkt) extract(hi int, length func(k *pkt) uint64) bool {
 		return false
 	}
 	data := k.buf[k.off:]
-	if h.simple != nil {
+	if h.lazyBit != 0 {
+		k.lazy |= h.lazyBit
+	} else if h.simple != nil {
 		k.extractSimple(h, data)
 	} else {
 		bit := 0

@@ -24,6 +24,7 @@ type pkt struct {
 	lenReg   int // packet length register: grows and shrinks with add/remove_header
 	truncLen int // truncate(): output length limit, 0 for none
 
+	lazy        uint64 // headers extracted lazily and not yet read (lazy.go)
 	exit        bool
 	perr        int32 // parser error code raised by the last parse
 	cksumErr    bool
@@ -78,6 +79,7 @@ func (k *pkt) reset() {
 	clear(k.next)
 	clear(k.unext)
 	k.exit, k.perr, k.cksumErr = false, 0, false
+	k.lazy = 0
 	k.resubmit, k.recirculate, k.cloneSess, k.cloneList = 0, 0, 0, 0
 	k.learnID = 0
 	k.truncLen = 0
@@ -105,12 +107,15 @@ func (k *pkt) copyFrom(o *pkt) {
 	copy(k.unext, o.unext)
 	k.buf = append(k.buf[:0], o.buf...)
 	k.off, k.inLen, k.lenReg, k.truncLen = o.off, o.inLen, o.lenReg, o.truncLen
+	k.lazy = o.lazy
 	k.exit, k.perr, k.cksumErr = false, o.perr, o.cksumErr
 	k.resubmit, k.recirculate, k.cloneSess, k.cloneList = 0, 0, 0, 0
 }
 
 // copyFields copies the listed fields from o (field-list preservation).
 func (k *pkt) copyFields(o *pkt, list []int) {
+	k.materialize(^uint64(0))
+	o.materialize(^uint64(0))
 	for _, fi := range list {
 		f := &k.prog.fields[fi]
 		copy(k.f[f.slot:f.slot+f.words], o.f[f.slot:f.slot+f.words])

@@ -48,6 +48,7 @@ type Program struct {
 	egress        *node
 
 	deparseOrder []int
+	lazyHeaders  []int // by bit of pkt.lazy (lazy.go)
 	checksums    []*checksum
 	calcs        map[string]*calculation
 
@@ -82,6 +83,9 @@ type node struct {
 	table int // index into Program.tables, or -1
 	cond  func(k *pkt) bool
 	t, f  *node
+	// needs are the lazily extracted headers the step may read or
+	// write (lazy.go).
+	needs uint64
 }
 
 type checksum struct {
@@ -170,6 +174,7 @@ func LoadProgram(j *bmv2json.Program) (prog *Program, err error) {
 		}
 		p.calcs[c.name] = c
 	}
+	p.planLazy(j)
 	p.actionByID = map[int]*action{}
 	for i := range j.Actions {
 		a, err := p.compileAction(&j.Actions[i])
@@ -249,6 +254,7 @@ func (p *Program) compilePipelines(j *bmv2json.Program) error {
 				return err
 			}
 			n.cond = cond
+			n.needs = p.lazyMask(c.Expression)
 			if n.t, err = ref(c.TrueNext, "conditional "+c.Name+" true_next"); err != nil {
 				return err
 			}
@@ -258,6 +264,7 @@ func (p *Program) compilePipelines(j *bmv2json.Program) error {
 		}
 		for _, t := range jp.Tables {
 			td := p.tables[p.tableByName[t.Name]]
+			nodes[t.Name].needs = td.needs
 			var err error
 			if td.baseNext, err = ref(t.BaseDefaultNext, "table "+t.Name+" base_default_next"); err != nil {
 				return err
@@ -497,6 +504,7 @@ func (s *Switch) sendDigest(k *pkt) {
 	if ll == nil || s.cfg.Digest == nil {
 		return
 	}
+	k.materialize(^uint64(0))
 	d := Digest{List: ll.name, ID: ll.id, Values: make([][]byte, len(ll.fields))}
 	for i, fi := range ll.fields {
 		f := &s.prog.fields[fi]

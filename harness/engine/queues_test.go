@@ -2,12 +2,10 @@ package engine_test
 
 import (
 	"encoding/binary"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/grid-ina/grid/harness/engine"
-	"github.com/grid-ina/grid/harness/p4c"
 )
 
 // fixedQueues answers every Enqueue with one state, or drops.
@@ -25,14 +23,7 @@ func (q *fixedQueues) Enqueue(port uint32, priority uint8, size int, _ func() ti
 }
 
 func TestQueueModelFillsTheQueueingMetadataAndTheOutputsWait(t *testing.T) {
-	res, err := p4c.Compile(filepath.Join("testdata", "queueing.p4"), p4c.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := engine.Load(res.JSON)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := compileTestdata(t, "queueing.p4")
 	q := &fixedQueues{st: engine.QueueState{EnqDepth: 12, DeqDepth: 11, Wait: 3500 * time.Microsecond, QID: 5}}
 	sw := engine.NewSwitch(prog, engine.Config{Queues: q})
 	frame := make([]byte, 17)

@@ -2,26 +2,17 @@ package engine_test
 
 import (
 	"encoding/binary"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/grid-ina/grid/harness/engine"
-	"github.com/grid-ina/grid/harness/p4c"
 )
 
 // countPackets sends packets from goroutines goroutines into a switch
 // running testdata/split_increment.p4 and returns the register's count.
 func countPackets(t *testing.T, cfg engine.Config, goroutines, packets int) uint32 {
 	t.Helper()
-	res, err := p4c.Compile(filepath.Join("testdata", "split_increment.p4"), p4c.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := engine.Load(res.JSON)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := compileTestdata(t, "split_increment.p4")
 	sw := engine.NewSwitch(prog, cfg)
 	frame := make([]byte, 64)
 	var wg sync.WaitGroup

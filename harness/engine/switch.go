@@ -433,6 +433,9 @@ func (k *pkt) runControl(n *node, name string) {
 		k.tr.printf("Pipeline '%s': start", name)
 	}
 	for n != nil && !k.exit {
+		if k.lazy&n.needs != 0 {
+			k.materialize(n.needs)
+		}
 		if n.table >= 0 {
 			n = k.sw.tables[n.table].apply(k)
 			continue

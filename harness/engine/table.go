@@ -65,6 +65,10 @@ type tableDecl struct {
 	entries      []Entry
 	// supportTimeout makes entries remember their last hit (idle.go).
 	supportTimeout bool
+	// needs are the lazily extracted headers a lookup reads (the key's,
+	// a selector's) or writes (a direct meter's result), before any
+	// action runs (lazy.go).
+	needs uint64
 }
 
 // actionCall is an action bound to its data.
@@ -291,6 +295,9 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 		}
 	}
 	p.maxKeyBytes = max(p.maxKeyBytes, td.keyBytes)
+	for _, kf := range td.keys {
+		td.needs |= p.fieldMask(kf.fld)
+	}
 	if len(jt.Actions) != len(jt.ActionIDs) {
 		return nil, fmt.Errorf("table %q: %d actions but %d action_ids", jt.Name, len(jt.Actions), len(jt.ActionIDs))
 	}
@@ -305,6 +312,9 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 		if err := p.bindProfile(td, jt); err != nil {
 			return nil, err
 		}
+		if sel := p.profiles[td.profile].selector; sel != nil {
+			td.needs |= p.calcMask(sel)
+		}
 	}
 	if jt.DirectMeters != nil {
 		mi, ok := p.meters[*jt.DirectMeters]
@@ -312,6 +322,11 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 			return nil, fmt.Errorf("table %q: direct meter %q is not declared", jt.Name, *jt.DirectMeters)
 		}
 		td.meter = mi
+		if rt := p.mtrDecls[mi].ResultTarget; len(rt) == 2 {
+			if fi, err := p.lookupField(rt[0], rt[1]); err == nil {
+				td.needs |= p.fieldMask(fi)
+			}
+		}
 	}
 	if jt.WithCounters {
 		for ci, c := range p.ctrDecls {
