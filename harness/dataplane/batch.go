@@ -93,10 +93,7 @@ func (p *port) flush() {
 			if i > 0 {
 				from = b.ends[i-1]
 			}
-			for _, end := range b.ends[i : i+sent] {
-				p.sent(b.buf[from:end])
-				from = end
-			}
+			p.sentBatch(b.buf[from:b.ends[i+sent-1]], b.ends[i:i+sent], from)
 			i += sent
 			continue
 		}
@@ -141,11 +138,11 @@ func (s *Socket) sendBatch(hdrs []mmsghdr) (int, error) {
 	}
 }
 
-// waitRaw runs try on a port socket's descriptor until it returns true,
-// waiting for room in the send buffer in between: in poll(2), a blocking
-// system call the scheduler knows of.
+// waitRaw runs try on a port socket's sending descriptor until it returns
+// true, waiting for room in the send buffer in between: in poll(2), a
+// blocking system call the scheduler knows of.
 func (s *Socket) waitRaw(try func(fd uintptr) bool) error {
-	fd := s.raw.fd
+	fd := s.raw.tx
 	if fd < 0 {
 		return os.ErrClosed
 	}

@@ -135,33 +135,35 @@ type Dataplane struct {
 	holds     sync.WaitGroup
 }
 
-// port is one switch port: its socket, impairments and counters.
+// port is one switch port: its socket, impairments and counters. What
+// every frame the port sends reads comes first, in as few cache lines as
+// can be.
 type port struct {
-	spec  PortSpec
-	sock  *Socket
-	log   *slog.Logger
+	// batch and dirty are the receiver's: the frames waiting to leave
+	// together (batch.go), and whether the port is on its list of ports
+	// with a batch.
+	batch txBatch
+	dirty bool
+	lossy bool // spec.Loss > 0
 	debug bool // log every frame (checked first: logging costs even when off)
+	// holding counts the frames in held and the one its sender waits
+	// with: while there are any, a frame that need not wait queues
+	// behind them, so the port keeps the order the frames came in.
+	holding atomic.Int64
+	spec    PortSpec
+	sock    *Socket
+	log     *slog.Logger
 
 	pcapIn, pcapOut *pcapFile // nil without Options.PcapDir
 
 	lossMu sync.Mutex
 	loss   *rand.Rand
 
-	// batch and dirty are the receiver's: the frames waiting to leave
-	// together (batch.go), and whether the port is on its list of ports
-	// with a batch.
-	batch txBatch
-	dirty bool
-
 	// held are the frames held back for Delay or their egress queue's
 	// wait (engine.Output.Wait), sent in order when due; nil until a port
 	// first holds one, as most never do and each queue takes
 	// delayQueueLen slots.
 	held atomic.Pointer[chan delayedFrame]
-	// holding counts the frames in held and the one its sender waits
-	// with: while there are any, a frame that need not wait queues
-	// behind them, so the port keeps the order the frames came in.
-	holding atomic.Int64
 
 	rxFrames, rxBytes, rxErrors         atomic.Uint64
 	txFrames, txBytes, txErrors         atomic.Uint64
@@ -188,7 +190,7 @@ func Open(specs []PortSpec, opts Options) (*Dataplane, error) {
 	d := &Dataplane{byPort: make(map[uint32]*port, len(specs)), log: log}
 	for _, spec := range specs {
 		p := &port{spec: spec, log: log.With("port", spec.Port, "interface", spec.Interface),
-			debug: log.Enabled(context.Background(), slog.LevelDebug)}
+			debug: log.Enabled(context.Background(), slog.LevelDebug), lossy: spec.Loss > 0}
 		if spec.Loss > 0 && spec.Loss < 1 {
 			p.loss = rand.New(rand.NewPCG(opts.LossSeed, uint64(spec.Port)))
 		}
@@ -328,7 +330,7 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 		d.holdMu.Unlock()
 		d.holds.Wait()
 	}
-	poll, err := newPoller(socks)
+	poll, err := newPoller(socks, d.framesWaiting)
 	if err != nil {
 		stopHolds()
 		return err
@@ -364,124 +366,99 @@ const portBudget = 64
 func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 	var dirty []*port
 	emit := func(o engine.Output) { d.transmit(o, &dirty) }
-	// visit are the ports that may hold frames, in turn: those epoll
-	// reported, and those left with frames after their budget (which the
-	// edge-triggered set does not report again).
-	listed := make([]bool, len(d.ports))
-	// failed are the ports whose socket has an error to report.
-	failed := make([]bool, len(d.ports))
-	var visit, next []int
 	for {
-		var ready []unix.EpollEvent
-		var err error
-		if len(visit) == 0 {
-			ready, err = poll.wait()
-		} else {
-			ready, err = poll.peek()
-		}
+		failed, err := poll.wait()
 		if isStop(err) {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("dataplane: waiting for frames: %w", err)
 		}
-		for _, ev := range ready {
-			i := int(ev.Fd)
-			if ev.Events&unix.EPOLLERR != 0 {
-				failed[i] = true
-			}
-			if !listed[i] {
-				listed[i] = true
-				visit = append(visit, i)
+		for _, i := range failed {
+			if err := d.socketError(d.ports[i]); err != nil {
+				return stopOrErr(err)
 			}
 		}
-		next = next[:0]
-		for _, i := range visit {
-			var emptied bool
-			var err error
-			if failed[i] {
-				failed[i] = false
-				err = d.socketError(d.ports[i], pl, emit)
-			}
-			if err == nil {
-				emptied, err = d.drain(d.ports[i], pl, emit)
-			}
-			if errors.Is(err, os.ErrClosed) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if emptied {
-				listed[i] = false
-			} else {
-				next = append(next, i)
-			}
+		// Every port in turn, each up to its budget; the frames of
+		// every port visited leave together: an egress port's batch
+		// gathers what all the ingress ports sent it.
+		for _, p := range d.ports {
+			d.drain(p, pl, emit)
 		}
-		// The frames of every port visited leave together: an egress
-		// port's batch gathers what all the ingress ports sent it.
 		dirty = flushAll(dirty)
-		visit, next = next, visit
 	}
+}
+
+// stopOrErr is nil for an error that says the ports were closed (Run
+// stops), else err.
+func stopOrErr(err error) error {
+	if errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// framesWaiting says whether a port's ring holds a frame.
+func (d *Dataplane) framesWaiting() bool {
+	for _, p := range d.ports {
+		if p.sock.ring.waiting() {
+			return true
+		}
+	}
+	return false
 }
 
 // drain passes up to portBudget of the frames waiting in p's ring through
-// pl; emptied says p has no more.
-func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) (emptied bool, err error) {
+// pl.
+func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) {
 	ring := p.sock.ring
-	for range portBudget {
-		frame, ok, ferr := ring.frame()
-		if !ok {
-			return true, nil
-		}
-		err := d.take(p, frame, ferr, pl, emit)
-		ring.release()
-		if err != nil {
-			return true, err
-		}
+	n := ring.ready(portBudget)
+	if n == 0 {
+		return
 	}
-	return false, nil
+	var frames, bytes uint64
+	for range n {
+		frame, err := ring.frame()
+		if err != nil {
+			p.rxErrors.Add(1)
+			p.log.Debug("frame dropped", "err", err)
+		} else {
+			frames++
+			bytes += uint64(len(frame))
+			d.process(p, frame, pl, emit)
+		}
+		ring.release()
+	}
+	// Counted once per port visited, not per frame: an atomic addition
+	// is a locked instruction.
+	p.rxFrames.Add(frames)
+	p.rxBytes.Add(bytes)
 }
 
 // socketError takes the error pending on p's socket, which epoll reported:
-// the kernel's report that the interface went down (the socket receives
-// again once it is up), or a failure.
-func (d *Dataplane) socketError(p *port, pl Pipeline, emit func(engine.Output)) error {
+// the kernel's report that the interface went down, which is logged (the
+// socket receives again once it is up), or a failure, which err names.
+func (d *Dataplane) socketError(p *port) error {
 	var errno int
 	var gerr error
 	if err := p.sock.control(func(fd uintptr) { errno, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR) }, false); err != nil {
 		gerr = err
 	}
-	if gerr == nil && errno == 0 {
+	switch {
+	case gerr == nil && errno == 0:
 		return nil
-	}
-	if gerr == nil {
+	case gerr == nil:
 		gerr = unix.Errno(errno)
 	}
-	return d.take(p, nil, fmt.Errorf("interface %s: receive: %w", p.spec.Interface, gerr), pl, emit)
-}
-
-// take passes a frame received on p through pl, or deals with the error
-// receiving it gave: a frame too long is counted, an interface gone down
-// logged (its socket receives again once it is up); err says p's socket
-// failed.
-func (d *Dataplane) take(p *port, frame []byte, recvErr error, pl Pipeline, emit func(engine.Output)) error {
-	switch {
-	case recvErr == nil:
-	case errors.Is(recvErr, ErrOversized):
-		p.rxErrors.Add(1)
-		p.log.Debug("frame dropped", "err", recvErr)
-		return nil
-	case errors.Is(recvErr, unix.ENETDOWN):
+	if errors.Is(gerr, unix.ENETDOWN) {
 		p.log.Warn("interface is down; its port receives again when it comes up")
 		return nil
-	case errors.Is(recvErr, os.ErrClosed):
-		return recvErr
-	default:
-		return fmt.Errorf("port %s: %w", p.spec, recvErr)
 	}
-	p.rxFrames.Add(1)
-	p.rxBytes.Add(uint64(len(frame)))
+	return fmt.Errorf("port %s: interface %s: receive: %w", p.spec, p.spec.Interface, gerr)
+}
+
+// process passes a frame received on p through pl.
+func (d *Dataplane) process(p *port, frame []byte, pl Pipeline, emit func(engine.Output)) {
 	p.pcapIn.write(frame, p.log)
 	if p.debug {
 		p.log.Debug("frame received", "bytes", len(frame))
@@ -490,7 +467,6 @@ func (d *Dataplane) take(p *port, frame []byte, recvErr error, pl Pipeline, emit
 		d.pipelineErrors.Add(1)
 		p.log.Debug("pipeline refused a frame", "err", err)
 	}
-	return nil
 }
 
 // Transmit sends o.Data out of port o.Port through the port's impairments,
@@ -516,7 +492,7 @@ func (d *Dataplane) transmit(o engine.Output, dirty *[]*port) {
 		d.log.Debug("frame sent to a port without an interface dropped", "port", o.Port)
 		return
 	}
-	if p.lose() {
+	if p.lossy && p.lose() {
 		p.lossDrops.Add(1)
 		if p.debug {
 			p.log.Debug("frame dropped by loss emulation", "bytes", len(o.Data))
@@ -611,6 +587,27 @@ func (p *port) send(frame []byte) {
 func (p *port) sent(frame []byte) {
 	p.txFrames.Add(1)
 	p.txBytes.Add(uint64(len(frame)))
+	p.record(frame)
+}
+
+// sentBatch counts the frames of a batch the port sent, which lie one
+// after the other in frames, each ending at ends[i]-from, and records
+// them.
+func (p *port) sentBatch(frames []byte, ends []int, from int) {
+	p.txFrames.Add(uint64(len(ends)))
+	p.txBytes.Add(uint64(len(frames)))
+	if p.pcapOut == nil && !p.debug {
+		return
+	}
+	start := 0
+	for _, end := range ends {
+		p.record(frames[start : end-from])
+		start = end - from
+	}
+}
+
+// record writes a frame the port sent to its pcap file and log.
+func (p *port) record(frame []byte) {
 	p.pcapOut.write(frame, p.log)
 	if p.debug {
 		p.log.Debug("frame sent", "bytes", len(frame))

@@ -13,24 +13,33 @@ import (
 
 // poller waits for frames on all of a switch's ports at once: an epoll set
 // of their sockets, itself waited on in the Go poller. One goroutine then
-// takes the frames of every ready port in turn, so the pipeline, which
-// takes one packet at a time, is never contended by the ports' receivers,
-// and a busy switch costs one wake-up per burst rather than one per frame
-// and port. The set is edge-triggered: a port is reported once per
-// arrival, not again at every wait while it holds frames, so the receiver
-// keeps the ports it has not emptied yet itself.
+// takes the frames of every port in turn, so the pipeline, which takes one
+// packet at a time, is never contended by the ports' receivers, and a busy
+// switch costs one wake-up per burst rather than one per frame and port.
+//
+// Which ports have frames the receiver reads from their rings (a slot's
+// status, no system call); the set is the doorbell that wakes it once they
+// are all empty, and the way a socket's error (its interface gone down)
+// reaches it. The set is edge-triggered: every frame arriving rings it (the
+// kernel wakes the set's waiters, here the Go poller, for each one),
+// whether or not the set was read since, so the receiver reads the set
+// only when it waits: to learn of errors, and to clear what the frames it
+// took since the last wait left there.
 type poller struct {
 	file    *os.File
 	conn    syscall.RawConn
 	events  []unix.EpollEvent
-	ready   int
+	failed  []int // the indexes of the sockets with an error, from the last read of the set
+	fresh   bool  // the next poll is the first since the receiver's work
+	ready   func() bool
 	waitFn  func(fd uintptr) bool
 	stopped atomic.Bool
 }
 
 // newPoller makes the epoll set of socks; an event's Fd is the index of
-// its socket in socks.
-func newPoller(socks []*Socket) (*poller, error) {
+// its socket in socks. ready says whether any of their rings holds a
+// frame.
+func newPoller(socks []*Socket, ready func() bool) (*poller, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll: %w", err)
@@ -52,7 +61,8 @@ func newPoller(socks []*Socket) (*poller, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
-	p := &poller{file: os.NewFile(uintptr(epfd), "epoll of the switch ports"), events: make([]unix.EpollEvent, max(len(socks), 1))}
+	p := &poller{file: os.NewFile(uintptr(epfd), "epoll of the switch ports"), events: make([]unix.EpollEvent, max(len(socks), 1)),
+		ready: ready}
 	if p.conn, err = p.file.SyscallConn(); err != nil {
 		p.file.Close()
 		return nil, fmt.Errorf("epoll: %w", err)
@@ -61,38 +71,41 @@ func newPoller(socks []*Socket) (*poller, error) {
 	return p, nil
 }
 
-// poll takes the ready ports without waiting; false sends the goroutine to
-// wait in the Go poller until the set is readable.
+// poll is the check before the receiver waits: false sends it to wait in
+// the Go poller until the set is rung. The first check after the
+// receiver's work reads the rings only. Once the Go poller has returned,
+// it reads the set first (without waiting): that takes the sockets' errors
+// (so one that came with frames is dealt with before them), and clears
+// what the frames taken since the last read left there.
 func (p *poller) poll(fd uintptr) bool {
+	if p.fresh {
+		p.fresh = false
+		return p.ready()
+	}
 	for {
 		n, err := unix.EpollWait(int(fd), p.events, 0)
 		if err == unix.EINTR {
 			continue
 		}
-		p.ready = max(n, 0)
-		return n > 0
+		p.failed = p.failed[:0]
+		for _, ev := range p.events[:max(n, 0)] {
+			if ev.Events&unix.EPOLLERR != 0 {
+				p.failed = append(p.failed, int(ev.Fd))
+			}
+		}
+		return len(p.failed) > 0 || p.ready()
 	}
 }
 
-// wait returns the indexes of the sockets with frames (as epoll events),
-// waiting until there is one, the deadline passes or the poller is closed.
-func (p *poller) wait() ([]unix.EpollEvent, error) {
+// wait returns once a port's ring holds a frame or a socket has an error
+// (the indexes of those sockets, in the order given to newPoller), the
+// deadline passes or the poller is closed.
+func (p *poller) wait() ([]int, error) {
+	p.failed, p.fresh = p.failed[:0], true
 	if err := p.conn.Read(p.waitFn); err != nil {
 		return nil, err
 	}
-	return p.events[:p.ready], nil
-}
-
-// peek is wait without waiting: the ports with frames that arrived since
-// the last wait or peek, possibly none.
-func (p *poller) peek() ([]unix.EpollEvent, error) {
-	if p.stopped.Load() {
-		return nil, os.ErrDeadlineExceeded
-	}
-	if err := p.conn.Control(func(fd uintptr) { p.poll(fd) }); err != nil {
-		return nil, err
-	}
-	return p.events[:p.ready], nil
+	return p.failed, nil
 }
 
 // stop makes a waiting or later wait or peek return

@@ -98,27 +98,50 @@ func RingMemory(ports, mtu int) int {
 // pageSize is the size of the memory pages a ring's blocks are made of.
 var pageSize = unix.Getpagesize()
 
-// frame returns the frame in the next slot, if the kernel has put one
-// there, with the VLAN tag the kernel stripped put back in front of its
-// EtherType (as a socket's Recv does); err is ErrOversized for a frame
-// cut short. The frame stays valid until release.
-func (r *rxRing) frame() (frame []byte, ok bool, err error) {
-	h := r.headers[r.next]
-	status := atomic.LoadUint32(&h.Status) // acquire: the frame before it is written
-	if status&unix.TP_STATUS_USER == 0 {
-		return nil, false, nil
+// ready is how many slots from the next one on, at most max, hold
+// frames, which frame then returns one by one. It reads their headers
+// (and the first line of their frames) together, so that the cache misses
+// on what the kernel just wrote (on another CPU, often) overlap rather
+// than come one after the other, a frame at a time.
+func (r *rxRing) ready(max int) int {
+	n, i := 0, r.next
+	for n < max {
+		h := r.headers[i]
+		if atomic.LoadUint32(&h.Status)&unix.TP_STATUS_USER == 0 { // acquire: the frame before it is written
+			break
+		}
+		// The frame starts in the slot's second cache line (ringHeader).
+		atomic.LoadUint32((*uint32)(unsafe.Add(unsafe.Pointer(h), 64)))
+		n++
+		if i++; i == len(r.headers) {
+			i = 0
+		}
 	}
+	return n
+}
+
+// waiting says whether the next slot holds a frame.
+func (r *rxRing) waiting() bool {
+	return atomic.LoadUint32(&r.headers[r.next].Status)&unix.TP_STATUS_USER != 0
+}
+
+// frame returns the frame in the next slot, which ready counted, with the
+// VLAN tag the kernel stripped put back in front of its EtherType (as a
+// socket's Recv does); err is ErrOversized for a frame cut short. The
+// frame stays valid until release.
+func (r *rxRing) frame() (frame []byte, err error) {
+	h := r.headers[r.next]
 	if h.Snaplen < h.Len {
-		return nil, true, fmt.Errorf("%d-byte frame: %w", h.Len, ErrOversized)
+		return nil, fmt.Errorf("%d-byte frame: %w", h.Len, ErrOversized)
 	}
 	slot := unsafe.Slice((*byte)(unsafe.Pointer(h)), r.slotSize)
-	if tag, ok := vlanTag(status, h.Vlan_tci, h.Vlan_tpid); ok {
+	if tag, ok := vlanTag(h.Status, h.Vlan_tci, h.Vlan_tpid); ok {
 		// The addresses move into the free space the kernel leaves
 		// between the sender's address (at most 52 bytes into the slot)
 		// and an Ethernet frame (at least 66 bytes in).
-		return retag(slot, int(h.Mac), int(h.Snaplen), tag), true, nil
+		return retag(slot, int(h.Mac), int(h.Snaplen), tag), nil
 	}
-	return slot[h.Mac : int(h.Mac)+int(h.Snaplen)], true, nil
+	return slot[h.Mac : int(h.Mac)+int(h.Snaplen)], nil
 }
 
 // release hands the slot of the frame last returned back to the kernel.

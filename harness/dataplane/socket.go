@@ -59,14 +59,26 @@ type Socket struct {
 	drops atomic.Uint64 // frames the kernel dropped for a full receive buffer, read so far
 }
 
-// portFD is the descriptor of a socket kept out of Go's poller. Receiving
-// and sending use it without a lock (a Dataplane closes its ports only
-// after Run has returned); reading statistics and closing, which may come
-// from anywhere at any time, take the lock, so that a closed number reused
-// by another descriptor is never touched.
+// portFD are the descriptors of a port's sockets, kept out of Go's
+// poller: fd receives (into the ring, watched by the Dataplane's epoll
+// set), tx sends. Receiving and sending use them without a lock (a
+// Dataplane closes its ports only after Run has returned); reading
+// statistics and closing, which may come from anywhere at any time, take
+// the lock, so that a closed number reused by another descriptor is never
+// touched.
+//
+// The port sends through a socket of its own, one that receives nothing
+// (bound with protocol 0) and that no epoll set watches: the kernel, when
+// it frees a sent frame, tells the sending socket's waiters that there is
+// room to send again, and a socket in an epoll set always has one (the
+// set), whose wake-up took the lock of the socket's wait queue and of the
+// set for every frame sent. The receiving socket ignores outgoing frames
+// (PACKET_IGNORE_OUTGOING), so it never saw what the port sent either way;
+// captures on the interface see them as before.
 type portFD struct {
 	mu sync.RWMutex
 	fd int // -1 once closed
+	tx int // -1 once closed
 }
 
 // OpenSocket opens a packet socket on the interface named iface in the
@@ -90,23 +102,30 @@ func OpenSocket(iface string) (*Socket, error) { return openSocket(iface) }
 // socket in the calling thread's namespace, and sets them up at once (a
 // socket is in the namespace it was made in, whichever thread uses it).
 func openPortSockets(ports []PortSpec, ringSlots int) ([]*Socket, error) {
-	fds := make([]int, len(ports))
+	fds, txs := make([]int, len(ports)), make([]int, len(ports))
 	for i, p := range ports {
 		fd, err := newPacketSocket(p.Interface)
-		if err != nil {
-			for _, fd := range fds[:i] {
+		var tx int
+		if err == nil {
+			if tx, err = newPacketSocket(p.Interface); err != nil {
 				unix.Close(fd)
+			}
+		}
+		if err != nil {
+			for j := range i {
+				unix.Close(fds[j])
+				unix.Close(txs[j])
 			}
 			return nil, fmt.Errorf("port %s: %w", p, err)
 		}
-		fds[i] = fd
+		fds[i], txs[i] = fd, tx
 	}
 	socks := make([]*Socket, len(ports))
 	errs := make([]error, len(ports))
 	var wg sync.WaitGroup
 	for i, p := range ports {
 		wg.Go(func() {
-			if socks[i], errs[i] = setUpSocket(fds[i], p.Interface, ringSlots); errs[i] != nil {
+			if socks[i], errs[i] = setUpPortSocket(fds[i], txs[i], p.Interface, ringSlots); errs[i] != nil {
 				errs[i] = fmt.Errorf("port %s: %w", p, errs[i])
 			}
 		})
@@ -130,7 +149,7 @@ func openSocket(iface string) (*Socket, error) {
 	if err != nil {
 		return nil, err
 	}
-	return setUpSocket(fd, iface, 0)
+	return setUpSocket(fd, iface)
 }
 
 // newPacketSocket makes a packet socket for the interface, in the calling
@@ -148,43 +167,59 @@ func newPacketSocket(iface string) (int, error) {
 	return fd, nil
 }
 
-// setUpSocket binds the packet socket fd to the interface and sets it up:
-// in Go's poller, or, given ringSlots, as a port's socket with a receive
-// ring. It closes fd on error.
-func setUpSocket(fd int, iface string, ringSlots int) (*Socket, error) {
-	pollable := ringSlots == 0
+// setUpPortSocket sets a port's socket up from two packet sockets: fd
+// receives into a ring of ringSlots slots, tx sends (see portFD). It
+// closes both on error.
+func setUpPortSocket(fd, tx int, iface string, ringSlots int) (*Socket, error) {
+	ifr, err := unix.NewIfreq(iface)
+	if err != nil {
+		unix.Close(fd)
+		unix.Close(tx)
+		return nil, fmt.Errorf("interface %q: %w", iface, err)
+	}
+	ring, err := portRing(fd, iface, ifr, ringSlots)
+	if err != nil {
+		unix.Close(fd)
+		unix.Close(tx)
+		return nil, err
+	}
+	index, err := bindSocket(fd, iface, ifr)
+	if err == nil {
+		// Protocol 0: bound to the interface to send there, receiving
+		// nothing.
+		if err = unix.Bind(tx, &unix.SockaddrLinklayer{Ifindex: index}); err != nil {
+			err = fmt.Errorf("interface %s: bind sending packet socket: %w", iface, err)
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		unix.Close(tx)
+		ring.close()
+		return nil, err
+	}
+	return &Socket{iface: iface, index: index, raw: portFD{fd: fd, tx: tx}, ring: ring}, nil
+}
+
+// setUpSocket binds the packet socket fd to the interface and sets it up
+// in Go's poller. It closes fd on error.
+func setUpSocket(fd int, iface string) (*Socket, error) {
 	ifr, err := unix.NewIfreq(iface)
 	if err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("interface %q: %w", iface, err)
 	}
-	var ring *rxRing
-	if !pollable {
-		if ring, err = portRing(fd, iface, ifr, ringSlots); err != nil {
-			unix.Close(fd)
-			return nil, err
-		}
-	}
 	index, err := bindSocket(fd, iface, ifr)
 	if err != nil {
 		unix.Close(fd)
-		if ring != nil {
-			ring.close()
-		}
 		return nil, err
 	}
-	s := &Socket{iface: iface, index: index, raw: portFD{fd: -1}, ring: ring}
-	if pollable {
-		// From here on the file owns the descriptor (and closes it when
-		// garbage collected).
-		s.file = os.NewFile(uintptr(fd), "packet socket on "+iface)
-		if s.conn, err = s.file.SyscallConn(); err != nil {
-			s.file.Close()
-			return nil, fmt.Errorf("interface %s: %w", iface, err)
-		}
-	} else {
-		s.raw.fd = fd
-		return s, nil
+	s := &Socket{iface: iface, index: index, raw: portFD{fd: -1, tx: -1}}
+	// From here on the file owns the descriptor (and closes it when
+	// garbage collected).
+	s.file = os.NewFile(uintptr(fd), "packet socket on "+iface)
+	if s.conn, err = s.file.SyscallConn(); err != nil {
+		s.file.Close()
+		return nil, fmt.Errorf("interface %s: %w", iface, err)
 	}
 	s.buf = make([]byte, vlanTagLen+MaxFrame)
 	s.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{}))))
@@ -489,8 +524,8 @@ func (s *Socket) writeRaw(op *sendOp) error { return s.waitRaw(op.fn) }
 func (s *Socket) Close() error {
 	if s.file == nil {
 		s.raw.mu.Lock()
-		fd := s.raw.fd
-		s.raw.fd = -1
+		fd, tx := s.raw.fd, s.raw.tx
+		s.raw.fd, s.raw.tx = -1, -1
 		s.raw.mu.Unlock()
 		if fd < 0 {
 			return fmt.Errorf("interface %s: close packet socket: %w", s.iface, os.ErrClosed)
@@ -499,8 +534,10 @@ func (s *Socket) Close() error {
 		if s.ring != nil {
 			errs = append(errs, s.ring.close())
 		}
-		if err := unix.Close(fd); err != nil {
-			errs = append(errs, err)
+		for _, fd := range []int{fd, tx} {
+			if err := unix.Close(fd); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if err := errors.Join(errs...); err != nil {
 			return fmt.Errorf("interface %s: close packet socket: %w", s.iface, err)
