@@ -49,9 +49,55 @@ type header struct {
 	// byte-aligned word of that many bytes (1, 2, 4 or 8), as in a header
 	// of values: extract and deparse then move them in one loop.
 	words int
+	// chunks, for a simple header without words, is how the deparser
+	// writes it: 8 bytes at a time, each put together from the fields
+	// (or parts of fields) in it.
+	chunks []chunkPart
 	// lazyBit is the header's bit in pkt.lazy when the parser extracts
 	// it lazily (lazy.go), else 0.
 	lazyBit uint64
+}
+
+// chunkPart is a field's part of an 8-byte chunk of its header: the field,
+// masked to its width, shifted left by shl and then right by shr (one of
+// them 0), is its bits in the chunk as a big-endian number. last ends the
+// chunk.
+type chunkPart struct {
+	slot     int
+	mask     uint64
+	shl, shr uint8
+	last     bool
+}
+
+// headerChunks cuts a simple header's fields into the 8-byte chunks of the
+// header they lie in.
+func headerChunks(simple []fieldPos) []chunkPart {
+	var parts []chunkPart
+	end := 0
+	for _, fp := range simple {
+		end = fp.off + fp.width
+	}
+	for c := 0; 64*c < end; c++ {
+		lo, hi := 64*c, 64*c+64
+		for _, fp := range simple {
+			if fp.off >= hi || fp.off+fp.width <= lo || fp.width == 0 {
+				continue
+			}
+			// The field's last bit lands at the chunk's bit 64(c+1) -
+			// (off+width), counted from the least significant end.
+			part := chunkPart{slot: fp.slot, mask: mask64(fp.width)}
+			if s := hi - (fp.off + fp.width); s >= 0 {
+				part.shl = uint8(s)
+			} else {
+				part.shr = uint8(-s)
+			}
+			parts = append(parts, part)
+		}
+		if len(parts) > 0 {
+			parts[len(parts)-1].last = true
+		}
+	}
+	return parts
 }
 
 type fieldPos struct {
@@ -171,6 +217,9 @@ func (p *Program) buildLayout(j *bmv2json.Program) error {
 					if fp.bytes != hd.words {
 						hd.words = 0
 					}
+				}
+				if hd.words == 0 {
+					hd.chunks = headerChunks(hd.simple)
 				}
 			}
 		}

@@ -344,7 +344,7 @@ func (k *pkt) extractSimple(h *header, data []byte) {
 }
 
 // emitSimple writes the fields of a simple header into out, the header's
-// bytes (zeroed, with 8 bytes of slack after them for putBits).
+// bytes with 8 bytes of slack after them (overwritten).
 func (k *pkt) emitSimple(h *header, out []byte) {
 	if h.words != 0 {
 		n := len(h.simple)
@@ -369,27 +369,15 @@ func (k *pkt) emitSimple(h *header, out []byte) {
 		}
 		return
 	}
-	for _, fp := range h.simple {
-		i := fp.off >> 3
-		switch fp.bytes {
-		case 1:
-			out[i] = byte(k.f[fp.slot])
-		case 2:
-			binary.BigEndian.PutUint16(out[i:], uint16(k.f[fp.slot]))
-		case 4:
-			binary.BigEndian.PutUint32(out[i:], uint32(k.f[fp.slot]))
-		case 8:
-			binary.BigEndian.PutUint64(out[i:], k.f[fp.slot])
-		default:
-			// putBits, inline, for a field within the word at its
-			// first byte.
-			if sh := 64 - uint(fp.off&7) - uint(fp.width); int(sh) >= 0 && i+8 <= len(out) {
-				m := mask64(fp.width) << sh
-				w := binary.BigEndian.Uint64(out[i:])
-				binary.BigEndian.PutUint64(out[i:], w&^m|k.f[fp.slot]<<sh&m)
-			} else {
-				putBits(out, fp.off, fp.width, k.f[fp.slot])
-			}
+	// One store per chunk: stores of overlapping words, field by field,
+	// would each wait for the one before.
+	var acc uint64
+	o := 0
+	for _, cp := range h.chunks {
+		acc |= (k.f[cp.slot] & cp.mask) << cp.shl >> cp.shr
+		if cp.last {
+			binary.BigEndian.PutUint64(out[o:], acc)
+			acc, o = 0, o+8
 		}
 	}
 }

@@ -396,13 +396,14 @@ func (p *Program) deparse(k *pkt) []byte {
 			out = append(out, k.buf[src:src+n]...)
 			continue
 		}
-		// 8 bytes of slack let putBits use whole-word stores
+		// 8 bytes of slack let emitSimple and putBits use whole-word
+		// stores
 		out = slices.Grow(out, n+8)[:start+n+8]
-		clear(out[start:])
-		bit := start * 8
 		if h := &p.headers[hi]; h.simple != nil {
 			k.emitSimple(h, out[start:])
 		} else {
+			clear(out[start:])
+			bit := start * 8
 			for _, fi := range p.headers[hi].fields {
 				f := &p.fields[fi]
 				w := f.width
