@@ -44,7 +44,7 @@ func (s *Switch) table(name string) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.tables[i], nil
+	return &s.tables[i], nil
 }
 
 // Tables describes the program's tables.
@@ -518,7 +518,7 @@ func (s *Switch) counter(name string) (*counterArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := s.counters[i]
+	c := &s.counters[i]
 	if c.direct {
 		return nil, fmt.Errorf("counter %q is a direct counter of table %q: read it per entry", c.name, c.table)
 	}
@@ -531,8 +531,8 @@ func (s *Switch) ReadCounter(name string, index int) (CounterValue, error) {
 	if err != nil {
 		return CounterValue{}, err
 	}
-	if index < 0 || index >= c.size {
-		return CounterValue{}, fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, c.size-1)
+	if index < 0 || index >= len(c.cells) {
+		return CounterValue{}, fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, len(c.cells)-1)
 	}
 	return s.readCell(&c.cells[index]), nil
 }
@@ -543,8 +543,8 @@ func (s *Switch) WriteCounter(name string, index int, v CounterValue) error {
 	if err != nil {
 		return err
 	}
-	if index < 0 || index >= c.size {
-		return fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, c.size-1)
+	if index < 0 || index >= len(c.cells) {
+		return fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, len(c.cells)-1)
 	}
 	s.writeCell(v, &c.cells[index])
 	return nil

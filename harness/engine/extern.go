@@ -31,13 +31,14 @@ type registerArray struct {
 	cells []uint64
 }
 
-// counterArray is an indexed or direct counter.
+// counterArray is an indexed or direct counter. A switch's counter arrays
+// lie side by side (Switch.counters), 64 bytes each, the cells' slice
+// (what a packet reads) first.
 type counterArray struct {
-	name   string
-	size   int
-	direct bool
-	table  string
 	cells  []counterCell
+	direct bool
+	name   string
+	table  string
 }
 
 // counterCell is one counter. A serial switch's packets count plainly,
@@ -192,9 +193,9 @@ func (s *Switch) newExternState() {
 		s.registers[i] = &registerArray{name: r.Name, width: r.Bitwidth, size: r.Size, words: w, cells: make([]uint64, r.Size*w),
 			mu: &s.regLocks[p.regGroup[i]]}
 	}
-	s.counters = make([]*counterArray, len(p.ctrDecls))
+	s.counters = make([]counterArray, len(p.ctrDecls))
 	for i, c := range p.ctrDecls {
-		s.counters[i] = &counterArray{name: c.Name, size: c.Size, direct: c.IsDirect, table: c.Binding, cells: make([]counterCell, c.Size)}
+		s.counters[i] = counterArray{name: c.Name, direct: c.IsDirect, table: c.Binding, cells: make([]counterCell, c.Size)}
 	}
 	s.meters = make([]*meterArray, len(p.mtrDecls))
 	for i, m := range p.mtrDecls {
@@ -344,10 +345,10 @@ func (c *compiler) count(cv, iv *bmv2json.Value) (func(k *pkt), error) {
 		return nil, err
 	}
 	return func(k *pkt) {
-		ca := k.sw.counters[ci]
+		ca := &k.sw.counters[ci]
 		i := idx(k)
-		if i >= uint64(ca.size) {
-			k.trace("count %s[%d]: index out of bounds (size %d)", ca.name, i, ca.size)
+		if i >= uint64(len(ca.cells)) {
+			k.trace("count %s[%d]: index out of bounds (size %d)", ca.name, i, len(ca.cells))
 			return
 		}
 		ca.cells[i].add(k.inLen, k.sw.cfg.Serial)

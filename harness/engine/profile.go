@@ -242,7 +242,8 @@ func (s *Switch) DeleteGroup(profileName string, g GroupHandle) error {
 
 // profileInUse reports whether an entry of a table of pr points at m or g.
 func (s *Switch) profileInUse(pr *profile, m MemberHandle, g GroupHandle) bool {
-	for _, t := range s.tables {
+	for i := range s.tables {
+		t := &s.tables[i]
 		if t.decl.profile != pr.decl.idx {
 			continue
 		}

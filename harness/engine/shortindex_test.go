@@ -18,7 +18,8 @@ func TestShortIndexHoldsWhatAMapHolds(t *testing.T) {
 				x.remove(k)
 				delete(ref, k)
 			} else if !ok {
-				e := &entry{priority: int32(step)}
+				e := &entry{}
+				e.priority = int32(step)
 				x.put(k, e)
 				ref[k] = e
 			}

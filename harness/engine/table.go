@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
 )
@@ -73,26 +74,42 @@ type tableDecl struct {
 
 // actionCall is an action bound to its data.
 type actionCall struct {
-	act  *action
-	args []uint64
-	// inline holds args when they fit, so that a packet running the
-	// call reads one object rather than two.
+	act *action
+	// inline holds the data when it fits (argv), so that a packet
+	// running the call reads one object rather than two.
 	inline [3]uint64
+	args   []uint64
 	data   [][]byte // as given, for reading entries back
 }
 
+// argv is the call's data, words per parameter.
+func (c *actionCall) argv() []uint64 {
+	if n := c.act.argWords; n <= len(c.inline) {
+		return c.inline[:n]
+	}
+	return c.args
+}
+
+// entry is a table entry, in a multiple of 64 bytes so that what a hit
+// reads (entryHead) lies in one cache line.
 type entry struct {
+	entryHead
+	_ [(64 - unsafe.Sizeof(entryHead{})%64) % 64]byte
+}
+
+type entryHead struct {
 	// What a packet hitting the entry reads and counts comes first, in
-	// one cache line: a switch host's many switches leave little of a
-	// table in the CPU's caches from one packet to the next.
-	call   atomic.Pointer[actionCall]
-	member MemberHandle // indirect tables: the member, or
-	group  GroupHandle  // the group the entry points at
-	ctr    counterCell
+	// its first 64 bytes (call, ctr, first's act and inline): a switch
+	// host's many switches leave little of a table in the CPU's caches
+	// from one packet to the next.
+	call atomic.Pointer[actionCall]
+	ctr  counterCell
 	// first is the call the entry was added with, where call points
 	// until ModifyEntry: beside the rest, not an object of its own.
 	first actionCall
 
+	member   MemberHandle // indirect tables: the member, or
+	group    GroupHandle  // the group the entry points at
 	handle   EntryHandle
 	key      []byte // masked value over the whole key
 	mask     []byte // mask over the whole key; nil means all ones
@@ -177,14 +194,19 @@ func (t *lpmTrie) lookup(key []byte) *entry {
 	return best
 }
 
-// table is a table's run-time state in one Switch.
+// table is a table's run-time state in one Switch, in a multiple of 64
+// bytes: a switch's tables lie side by side (Switch.tables), each with
+// what a packet's lookup reads in its first cache line.
 type table struct {
-	// What a packet's lookup reads first (a switch's tables lie side by
-	// side, Switch.tables).
+	tableHead
+	_ [(64 - unsafe.Sizeof(tableHead{})%64) % 64]byte
+}
+
+type tableHead struct {
 	decl   *tableDecl
 	exactU shortIndex // instead of exact when decl.short
-	exact  map[string]*entry
 	def    atomic.Pointer[actionCall]
+	exact  map[string]*entry
 	lpm    lpmTrie
 	scan   []*entry
 
@@ -647,14 +669,14 @@ func (t *table) apply(k *pkt) *node {
 		}
 		u := td.buildShortKey(k)
 		t.readLock(k.sw)
-		if e = t.exactU.get(u); e != nil {
+		if e = t.exactU.get(u); e != nil && td.profile >= 0 {
 			member, group = e.member, e.group
 		}
 		t.readUnlock(k.sw)
 	case td.keyBytes > 0: // a keyless table always misses (AddEntry refuses entries)
 		td.buildKey(k, key)
 		t.readLock(k.sw)
-		if e = t.lookup(key); e != nil {
+		if e = t.lookup(key); e != nil && td.profile >= 0 {
 			member, group = e.member, e.group // RepointEntry changes them under t.mu
 		}
 		t.readUnlock(k.sw)
@@ -698,7 +720,7 @@ func (t *table) apply(k *pkt) *node {
 	if k.tr != nil {
 		k.tr.printf("Action %s", call.act.name)
 	}
-	call.act.run(k, call.args)
+	call.act.run(k, call.argv())
 	if td.hitMiss {
 		if e != nil {
 			return td.nextHit
@@ -734,7 +756,7 @@ func (td *tableDecl) encode(p *Program, en *Entry) (*entry, *actionCall, error) 
 			return nil, nil, fmt.Errorf("table %q: %w", td.name, err)
 		}
 	}
-	e := &entry{key: make([]byte, td.keyBytes), priority: en.Priority, member: en.Member, group: en.Group}
+	e := &entry{entryHead: entryHead{key: make([]byte, td.keyBytes), priority: en.Priority, member: en.Member, group: en.Group}}
 	full := true
 	mask := make([]byte, td.keyBytes)
 	for i, kf := range td.keys {
