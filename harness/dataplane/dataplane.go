@@ -379,13 +379,22 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 				return stopOrErr(err)
 			}
 		}
-		// Every port in turn, each up to its budget; the frames of
-		// every port visited leave together: an egress port's batch
-		// gathers what all the ingress ports sent it.
-		for _, p := range d.ports {
-			d.drain(p, pl, emit)
+		// Every port in turn, each up to its budget, until none has a
+		// frame; the frames of every port visited leave together: an
+		// egress port's batch gathers what all the ingress ports sent
+		// it.
+		for took := true; took; {
+			if poll.stopped.Load() {
+				return nil
+			}
+			took = false
+			for _, p := range d.ports {
+				if d.drain(p, pl, emit) {
+					took = true
+				}
+			}
+			dirty = flushAll(dirty)
 		}
-		dirty = flushAll(dirty)
 	}
 }
 
@@ -409,12 +418,12 @@ func (d *Dataplane) framesWaiting() bool {
 }
 
 // drain passes up to portBudget of the frames waiting in p's ring through
-// pl.
-func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) {
+// pl; took says there were any.
+func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) (took bool) {
 	ring := p.sock.ring
 	n := ring.ready(portBudget)
 	if n == 0 {
-		return
+		return false
 	}
 	var frames, bytes uint64
 	for range n {
@@ -433,6 +442,7 @@ func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) {
 	// is a locked instruction.
 	p.rxFrames.Add(frames)
 	p.rxBytes.Add(bytes)
+	return true
 }
 
 // socketError takes the error pending on p's socket, which epoll reported:
