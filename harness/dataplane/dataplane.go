@@ -40,6 +40,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -383,7 +384,13 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 		// frame; the frames of every port visited leave together: an
 		// egress port's batch gathers what all the ingress ports sent
 		// it.
-		for took := true; took; {
+		for took, yielded := true, false; took || !yielded; {
+			if !took {
+				// Others run before the receiver waits: frames that
+				// arrive meanwhile need no wake-up.
+				runtime.Gosched()
+				yielded = true
+			}
 			if poll.stopped.Load() {
 				return nil
 			}
@@ -394,6 +401,9 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 				}
 			}
 			dirty = flushAll(dirty)
+			if took {
+				yielded = false
+			}
 		}
 	}
 }
