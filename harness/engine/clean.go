@@ -50,7 +50,7 @@ func mayWrite(pr *bmv2json.Primitive) []*bmv2json.Value {
 // apart.
 func (p *Program) touchedHeaders(vs []*bmv2json.Value) []int {
 	seen := make([]bool, len(p.headers))
-	all := p.walkHeaders(vs, false, func(hi int) { seen[hi] = true })
+	all := p.walkHeaders(vs, false, func(hi, _ int) { seen[hi] = true })
 	var out []int
 	for hi, h := range p.headers {
 		if !h.metadata && (seen[hi] || all) {
@@ -62,10 +62,16 @@ func (p *Program) touchedHeaders(vs []*bmv2json.Value) []int {
 
 // walkHeaders calls mark for every header instance vs name in any form (a
 // field, a header, every element of a stack or union named) and, with
-// calcs, for the headers whose fields a named calculation reads. It
+// calcs, for the headers whose fields a named calculation reads; fi is
+// the field named, or -1 when any of the header's fields may be meant. It
 // returns true, having marked nothing for it, when one of vs holds what it
 // does not take apart: then any header may be meant.
-func (p *Program) walkHeaders(vs []*bmv2json.Value, calcs bool, mark func(hi int)) (all bool) {
+func (p *Program) walkHeaders(vs []*bmv2json.Value, calcs bool, mark func(hi, fi int)) (all bool) {
+	markAll := func(headers []int) {
+		for _, hi := range headers {
+			mark(hi, -1)
+		}
+	}
 	var walk func(v *bmv2json.Value)
 	walk = func(v *bmv2json.Value) {
 		if v == nil {
@@ -90,28 +96,32 @@ func (p *Program) walkHeaders(vs []*bmv2json.Value, calcs bool, mark func(hi int
 			name = v.Names[0]
 		}
 		switch v.Type {
-		case "field", "header", "regular":
+		case "field":
 			if hi, ok := p.headerByName[name]; ok {
-				mark(hi)
+				fi := -1
+				if len(v.Names) == 2 {
+					if f, ok := p.fieldByName[name+"."+v.Names[1]]; ok {
+						fi = f
+					}
+				}
+				mark(hi, fi)
+			}
+		case "header", "regular":
+			if hi, ok := p.headerByName[name]; ok {
+				mark(hi, -1)
 			}
 		case "header_stack", "stack", "stack_field":
 			if si, ok := p.stackByName[name]; ok {
-				for _, hi := range p.stacks[si].headers {
-					mark(hi)
-				}
+				markAll(p.stacks[si].headers)
 			}
 		case "header_union":
 			if ui, ok := p.unionByName[name]; ok {
-				for _, hi := range p.unions[ui].headers {
-					mark(hi)
-				}
+				markAll(p.unions[ui].headers)
 			}
 		case "header_union_stack", "union_stack":
 			if si, ok := p.unionStackByName[name]; ok {
 				for _, ui := range p.unionStacks[si].unions {
-					for _, hi := range p.unions[ui].headers {
-						mark(hi)
-					}
+					markAll(p.unions[ui].headers)
 				}
 			}
 		case "calculation":

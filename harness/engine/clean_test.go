@@ -40,10 +40,15 @@ func TestRewrittenHeadersLeaveRewrittenAndOthersAsTheyCame(t *testing.T) {
 	}
 }
 
-// compileTestdata compiles testdata/name with grid's compiler and loads it.
-func compileTestdata(t testing.TB, name string) *engine.Program {
+// compileTestdata compiles testdata/name with grid's compiler, the macros
+// defines named defined, and loads it.
+func compileTestdata(t testing.TB, name string, defines ...string) *engine.Program {
 	t.Helper()
-	res, err := p4c.Compile(filepath.Join("testdata", name), p4c.Options{})
+	opts := p4c.Options{Defines: map[string]string{}}
+	for _, d := range defines {
+		opts.Defines[d] = "1"
+	}
+	res, err := p4c.Compile(filepath.Join("testdata", name), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,11 +22,26 @@ import (
 // calculation names the headers of its inputs): pkt.lazy holds the headers
 // extracted and not yet read, and each step reads those it needs first.
 // A pending header is always clean: what may write it reads it first.
+//
+// ingress_global_timestamp is read from the clock the same way (tsBit),
+// when the program reads it only in its controls: a packet that never
+// reaches such a read (a switch forwarding a fragment it does not
+// aggregate) costs no clock read. Its value is the time of its first
+// read in the packet's ingress, or of the end of its ingress when only
+// egress reads it (settleTS).
 
-// planLazy picks the headers the parser extracts lazily (at most 64).
+// tsBit is pkt.lazy's bit for ingress_global_timestamp.
+const tsBit = 1 << 63
+
+// planLazy picks the headers the parser extracts lazily (at most 63) and
+// whether the ingress timestamp is read lazily.
 func (p *Program) planLazy(j *bmv2json.Program) {
 	named := make([]bool, len(p.headers))
-	mark := func(hi int) { named[hi] = true }
+	tsNamed := false
+	mark := func(hi, fi int) {
+		named[hi] = true
+		tsNamed = tsNamed || p.namesTS(hi, fi)
+	}
 	for _, jp := range j.Parsers {
 		for _, st := range jp.ParseStates {
 			for _, op := range st.ParserOps {
@@ -52,9 +67,10 @@ func (p *Program) planLazy(j *bmv2json.Program) {
 			return
 		}
 	}
+	p.lazyTS = !tsNamed && p.std.ingressTS >= 0
 	for hi := range p.headers {
 		h := &p.headers[hi]
-		if named[hi] || h.metadata || h.simple == nil || h.stack >= 0 || h.union >= 0 || len(p.lazyHeaders) == 64 {
+		if named[hi] || h.metadata || h.simple == nil || h.stack >= 0 || h.union >= 0 || len(p.lazyHeaders) == 63 {
 			continue
 		}
 		h.lazyBit = 1 << len(p.lazyHeaders)
@@ -62,42 +78,72 @@ func (p *Program) planLazy(j *bmv2json.Program) {
 	}
 }
 
-// lazyMask is the mask of the lazily extracted headers vs may name.
+// namesTS says whether field fi of header hi (any of its fields when fi
+// is -1) may be ingress_global_timestamp.
+func (p *Program) namesTS(hi, fi int) bool {
+	return hi == p.stdHeader && (fi < 0 || fi == p.std.ingressTS)
+}
+
+// lazyMask is the mask of pkt.lazy's bits vs may name.
 func (p *Program) lazyMask(vs ...*bmv2json.Value) uint64 {
 	var m uint64
-	if p.walkHeaders(vs, true, func(hi int) { m |= p.headers[hi].lazyBit }) {
+	if p.walkHeaders(vs, true, func(hi, fi int) { m |= p.fieldsMask(hi, fi) }) {
 		return ^uint64(0)
 	}
 	return m
 }
 
-// fieldMask is the lazy bit of field fi's header.
-func (p *Program) fieldMask(fi int) uint64 { return p.headers[p.fields[fi].hdr].lazyBit }
+// fieldsMask is pkt.lazy's bit of field fi of header hi (any of its
+// fields when fi is -1).
+func (p *Program) fieldsMask(hi, fi int) uint64 {
+	m := p.headers[hi].lazyBit
+	if p.namesTS(hi, fi) {
+		m |= tsBit
+	}
+	return m
+}
 
-// inputHeaders calls mark for each header whose fields c reads.
-func (c *calculation) inputHeaders(p *Program, mark func(hi int)) {
+// fieldMask is pkt.lazy's bit of field fi.
+func (p *Program) fieldMask(fi int) uint64 { return p.fieldsMask(p.fields[fi].hdr, fi) }
+
+// inputHeaders calls mark for each header (and field, or -1 for all of
+// them) c reads.
+func (c *calculation) inputHeaders(p *Program, mark func(hi, fi int)) {
 	for _, in := range c.inputs {
 		switch {
 		case in.field >= 0:
-			mark(p.fields[in.field].hdr)
+			mark(p.fields[in.field].hdr, in.field)
 		case in.header >= 0:
-			mark(in.header)
+			mark(in.header, -1)
 		}
 	}
 }
 
-// calcMask is the mask of the lazily extracted headers c reads.
+// calcMask is the mask of pkt.lazy's bits c reads.
 func (p *Program) calcMask(c *calculation) uint64 {
 	var m uint64
-	c.inputHeaders(p, func(hi int) { m |= p.headers[hi].lazyBit })
+	c.inputHeaders(p, func(hi, fi int) { m |= p.fieldsMask(hi, fi) })
 	return m
 }
 
+// settleTS reads the pending ingress timestamp when the egress pipeline
+// may read it, as the packet leaves ingress: then it is never later than
+// the enqueue and egress timestamps, and a packet's replicas share it.
+func (k *pkt) settleTS() {
+	if k.prog.egressNeeds&tsBit != 0 {
+		k.materialize(tsBit)
+	}
+}
+
 // materialize reads the fields of the pending headers of mask m out of
-// the packet's bytes.
+// the packet's bytes, and the clock if the timestamp is pending.
 func (k *pkt) materialize(m uint64) {
 	m &= k.lazy
 	k.lazy &^= m
+	if m&tsBit != 0 {
+		k.setU(k.prog.std.ingressTS, k.sw.micros())
+		m &^= tsBit
+	}
 	for ; m != 0; m &= m - 1 {
 		hi := k.prog.lazyHeaders[bits.TrailingZeros64(m)]
 		k.extractSimple(&k.prog.headers[hi], k.buf[k.src[hi]-1:])

@@ -99,6 +99,7 @@ func (k *pkt) resetMetadata() {
 
 // copyFrom copies the PHV, bytes and flags of o.
 func (k *pkt) copyFrom(o *pkt) {
+	o.settleTS()
 	copy(k.f, o.f)
 	copy(k.valid, o.valid)
 	copy(k.src, o.src)

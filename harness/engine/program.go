@@ -48,7 +48,9 @@ type Program struct {
 	egress        *node
 
 	deparseOrder []int
-	lazyHeaders  []int // by bit of pkt.lazy (lazy.go)
+	lazyHeaders  []int  // by bit of pkt.lazy (lazy.go)
+	lazyTS       bool   // ingress_global_timestamp is read lazily (tsBit)
+	egressNeeds  uint64 // what the egress pipeline may read of pkt.lazy
 	checksums    []*checksum
 	calcs        map[string]*calculation
 
@@ -303,6 +305,16 @@ func (p *Program) compilePipelines(j *bmv2json.Program) error {
 			p.ingress = init
 		case "egress":
 			p.egress = init
+			for _, n := range nodes {
+				p.egressNeeds |= n.needs
+				if n.table >= 0 {
+					td := p.tables[n.table]
+					p.egressNeeds |= td.defaultCall.act.needs
+					for _, a := range td.actions {
+						p.egressNeeds |= a.needs
+					}
+				}
+			}
 		default:
 			return fmt.Errorf("pipeline %q: v1model has only ingress and egress", jp.Name)
 		}

@@ -171,7 +171,11 @@ func (s *Switch) startIngress(k *pkt, port uint32, inst InstanceType) {
 	k.setU(p.std.ingressPort, uint64(port))
 	k.setU(p.std.packetLength, uint64(len(k.buf)))
 	k.setU(p.std.instanceType, uint64(inst))
-	if p.reads(p.std.ingressTS) {
+	switch {
+	case !p.reads(p.std.ingressTS):
+	case p.lazyTS:
+		k.lazy |= tsBit
+	default:
 		k.setU(p.std.ingressTS, s.micros())
 	}
 	if s.cfg.Trace != nil {
@@ -321,6 +325,7 @@ func (s *Switch) micros() uint64 {
 
 func (s *Switch) enqueue(w *worker, k *pkt, port uint32, passes int) {
 	p := s.prog
+	k.settleTS()
 	if p.reads(p.std.enqTS) {
 		k.setU(p.std.enqTS, s.micros())
 	}
