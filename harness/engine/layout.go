@@ -49,10 +49,12 @@ type header struct {
 	// byte-aligned word of that many bytes (1, 2, 4 or 8), as in a header
 	// of values: extract and deparse then move them in one loop.
 	words int
-	// chunks, for a simple header without words, is how the deparser
-	// writes it: 8 bytes at a time, each put together from the fields
-	// (or parts of fields) in it.
-	chunks []chunkPart
+	// chunks, for a simple header without words, is how the parser
+	// reads it and the deparser writes it: 8 bytes (a chunk) at a time,
+	// each taken apart into or put together from the fields (or parts of
+	// fields) in it, in registers. chunkBytes is 8 times their number.
+	chunks     []chunkPart
+	chunkBytes int
 	// lazyBit is the header's bit in pkt.lazy when the parser extracts
 	// it lazily (lazy.go), else 0.
 	lazyBit uint64
@@ -60,13 +62,15 @@ type header struct {
 
 // chunkPart is a field's part of an 8-byte chunk of its header: the field,
 // masked to its width, shifted left by shl and then right by shr (one of
-// them 0), is its bits in the chunk as a big-endian number. last ends the
-// chunk.
+// them 0), is its bits in the chunk as a big-endian number, and the chunk
+// shifted left by shr and then right by shl, masked, the field's bits in
+// it. first and last begin and end the chunk; cont marks the second part
+// of a field that began in the chunk before.
 type chunkPart struct {
-	slot     int
-	mask     uint64
-	shl, shr uint8
-	last     bool
+	mask              uint64
+	slot              uint32
+	shl, shr          uint8
+	first, last, cont bool
 }
 
 // headerChunks cuts a simple header's fields into the 8-byte chunks of the
@@ -85,7 +89,8 @@ func headerChunks(simple []fieldPos) []chunkPart {
 			}
 			// The field's last bit lands at the chunk's bit 64(c+1) -
 			// (off+width), counted from the least significant end.
-			part := chunkPart{slot: fp.slot, mask: mask64(fp.width)}
+			part := chunkPart{slot: uint32(fp.slot), mask: mask64(fp.width), first: len(parts) == 0 || parts[len(parts)-1].last,
+				cont: fp.off < lo}
 			if s := hi - (fp.off + fp.width); s >= 0 {
 				part.shl = uint8(s)
 			} else {
@@ -220,6 +225,7 @@ func (p *Program) buildLayout(j *bmv2json.Program) error {
 				}
 				if hd.words == 0 {
 					hd.chunks = headerChunks(hd.simple)
+					hd.chunkBytes = (hd.fixedBit + 63) / 64 * 8
 				}
 			}
 		}

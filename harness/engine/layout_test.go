@@ -9,8 +9,10 @@ import (
 // A simple header written 8 bytes at a time (header.chunks) comes out as
 // writing its fields one by one gives, whatever its fields' widths and
 // wherever they cross a chunk's edge; bits of a value beyond its field's
-// width do not spill into its neighbours.
-func TestChunkedHeadersEmitWhatFieldByFieldWrites(t *testing.T) {
+// width do not spill into its neighbours. Read back 8 bytes at a time, or
+// field by field where the packet ends inside its last chunk, it gives
+// each field's value.
+func TestChunkedHeadersEmitWhatFieldByFieldWritesAndReadBack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 2000 {
 		var simple []fieldPos
@@ -23,7 +25,7 @@ func TestChunkedHeadersEmitWhatFieldByFieldWrites(t *testing.T) {
 			simple = append(simple, fieldPos{slot: len(simple), off: off, width: w})
 			off += w
 		}
-		h := &header{simple: simple, chunks: headerChunks(simple)}
+		h := &header{simple: simple, chunks: headerChunks(simple), chunkBytes: (off + 63) / 64 * 8}
 		k := &pkt{f: make([]uint64, len(simple))}
 		want := make([]byte, off/8+8)
 		for i, fp := range simple {
@@ -34,6 +36,18 @@ func TestChunkedHeadersEmitWhatFieldByFieldWrites(t *testing.T) {
 		k.emitSimple(h, got)
 		if !bytes.Equal(got[:off/8], want[:off/8]) {
 			t.Fatalf("trial %d, fields %+v:\n got % x\nwant % x", trial, simple, got[:off/8], want[:off/8])
+		}
+		for _, data := range [][]byte{got, got[:off/8]} {
+			back := &pkt{f: make([]uint64, len(simple))}
+			for i := range back.f {
+				back.f[i] = rng.Uint64() // what the last packet left
+			}
+			back.extractSimple(h, data)
+			for i, fp := range simple {
+				if want := k.f[i] & mask64(fp.width); back.f[i] != want {
+					t.Fatalf("trial %d, %d bytes, fields %+v: field %d read back %#x, want %#x", trial, len(data), simple, i, back.f[i], want)
+				}
+			}
 		}
 	}
 }

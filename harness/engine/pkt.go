@@ -321,25 +321,27 @@ func (k *pkt) extractSimple(h *header, data []byte) {
 		}
 		return
 	}
-	for _, fp := range h.simple {
-		i := fp.off >> 3
-		switch fp.bytes {
-		case 1:
-			k.f[fp.slot] = uint64(data[i])
-		case 2:
-			k.f[fp.slot] = uint64(binary.BigEndian.Uint16(data[i:]))
-		case 4:
-			k.f[fp.slot] = uint64(binary.BigEndian.Uint32(data[i:]))
-		case 8:
-			k.f[fp.slot] = binary.BigEndian.Uint64(data[i:])
-		default:
-			// getBits, inline, for a field within the word at its
-			// first byte.
-			if sh := uint(fp.off & 7); int(sh)+fp.width <= 64 && i+8 <= len(data) {
-				k.f[fp.slot] = binary.BigEndian.Uint64(data[i:]) << sh >> (64 - uint(fp.width))
-			} else {
-				k.f[fp.slot] = getBits(data, fp.off, fp.width)
-			}
+	if len(data) < h.chunkBytes {
+		// The packet ends within the header's last chunk.
+		for _, fp := range h.simple {
+			k.f[fp.slot] = getBits(data, fp.off, fp.width)
+		}
+		return
+	}
+	f, chunks := k.f, h.chunks
+	var w uint64
+	o := 0
+	for i := range chunks {
+		cp := &chunks[i]
+		if cp.first {
+			w = binary.BigEndian.Uint64(data[o:])
+			o += 8
+		}
+		v := w << (cp.shr & 63) >> (cp.shl & 63) & cp.mask
+		if cp.cont {
+			f[cp.slot] |= v
+		} else {
+			f[cp.slot] = v
 		}
 	}
 }
@@ -372,10 +374,12 @@ func (k *pkt) emitSimple(h *header, out []byte) {
 	}
 	// One store per chunk: stores of overlapping words, field by field,
 	// would each wait for the one before.
+	f, chunks := k.f, h.chunks
 	var acc uint64
 	o := 0
-	for _, cp := range h.chunks {
-		acc |= (k.f[cp.slot] & cp.mask) << cp.shl >> cp.shr
+	for i := range chunks {
+		cp := &chunks[i]
+		acc |= (f[cp.slot] & cp.mask) << (cp.shl & 63) >> (cp.shr & 63)
 		if cp.last {
 			binary.BigEndian.PutUint64(out[o:], acc)
 			acc, o = 0, o+8
