@@ -67,3 +67,59 @@ func TestCountersStayExactWhileTheControlPlaneReadsAndWritesThem(t *testing.T) {
 		}
 	}
 }
+
+// Each entry's direct counter keeps its own count while other entries
+// come and go around it: an exact table's index moves its slots, and the
+// counters in them, as it grows and as entries leave.
+func TestDirectCountersKeepTheirCountsAsEntriesComeAndGo(t *testing.T) {
+	prog := compileTestdata(t, "counted.p4")
+	sw := engine.NewSwitch(prog, engine.Config{Serial: true})
+	handles := map[byte]engine.EntryHandle{}
+	add := func(a byte) {
+		h, err := sw.AddEntry("I.t", engine.Entry{Match: []engine.Match{engine.Exact([]byte{a})}, Action: "I.send"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles[a] = h
+	}
+	sent := map[byte]uint64{}
+	send := func(a byte, n int) {
+		for range n {
+			if err := sw.Process(0, []byte{a, 0, 0}, func(engine.Output) {}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sent[a] += uint64(n)
+	}
+	check := func(when string) {
+		for a, h := range handles {
+			if v, err := sw.ReadDirectCounter("I.t", h); err != nil || v.Packets != sent[a] || v.Bytes != 3*sent[a] {
+				t.Fatalf("%s: entry %d counted %+v, %v; want %d packets", when, a, v, err, sent[a])
+			}
+		}
+	}
+	for a := range byte(5) {
+		add(a)
+		send(a, int(a)+1)
+	}
+	for a := byte(5); a < 200; a++ { // the index grows several times
+		add(a)
+		send(a, int(a%3))
+	}
+	check("after the index grew")
+	for a := byte(0); a < 200; a += 2 { // slots move back over the freed ones
+		if err := sw.DeleteEntry("I.t", handles[a]); err != nil {
+			t.Fatal(err)
+		}
+		delete(handles, a)
+		delete(sent, a)
+	}
+	send(1, 2)
+	check("after entries left")
+	if err := sw.WriteDirectCounter("I.t", handles[3], engine.CounterValue{Packets: 40, Bytes: 41}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := sw.ReadDirectCounter("I.t", handles[3]); v.Packets != 40 || v.Bytes != 41 {
+		t.Errorf("entry 3 reads %+v after writing 40 packets, 41 bytes", v)
+	}
+}

@@ -146,3 +146,70 @@ func TestSwitchesOfOneProgramKeepTheirOwnTables(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A packet hitting an entry of a short exact table runs the action and
+// data ModifyEntry last gave it, whether the index holds a copy of the
+// data (up to three words) or not, also while packets flow as it changes.
+func TestModifiedEntriesOfShortTablesRunTheirNewAction(t *testing.T) {
+	prog := compileTestdata(t, "keys.p4")
+	for _, serial := range []bool{true, false} {
+		modifyShortEntries(t, engine.NewSwitch(prog, engine.Config{Serial: serial}))
+	}
+}
+
+func modifyShortEntries(t *testing.T, sw *engine.Switch) {
+	key := []engine.Match{engine.Exact([]byte{0x10}), engine.Exact([]byte{0}), engine.Exact([]byte{0x00, 0x05})}
+	h, err := sw.AddEntry("I.short_key", engine.Entry{Match: key, Action: "I.to", Args: [][]byte{{3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := keysFrame(0x1f, 0, 5, 0x0102030405, 0xdeadbeef, false)
+	send := func() (uint32, []byte) {
+		var port uint32
+		var out []byte
+		if err := sw.Process(0, frame, func(o engine.Output) { port, out = o.Port, bytes.Clone(o.Data) }); err != nil {
+			t.Fatal(err)
+		}
+		return port, out
+	}
+	marked := keysFrame(0x1f, 5, 5, 0xa0a1a2a3a4a5, 0xb0b1b2b3, false)
+	for _, c := range []struct {
+		action string
+		args   [][]byte
+		port   uint32
+		want   []byte
+	}{
+		{"I.to", [][]byte{{3}}, 3, keysFrame(0x1f, 3, 5, 0x0102030405, 0xdeadbeef, false)},
+		{"I.to", [][]byte{{4}}, 4, keysFrame(0x1f, 4, 5, 0x0102030405, 0xdeadbeef, false)},
+		{"I.to_marked", [][]byte{{5}, {0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5}, {0xb0, 0xb1, 0xb2, 0xb3}, {0}}, 5, marked},
+		{"I.to", [][]byte{{6}}, 6, keysFrame(0x1f, 6, 5, 0x0102030405, 0xdeadbeef, false)},
+	} {
+		if err := sw.ModifyEntry("I.short_key", h, c.action, c.args); err != nil {
+			t.Fatal(err)
+		}
+		if port, out := send(); port != c.port || !bytes.Equal(out, c.want) {
+			t.Errorf("after ModifyEntry to %s %x: port %d, % x; want port %d, % x", c.action, c.args, port, out, c.port, c.want)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 300 {
+			if err := sw.ModifyEntry("I.short_key", h, "I.to_marked", [][]byte{{byte(7 + i%2)}, {1}, {2}, {3}}); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := sw.ModifyEntry("I.short_key", h, "I.to", [][]byte{{byte(7 + i%2)}}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 600 {
+		if port, _ := send(); port != 6 && port != 7 && port != 8 {
+			t.Fatalf("port %d while the entry changes between 7 and 8", port)
+		}
+	}
+	wg.Wait()
+}

@@ -1,7 +1,8 @@
 // keys: ingress forwards by an exact table whose key fits in 8 bytes
 // (a masked field, a validity bit and a 12-bit field of a header of
 // unaligned fields), else by one whose key is 10 bytes, else to port 9;
-// the tables' actions write the port into the header.
+// the tables' actions write the port into the header (to_marked, with
+// four words of data, writes d and e too).
 #include <core.p4>
 #include <v1model.p4>
 
@@ -33,9 +34,14 @@ control I(inout headers h, inout metadata m, inout standard_metadata_t sm) {
         sm.egress_spec = port;
         h.k.b = (bit<4>) port;
     }
+    action to_marked(bit<9> port, bit<48> d, bit<32> e, bit<8> unused) {
+        to(port);
+        h.k.d = d;
+        h.k.e = e;
+    }
     table short_key {
         key = { h.k.a & 0xf0: exact; h.opt.isValid(): exact; h.k.c: exact; }
-        actions = { to; NoAction; }
+        actions = { to; to_marked; NoAction; }
         default_action = NoAction();
     }
     table long_key {
