@@ -151,6 +151,7 @@ type port struct {
 	// with: while there are any, a frame that need not wait queues
 	// behind them, so the port keeps the order the frames came in.
 	holding atomic.Int64
+	ring    *rxRing // sock's
 	spec    PortSpec
 	sock    *Socket
 	log     *slog.Logger
@@ -262,7 +263,7 @@ func (d *Dataplane) open(pcapDir string, exclusive bool) error {
 		return err
 	}
 	for i, p := range d.ports {
-		p.sock = socks[i]
+		p.sock, p.ring = socks[i], socks[i].ring
 		if d.bypass != nil {
 			if err := d.bypass.add(p.spec.Interface, p.sock.index); err != nil {
 				return fmt.Errorf("port %s: exclusive: %w", p.spec, err)
@@ -420,7 +421,7 @@ func stopOrErr(err error) error {
 // framesWaiting says whether a port's ring holds a frame.
 func (d *Dataplane) framesWaiting() bool {
 	for _, p := range d.ports {
-		if p.sock.ring.waiting() {
+		if p.ring.waiting() {
 			return true
 		}
 	}
@@ -430,7 +431,7 @@ func (d *Dataplane) framesWaiting() bool {
 // drain passes up to portBudget of the frames waiting in p's ring through
 // pl; took says there were any.
 func (d *Dataplane) drain(p *port, pl Pipeline, emit func(engine.Output)) (took bool) {
-	ring := p.sock.ring
+	ring := p.ring
 	n := ring.ready(portBudget)
 	if n == 0 {
 		return false

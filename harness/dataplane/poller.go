@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -83,9 +84,15 @@ func (p *poller) poll(fd uintptr) bool {
 		return p.ready()
 	}
 	for {
-		n, err := unix.EpollWait(int(fd), p.events, 0)
-		if err == unix.EINTR {
+		// Raw: it returns at once (no timeout), so the scheduler need
+		// not hand this thread's work to another meanwhile.
+		r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), 0, 0, 0)
+		if errno == unix.EINTR {
 			continue
+		}
+		n := int(r)
+		if errno != 0 {
+			n = 0
 		}
 		p.failed = p.failed[:0]
 		for _, ev := range p.events[:max(n, 0)] {

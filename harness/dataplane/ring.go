@@ -51,6 +51,7 @@ type rxRing struct {
 	slotSize int
 	headers  []*unix.Tpacket2Hdr // each slot's kernel header, in the ring's order
 	next     int                 // the slot the next frame arrives in
+	cur      *unix.Tpacket2Hdr   // its header
 }
 
 // setUpRxRing gives the packet socket fd, not yet bound, a receive ring of
@@ -73,6 +74,7 @@ func setUpRxRing(fd, mtu, slots int) (*rxRing, error) {
 	for i := range r.headers {
 		r.headers[i] = (*unix.Tpacket2Hdr)(unsafe.Pointer(&mem[i/perBlock*block+i%perBlock*slot]))
 	}
+	r.cur = r.headers[0]
 	return r, nil
 }
 
@@ -104,9 +106,8 @@ var pageSize = unix.Getpagesize()
 // on what the kernel just wrote (on another CPU, often) overlap rather
 // than come one after the other, a frame at a time.
 func (r *rxRing) ready(max int) int {
-	n, i := 0, r.next
+	n, i, h := 0, r.next, r.cur
 	for n < max {
-		h := r.headers[i]
 		if atomic.LoadUint32(&h.Status)&unix.TP_STATUS_USER == 0 { // acquire: the frame before it is written
 			break
 		}
@@ -116,13 +117,14 @@ func (r *rxRing) ready(max int) int {
 		if i++; i == len(r.headers) {
 			i = 0
 		}
+		h = r.headers[i]
 	}
 	return n
 }
 
 // waiting says whether the next slot holds a frame.
 func (r *rxRing) waiting() bool {
-	return atomic.LoadUint32(&r.headers[r.next].Status)&unix.TP_STATUS_USER != 0
+	return atomic.LoadUint32(&r.cur.Status)&unix.TP_STATUS_USER != 0
 }
 
 // frame returns the frame in the next slot, which ready counted, with the
@@ -130,7 +132,7 @@ func (r *rxRing) waiting() bool {
 // socket's Recv does); err is ErrOversized for a frame cut short. The
 // frame stays valid until release.
 func (r *rxRing) frame() (frame []byte, err error) {
-	h := r.headers[r.next]
+	h := r.cur
 	if h.Snaplen < h.Len {
 		return nil, fmt.Errorf("%d-byte frame: %w", h.Len, ErrOversized)
 	}
@@ -146,10 +148,11 @@ func (r *rxRing) frame() (frame []byte, err error) {
 
 // release hands the slot of the frame last returned back to the kernel.
 func (r *rxRing) release() {
-	atomic.StoreUint32(&r.headers[r.next].Status, unix.TP_STATUS_KERNEL) // release: done with the frame
+	atomic.StoreUint32(&r.cur.Status, unix.TP_STATUS_KERNEL) // release: done with the frame
 	if r.next++; r.next == len(r.headers) {
 		r.next = 0
 	}
+	r.cur = r.headers[r.next]
 }
 
 // close unmaps the ring (its socket closes it in the kernel).
