@@ -24,14 +24,13 @@ import (
 // reaches it. The set is edge-triggered: every frame arriving rings it (the
 // kernel wakes the set's waiters, here the Go poller, for each one),
 // whether or not the set was read since, so the receiver reads the set
-// only when it waits: to learn of errors, and to clear what the frames it
-// took since the last wait left there.
+// only when its rings are empty: to learn of errors, and to clear what the
+// frames it took since the last read left there.
 type poller struct {
 	file    *os.File
 	conn    syscall.RawConn
 	events  []unix.EpollEvent
 	failed  []int // the indexes of the sockets with an error, from the last read of the set
-	fresh   bool  // the next poll is the first since the receiver's work
 	ready   func() bool
 	waitFn  func(fd uintptr) bool
 	stopped atomic.Bool
@@ -73,15 +72,15 @@ func newPoller(socks []*Socket, ready func() bool) (*poller, error) {
 }
 
 // poll is the check before the receiver waits: false sends it to wait in
-// the Go poller until the set is rung. The first check after the
-// receiver's work reads the rings only. Once the Go poller has returned,
-// it reads the set first (without waiting): that takes the sockets' errors
-// (so one that came with frames is dealt with before them), and clears
-// what the frames taken since the last read left there.
+// the Go poller until the set is rung. It reads the rings, and the set
+// (without waiting) only when no ring holds a frame: that takes the
+// sockets' errors, and clears what the frames taken since the last read
+// left there, so that the Go poller is woken by frames that arrive after
+// it. A socket's error that comes with frames is thus taken once they are
+// (the interface went down and up again: it is only logged).
 func (p *poller) poll(fd uintptr) bool {
-	if p.fresh {
-		p.fresh = false
-		return p.ready()
+	if p.ready() {
+		return true
 	}
 	for {
 		// Raw: it returns at once (no timeout), so the scheduler need
@@ -95,12 +94,13 @@ func (p *poller) poll(fd uintptr) bool {
 			n = 0
 		}
 		p.failed = p.failed[:0]
-		for _, ev := range p.events[:max(n, 0)] {
+		for _, ev := range p.events[:n] {
 			if ev.Events&unix.EPOLLERR != 0 {
 				p.failed = append(p.failed, int(ev.Fd))
 			}
 		}
-		return len(p.failed) > 0 || p.ready()
+		// A frame that rang the set before this read is in its ring.
+		return len(p.failed) > 0 || n > 0 && p.ready()
 	}
 }
 
@@ -108,7 +108,7 @@ func (p *poller) poll(fd uintptr) bool {
 // (the indexes of those sockets, in the order given to newPoller), the
 // deadline passes or the poller is closed.
 func (p *poller) wait() ([]int, error) {
-	p.failed, p.fresh = p.failed[:0], true
+	p.failed = p.failed[:0]
 	if err := p.conn.Read(p.waitFn); err != nil {
 		return nil, err
 	}
