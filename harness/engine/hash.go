@@ -32,8 +32,8 @@ type calculation struct {
 // the zero-padded packed buffer is the sum of each input's value times 2^e
 // (e the input's distance in bits from the buffer's end), and its one's
 // complement sum of 16-bit words is that number modulo 2^16-1, where
-// 2^e = 2^(e mod 16): so each input adds its value, folded to 16 bits,
-// shifted left by e mod 16.
+// 2^e = 2^(e mod 16): so each input adds its value, folded (to 33 bits,
+// as 2^32 = 1 too), shifted left by e mod 16.
 type csumTerm struct {
 	slot  int    // field slot, or -1 for a constant
 	mask  uint64 // the field's width
@@ -275,7 +275,7 @@ func (calc *calculation) csum16(k *pkt) uint64 {
 		if t.slot >= 0 {
 			v = k.f[t.slot] & t.mask
 		}
-		sum += fold16(v) << t.shift
+		sum += (v>>32 + v&0xffffffff) << (t.shift & 15)
 	}
 	return uint64(^uint16(fold16(sum)))
 }
