@@ -1,7 +1,7 @@
-// Package dataplane gives a software switch its ports: one AF_PACKET socket
-// per network interface (a veth end in the switch's namespace), one receive
-// goroutine that waits on all of them at once (an edge-triggered epoll set
-// in the Go poller) and hands every frame, port after ready port, to a
+// Package dataplane gives a software switch its ports: AF_PACKET sockets
+// on each network interface (a veth end in the switch's namespace), one
+// receive goroutine that waits on all of them at once (an edge-triggered
+// epoll set in the Go poller) and hands every frame, port after port, to a
 // Pipeline (the P4 engine, or the P4Runtime server in front of it), and
 // transmission of the frames the pipeline emits out of their ports'
 // interfaces. It is the packet I/O half of `grid switch`, the embedded
@@ -10,11 +10,13 @@
 //
 // A frame through a switch costs far more in the kernel (the veth, the
 // qdisc, the delivery to the next socket) than in the pipeline, so the
-// receiver spends as few system calls as it can on it: it takes a port's
-// frames from a ring it shares with the kernel, with no system call per
-// frame and no socket buffer kept per frame (ring.go), sends what they emit
-// in one sendmmsg per egress port, and keeps the ports' sockets out of Go's
-// poller (batch.go). Exclusive ports (Options.Exclusive) also spare the
+// receiver spends as few system calls and wake-ups as it can on it: it
+// takes a port's frames from a ring it shares with the kernel, with no
+// system call per frame and no socket buffer kept per frame (ring.go),
+// finds which ports have frames by reading their rings, not the epoll set
+// (poller.go), sends what they emit in one sendmmsg per egress port through
+// a socket that only sends, and keeps the ports' sockets out of Go's poller
+// (batch.go, socket.go). Exclusive ports (Options.Exclusive) also spare the
 // namespace's IP stack every frame (exclusive.go).
 //
 // The kernel's netem is not available everywhere the testbed runs, so the
