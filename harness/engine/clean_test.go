@@ -12,7 +12,7 @@ import (
 // A header written after the parser extracted it leaves with what was
 // written, wherever the write happened (a parser assignment, a register
 // read, an assignment to a stack element, a table's action), and one only
-// read leaves as it came.
+// read leaves as it came; the frame given to Process is not changed.
 func TestRewrittenHeadersLeaveRewrittenAndOthersAsTheyCame(t *testing.T) {
 	prog := compileTestdata(t, "rewrites.p4")
 	sw := engine.NewSwitch(prog, engine.Config{})
@@ -31,11 +31,15 @@ func TestRewrittenHeadersLeaveRewrittenAndOthersAsTheyCame(t *testing.T) {
 		{append([]byte{0x20}, in[1:]...), append([]byte{0x20, 0xff, 0xbe, 0xef, 0, 0, 0, 0, 0x56, 0x20}, want[10:]...)},
 	} {
 		var out []byte
-		if err := sw.Process(0, c.in, func(o engine.Output) { out = bytes.Clone(o.Data) }); err != nil {
+		frame := bytes.Clone(c.in)
+		if err := sw.Process(0, frame, func(o engine.Output) { out = bytes.Clone(o.Data) }); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(out, c.want) {
 			t.Errorf("in % x:\n out % x\nwant % x", c.in, out, c.want)
+		}
+		if !bytes.Equal(frame, c.in) {
+			t.Errorf("in % x: Process changed its frame to % x", c.in, frame)
 		}
 	}
 }
