@@ -12,6 +12,7 @@ import (
 
 	"github.com/grid-ina/grid/harness/dataplane"
 	"github.com/grid-ina/grid/harness/dataplane/nstest"
+	"github.com/grid-ina/grid/harness/internal/cputime"
 )
 
 // BenchmarkForwarding measures frames per second forwarded from one veth to
@@ -72,7 +73,10 @@ func bridge(b *testing.B, n *nstest.Net, name string, ports ...string) {
 }
 
 // forward sends b.N frames into in and receives them on out, with at most
-// window in flight, and reports the rate.
+// window in flight, and reports the rate and this process's CPU time per
+// frame (the sender's, the forwarder's and the receiver's, kernel work in
+// their contexts included): the forwarder's cost whatever share of the
+// CPU the run got.
 func forward(b *testing.B, in, out *dataplane.Socket, size int) {
 	const window = 64
 	tokens := make(chan struct{}, window)
@@ -82,7 +86,7 @@ func forward(b *testing.B, in, out *dataplane.Socket, size int) {
 	frame := testFrame(0, size)
 	b.SetBytes(int64(size))
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), cputime.Used()
 	sendErr := make(chan error, 1)
 	go func() {
 		for range b.N {
@@ -106,7 +110,7 @@ func forward(b *testing.B, in, out *dataplane.Socket, size int) {
 		received++
 		tokens <- struct{}{}
 	}
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), cputime.Used()-cpu
 	b.StopTimer()
 	out.SetReadDeadline(time.Time{})
 	if received < b.N {
@@ -118,4 +122,5 @@ func forward(b *testing.B, in, out *dataplane.Socket, size int) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "frames/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/frame")
 }
