@@ -371,18 +371,6 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 	var dirty []*port
 	emit := func(o engine.Output) { d.transmit(o, &dirty) }
 	for {
-		failed, err := poll.wait()
-		if isStop(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("dataplane: waiting for frames: %w", err)
-		}
-		for _, i := range failed {
-			if err := d.socketError(d.ports[i]); err != nil {
-				return stopOrErr(err)
-			}
-		}
 		// Every port in turn, each up to its budget, until none has a
 		// frame; the frames of every port visited leave together: an
 		// egress port's batch gathers what all the ingress ports sent
@@ -406,6 +394,18 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 			dirty = flushAll(dirty)
 			if took {
 				yielded = false
+			}
+		}
+		failed, err := poll.wait()
+		if isStop(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("dataplane: waiting for frames: %w", err)
+		}
+		for _, i := range failed {
+			if err := d.socketError(d.ports[i]); err != nil {
+				return stopOrErr(err)
 			}
 		}
 	}

@@ -31,6 +31,7 @@ type poller struct {
 	conn    syscall.RawConn
 	events  []unix.EpollEvent
 	failed  []int // the indexes of the sockets with an error, from the last read of the set
+	swept   bool  // the rings were found empty just before this wait
 	ready   func() bool
 	waitFn  func(fd uintptr) bool
 	stopped atomic.Bool
@@ -77,9 +78,13 @@ func newPoller(socks []*Socket, ready func() bool) (*poller, error) {
 // sockets' errors, and clears what the frames taken since the last read
 // left there, so that the Go poller is woken by frames that arrive after
 // it. A socket's error that comes with frames is thus taken once they are
-// (the interface went down and up again: it is only logged).
+// (the interface went down and up again: it is only logged). The first
+// check of a wait skips the rings, which the receiver has just found
+// empty: a frame that came since rang the set, which says so.
 func (p *poller) poll(fd uintptr) bool {
-	if p.ready() {
+	if p.swept {
+		p.swept = false
+	} else if p.ready() {
 		return true
 	}
 	for {
@@ -106,9 +111,10 @@ func (p *poller) poll(fd uintptr) bool {
 
 // wait returns once a port's ring holds a frame or a socket has an error
 // (the indexes of those sockets, in the order given to newPoller), the
-// deadline passes or the poller is closed.
+// deadline passes or the poller is closed. The receiver calls it when it
+// has just found every ring empty.
 func (p *poller) wait() ([]int, error) {
-	p.failed = p.failed[:0]
+	p.failed, p.swept = p.failed[:0], true
 	if err := p.conn.Read(p.waitFn); err != nil {
 		return nil, err
 	}
