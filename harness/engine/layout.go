@@ -64,14 +64,29 @@ type header struct {
 // masked to its width, shifted left by shl and then right by shr (one of
 // them 0), is its bits in the chunk as a big-endian number, and the chunk
 // shifted left by shr and then right by shl, masked, the field's bits in
-// it. first and last begin and end the chunk; cont marks the second part
-// of a field that began in the chunk before.
-type chunkPart struct {
-	mask              uint64
-	slot              uint32
-	shl, shr          uint8
-	first, last, cont bool
+// it. partFirst and partLast begin and end the chunk; partCont marks the
+// second part of a field that began in the chunk before. It is one word
+// (see newChunkPart), which the loops over a header's parts take apart in
+// registers.
+type chunkPart uint64
+
+const (
+	partFirst chunkPart = 1 << 18
+	partLast  chunkPart = 1 << 19
+	partCont  chunkPart = 1 << 20
+)
+
+// newChunkPart packs a part: shl in bits 0-5, shr in 6-11, 64 - width in
+// 12-17, the flags, and the slot in the top 32 bits.
+func newChunkPart(slot, width int, shl, shr uint) chunkPart {
+	return chunkPart(slot)<<32 | chunkPart(64-width)<<12 | chunkPart(shr)<<6 | chunkPart(shl)
 }
+
+func (p chunkPart) slot() uint32         { return uint32(p >> 32) }
+func (p chunkPart) shl() uint            { return uint(p) & 63 }
+func (p chunkPart) shr() uint            { return uint(p>>6) & 63 }
+func (p chunkPart) mask() uint64         { return ^uint64(0) >> (uint(p>>12) & 63) }
+func (p chunkPart) has(f chunkPart) bool { return p&f != 0 }
 
 // headerChunks cuts a simple header's fields into the 8-byte chunks of the
 // header they lie in.
@@ -89,17 +104,22 @@ func headerChunks(simple []fieldPos) []chunkPart {
 			}
 			// The field's last bit lands at the chunk's bit 64(c+1) -
 			// (off+width), counted from the least significant end.
-			part := chunkPart{slot: uint32(fp.slot), mask: mask64(fp.width), first: len(parts) == 0 || parts[len(parts)-1].last,
-				cont: fp.off < lo}
+			var part chunkPart
 			if s := hi - (fp.off + fp.width); s >= 0 {
-				part.shl = uint8(s)
+				part = newChunkPart(fp.slot, fp.width, uint(s), 0)
 			} else {
-				part.shr = uint8(-s)
+				part = newChunkPart(fp.slot, fp.width, 0, uint(-s))
+			}
+			if len(parts) == 0 || parts[len(parts)-1].has(partLast) {
+				part |= partFirst
+			}
+			if fp.off < lo {
+				part |= partCont
 			}
 			parts = append(parts, part)
 		}
 		if len(parts) > 0 {
-			parts[len(parts)-1].last = true
+			parts[len(parts)-1] |= partLast
 		}
 	}
 	return parts

@@ -331,17 +331,16 @@ func (k *pkt) extractSimple(h *header, data []byte) {
 	f, chunks := k.f, h.chunks
 	var w uint64
 	o := 0
-	for i := range chunks {
-		cp := &chunks[i]
-		if cp.first {
+	for _, cp := range chunks {
+		if cp.has(partFirst) {
 			w = binary.BigEndian.Uint64(data[o:])
 			o += 8
 		}
-		v := w << (cp.shr & 63) >> (cp.shl & 63) & cp.mask
-		if cp.cont {
-			f[cp.slot] |= v
+		v := w << cp.shr() >> cp.shl() & cp.mask()
+		if cp.has(partCont) {
+			f[cp.slot()] |= v
 		} else {
-			f[cp.slot] = v
+			f[cp.slot()] = v
 		}
 	}
 }
@@ -377,10 +376,9 @@ func (k *pkt) emitSimple(h *header, out []byte) {
 	f, chunks := k.f, h.chunks
 	var acc uint64
 	o := 0
-	for i := range chunks {
-		cp := &chunks[i]
-		acc |= (f[cp.slot] & cp.mask) << (cp.shl & 63) >> (cp.shr & 63)
-		if cp.last {
+	for _, cp := range chunks {
+		acc |= (f[cp.slot()] & cp.mask()) << cp.shl() >> cp.shr()
+		if cp.has(partLast) {
 			binary.BigEndian.PutUint64(out[o:], acc)
 			acc, o = 0, o+8
 		}
