@@ -352,14 +352,17 @@ func (s *Switch) enqueue(w *worker, k *pkt, port uint32, passes int) {
 // setQueueing fills the queueing metadata the program declares.
 func (s *Switch) setQueueing(k *pkt, st QueueState) {
 	std := &s.prog.std
-	for _, f := range [...]struct {
-		field int
-		v     uint64
-	}{{std.enqQdepth, uint64(st.EnqDepth)}, {std.deqQdepth, uint64(st.DeqDepth)},
-		{std.deqTimedelta, uint64(st.Wait.Microseconds())}, {std.qid, uint64(st.QID)}} {
-		if f.field >= 0 {
-			k.setU(f.field, f.v)
-		}
+	if std.enqQdepth >= 0 {
+		k.setU(std.enqQdepth, uint64(st.EnqDepth))
+	}
+	if std.deqQdepth >= 0 {
+		k.setU(std.deqQdepth, uint64(st.DeqDepth))
+	}
+	if std.deqTimedelta >= 0 {
+		k.setU(std.deqTimedelta, uint64(st.Wait.Microseconds()))
+	}
+	if std.qid >= 0 {
+		k.setU(std.qid, uint64(st.QID))
 	}
 }
 

@@ -658,6 +658,13 @@ func (e *entry) matches(key []byte) bool {
 // apply looks the packet up, runs the action and returns the next node.
 func (t *table) apply(k *pkt) *node {
 	td := t.decl
+	if td.keyBytes == 0 && k.tr == nil {
+		// A keyless table (p4c puts a control's plain statements in
+		// them) misses: it runs its default action, and counts nothing.
+		call := t.def.Load()
+		call.act.run(k, call.argv())
+		return td.nextAfter(call.act, false)
+	}
 	key := k.key[:td.keyBytes]
 	var e *entry
 	var member MemberHandle
@@ -721,13 +728,18 @@ func (t *table) apply(k *pkt) *node {
 		k.tr.printf("Action %s", call.act.name)
 	}
 	call.act.run(k, call.argv())
+	return td.nextAfter(call.act, e != nil)
+}
+
+// nextAfter is the node after the table ran a (hit or missed).
+func (td *tableDecl) nextAfter(a *action, hit bool) *node {
 	if td.hitMiss {
-		if e != nil {
+		if hit {
 			return td.nextHit
 		}
 		return td.nextMiss
 	}
-	if id := call.act.idx; id >= 0 && id < len(td.nextSet) && td.nextSet[id] {
+	if id := a.idx; id >= 0 && id < len(td.nextSet) && td.nextSet[id] {
 		return td.next[id]
 	}
 	return td.baseNext
