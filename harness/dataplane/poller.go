@@ -121,7 +121,7 @@ func (p *poller) wait() ([]int, error) {
 	return p.failed, nil
 }
 
-// stop makes a waiting or later wait or peek return
+// stop makes a waiting or later wait return
 // os.ErrDeadlineExceeded.
 func (p *poller) stop() {
 	p.stopped.Store(true)
