@@ -447,7 +447,7 @@ func (k *pkt) runControl(n *node, name string) {
 			k.materialize(n.needs)
 		}
 		if n.table >= 0 {
-			n = k.sw.tables[n.table].apply(k)
+			n = k.sw.tables[n.table].apply(k, k.prog.tables[n.table])
 			continue
 		}
 		ok := n.cond(k)

@@ -52,6 +52,9 @@ type tableDecl struct {
 	actions      []*action
 	defaultCall  *actionCall
 	defaultConst bool
+	// fixedDefault says no switch can change the default call: a const
+	// action without parameters.
+	fixedDefault bool
 	maxSize      int
 	next         []*node // by action index in Program.actions
 	nextSet      []bool
@@ -372,6 +375,7 @@ func (p *Program) compileTable(jt *bmv2json.Table) (*tableDecl, error) {
 		}
 		td.defaultCall = call
 		td.defaultConst = de.ActionConst
+		td.fixedDefault = de.ActionConst && len(a.params) == 0
 	} else {
 		// bmv2 runs nothing on a miss without a default entry; an empty
 		// action stands for that.
@@ -656,12 +660,17 @@ func (e *entry) matches(key []byte) bool {
 }
 
 // apply looks the packet up, runs the action and returns the next node.
-func (t *table) apply(k *pkt) *node {
-	td := t.decl
+// td is t.decl, which the caller has from the program: a keyless table
+// whose default action cannot change (td.fixedDefault) then runs without
+// reading the switch's table at all.
+func (t *table) apply(k *pkt, td *tableDecl) *node {
 	if td.keyBytes == 0 && k.tr == nil {
 		// A keyless table (p4c puts a control's plain statements in
 		// them) misses: it runs its default action, and counts nothing.
-		call := t.def.Load()
+		call := td.defaultCall
+		if !td.fixedDefault {
+			call = t.def.Load()
+		}
 		call.act.run(k, call.argv())
 		return td.nextAfter(call.act, false)
 	}
