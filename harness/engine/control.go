@@ -519,8 +519,8 @@ func (s *Switch) counter(name string) (*counterArray, error) {
 		return nil, err
 	}
 	c := &s.counters[i]
-	if c.direct {
-		return nil, fmt.Errorf("counter %q is a direct counter of table %q: read it per entry", c.name, c.table)
+	if c.decl.IsDirect {
+		return nil, fmt.Errorf("counter %q is a direct counter of table %q: read it per entry", c.decl.Name, c.decl.Binding)
 	}
 	return c, nil
 }
@@ -532,7 +532,7 @@ func (s *Switch) ReadCounter(name string, index int) (CounterValue, error) {
 		return CounterValue{}, err
 	}
 	if index < 0 || index >= len(c.cells) {
-		return CounterValue{}, fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, len(c.cells)-1)
+		return CounterValue{}, fmt.Errorf("counter %q: index %d outside 0..%d", c.decl.Name, index, len(c.cells)-1)
 	}
 	return s.readCell(&c.cells[index]), nil
 }
@@ -544,7 +544,7 @@ func (s *Switch) WriteCounter(name string, index int, v CounterValue) error {
 		return err
 	}
 	if index < 0 || index >= len(c.cells) {
-		return fmt.Errorf("counter %q: index %d outside 0..%d", c.name, index, len(c.cells)-1)
+		return fmt.Errorf("counter %q: index %d outside 0..%d", c.decl.Name, index, len(c.cells)-1)
 	}
 	s.writeCell(v, &c.cells[index])
 	return nil

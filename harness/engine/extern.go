@@ -32,13 +32,10 @@ type registerArray struct {
 }
 
 // counterArray is an indexed or direct counter. A switch's counter arrays
-// lie side by side (Switch.counters), 64 bytes each, the cells' slice
-// (what a packet reads) first.
+// lie side by side (Switch.counters), 32 bytes each: two in a cache line.
 type counterArray struct {
-	cells  []counterCell
-	direct bool
-	name   string
-	table  string
+	cells []counterCell
+	decl  *bmv2json.CounterArray
 }
 
 // counterCell is one counter. A serial switch's packets count plainly,
@@ -195,7 +192,10 @@ func (s *Switch) newExternState() {
 	}
 	s.counters = make([]counterArray, len(p.ctrDecls))
 	for i, c := range p.ctrDecls {
-		s.counters[i] = counterArray{name: c.Name, direct: c.IsDirect, table: c.Binding, cells: make([]counterCell, c.Size)}
+		s.counters[i] = counterArray{decl: &p.ctrDecls[i]}
+		if !c.IsDirect { // a direct counter's cells are its table's entries'
+			s.counters[i].cells = make([]counterCell, c.Size)
+		}
 	}
 	s.meters = make([]*meterArray, len(p.mtrDecls))
 	for i, m := range p.mtrDecls {
@@ -348,7 +348,7 @@ func (c *compiler) count(cv, iv *bmv2json.Value) (func(k *pkt), error) {
 		ca := &k.sw.counters[ci]
 		i := idx(k)
 		if i >= uint64(len(ca.cells)) {
-			k.trace("count %s[%d]: index out of bounds (size %d)", ca.name, i, len(ca.cells))
+			k.trace("count %s[%d]: index out of bounds (size %d)", ca.decl.Name, i, len(ca.cells))
 			return
 		}
 		ca.cells[i].add(k.inLen, k.sw.cfg.Serial)
