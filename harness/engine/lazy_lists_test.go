@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A header nothing in the controls names, extracted lazily, still gives
@@ -43,6 +44,27 @@ func TestLazyHeadersReachLearnListsAndClonedFieldLists(t *testing.T) {
 	for _, o := range out {
 		if !bytes.Equal(o.data, in) {
 			t.Errorf("port %d: % x, want % x (b kept from the original's bytes)", o.port, o.data, in)
+		}
+	}
+}
+
+// A resubmitted or recirculated packet's metadata starts from zero apart
+// from its field list, the ingress timestamp too, read or not: its next
+// pass reads 0 there.
+func TestResubmittedPacketsStartWithoutTheirIngressTimestamp(t *testing.T) {
+	for _, pass := range []string{"resubmit", "recirculate"} {
+		p := miniProgram(t, `["a",8,false],["b",8,false]`,
+			assign(fld("h", "a"), fld("standard_metadata", "instance_type"))+`,`+
+				`{"op":"_jump_if_zero","parameters":[`+fld("standard_metadata", "instance_type")+`,{"type":"hexstr","value":"0x4"}]},`+
+				assign(fld("h", "b"), op("&", fld("standard_metadata", "ingress_global_timestamp"), hexv("0xff")))+`,`+
+				`{"op":"_jump","parameters":[{"type":"hexstr","value":"0x5"}]},`+
+				`{"op":"`+pass+`","parameters":[{"type":"hexstr","value":"0x1"}]}`,
+			map[string]string{"field_lists": `[{"id":1,"name":"none","elements":[]}]`})
+		calls := 0
+		clock := func() time.Time { calls++; return time.Unix(0, 0).Add(time.Duration(calls) * 5 * time.Microsecond) }
+		out := run(t, NewSwitch(p, Config{Now: clock}), 0, []byte{0, 0xee})
+		if len(out) != 1 || out[0].data[1] != 0 {
+			t.Errorf("%s: got %+v, want one packet whose second pass read ingress_global_timestamp 0", pass, out)
 		}
 	}
 }

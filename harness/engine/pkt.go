@@ -87,8 +87,10 @@ func (k *pkt) reset() {
 	k.failed = ""
 }
 
-// resetMetadata zeroes every metadata header's fields (bmv2 reset_metadata).
+// resetMetadata zeroes every metadata header's fields (bmv2 reset_metadata),
+// the ingress timestamp not yet read too.
 func (k *pkt) resetMetadata() {
+	k.lazy &^= tsBit
 	for _, hi := range k.prog.metaHeaders {
 		for _, fi := range k.prog.headers[hi].fields {
 			f := &k.prog.fields[fi]
