@@ -17,9 +17,7 @@ import (
 // emitted them, and the port counts them all.
 func TestFramesTheReceiverSendsInBatchesLeaveInTheOrderEmittedEvenAroundHeldOnes(t *testing.T) {
 	n := nstest.New(t)
-	n.Veth("sw0", "h0")
-	n.Veth("sw1", "h1")
-	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	dp := openTwoPorts(t, n)
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	const copies = 50
 	var out uint32

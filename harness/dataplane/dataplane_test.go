@@ -113,6 +113,15 @@ func openDP(t testing.TB, n *nstest.Net, specs []dataplane.PortSpec, opts datapl
 	return dp
 }
 
+// openTwoPorts makes the veth pairs sw0-h0 and sw1-h1 in n and opens a
+// dataplane with port 0 on sw0 and port 1 on sw1.
+func openTwoPorts(t testing.TB, n *nstest.Net) *dataplane.Dataplane {
+	t.Helper()
+	n.Veth("sw0", "h0")
+	n.Veth("sw1", "h1")
+	return openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+}
+
 // openFDs counts the process's open file descriptors.
 func openFDs(t testing.TB) int {
 	t.Helper()
@@ -134,9 +143,7 @@ func send(t *testing.T, s *dataplane.Socket, frames ...[]byte) {
 
 func TestFramesOfEverySizeAndVLANTagsCrossAGoPipelineUnchanged(t *testing.T) {
 	n := nstest.New(t)
-	n.Veth("sw0", "h0")
-	n.Veth("sw1", "h1")
-	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	dp := openTwoPorts(t, n)
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	// Port 0 and 1 exchange frames; a frame whose first payload byte is 0xee
 	// is refused, one with 0xdd goes to port 9, which has no interface.
@@ -619,9 +626,7 @@ func TestADataplaneWithoutPortsRunsUntilStopped(t *testing.T) {
 
 func TestAFloodedPortDoesNotStarveTheOthers(t *testing.T) {
 	n := nstest.New(t)
-	n.Veth("sw0", "h0")
-	n.Veth("sw1", "h1")
-	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	dp := openTwoPorts(t, n)
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	release := make(chan struct{})
 	seen := make(chan uint32, 1)

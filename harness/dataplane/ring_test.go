@@ -14,9 +14,7 @@ import (
 // and dropped, and frames that fit go on through.
 func TestAFrameLongerThanTheRingsSlotsIsCountedAndTheNextOneForwarded(t *testing.T) {
 	n := nstest.New(t)
-	n.Veth("sw0", "h0")
-	n.Veth("sw1", "h1")
-	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	dp := openTwoPorts(t, n)
 	for _, name := range []string{"sw0", "h0"} {
 		l, err := n.Netlink().LinkByName(name)
 		if err == nil {
