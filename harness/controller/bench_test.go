@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,14 +164,16 @@ const hopsMeasure = 3 * time.Second
 // fragment-hops benchmark compares them.
 type switchDesign struct {
 	name    string
+	base    string // the name of today's design this one is, or runs
+	build   string // the earlier build that runs it (its name); "" for today's
 	command string // the grid command that runs the switches
 	opts    func(Options) Options
 }
 
 // todaysDesigns are the designs the benchmarks compare, the peer first.
 var todaysDesigns = []switchDesign{
-	{"process-per-switch", "switch", func(o Options) Options { o.Hosting = ProcessPerSwitch; return o }},
-	{"one-process", "switch-host", func(o Options) Options { o.Hosting = HostTogether; return o }},
+	{"process-per-switch", "process-per-switch", "", "switch", func(o Options) Options { o.Hosting = ProcessPerSwitch; return o }},
+	{"one-process", "one-process", "", "switch-host", func(o Options) Options { o.Hosting = HostTogether; return o }},
 }
 
 // switchDesigns are todaysDesigns and, with GRID_BENCH_BEFORE set to
@@ -181,6 +185,9 @@ var todaysDesigns = []switchDesign{
 // designs whose command it has (grid switch-host came later than grid
 // switch), and must take today's command lines and switch-host spec (a
 // build before --exclusive-ports needs it accepted, if only to ignore it).
+// GRID_BENCH_DESIGNS, a comma-separated list of those names, runs only
+// the designs it names (say, one-process against one-process-main while
+// working on the switch host).
 func switchDesigns(b *testing.B) []switchDesign {
 	b.Helper()
 	designs, err := withBefore(todaysDesigns, os.Getenv("GRID_BENCH_BEFORE"), func(build, command string) bool {
@@ -190,8 +197,11 @@ func switchDesigns(b *testing.B) []switchDesign {
 		}
 		return true
 	})
+	if err == nil {
+		designs, err = only(designs, os.Getenv("GRID_BENCH_DESIGNS"))
+	}
 	if err != nil {
-		b.Fatalf("GRID_BENCH_BEFORE: %v", err)
+		b.Fatal(err)
 	}
 	return designs
 }
@@ -213,16 +223,16 @@ func withBefore(designs []switchDesign, before string, has func(build, command s
 		}
 		switch {
 		case name == "" || build == "":
-			return nil, fmt.Errorf("%q: want NAME=PATH or PATH", item)
+			return nil, fmt.Errorf("GRID_BENCH_BEFORE: %q: want NAME=PATH or PATH", item)
 		case seen[name]:
-			return nil, fmt.Errorf("build name %q given twice", name)
+			return nil, fmt.Errorf("GRID_BENCH_BEFORE: build name %q given twice", name)
 		}
 		seen[name] = true
 		for _, d := range designs[:today] {
 			if !has(build, d.command) {
 				continue
 			}
-			designs = append(designs, switchDesign{d.name + "-" + name, d.command, func(o Options) Options {
+			designs = append(designs, switchDesign{d.name + "-" + name, d.base, name, d.command, func(o Options) Options {
 				o = d.opts(o)
 				o.Binary = build
 				return o
@@ -232,19 +242,55 @@ func withBefore(designs []switchDesign, before string, has func(build, command s
 	return designs, nil
 }
 
+// only keeps, in their order, the designs that names (comma-separated)
+// lists; all of them when names is empty. A name that is no design's is
+// an error that lists the designs.
+func only(designs []switchDesign, names string) ([]switchDesign, error) {
+	if names == "" {
+		return designs, nil
+	}
+	wanted := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		wanted[n] = true
+	}
+	var kept []switchDesign
+	for _, d := range designs {
+		if wanted[d.name] {
+			kept = append(kept, d)
+			delete(wanted, d.name)
+		}
+	}
+	if len(wanted) > 0 {
+		unknown := slices.Sorted(maps.Keys(wanted))
+		return nil, fmt.Errorf("GRID_BENCH_DESIGNS: no design named %s; the designs are %s", strings.Join(unknown, ", "), strings.Join(designNames(designs), ", "))
+	}
+	return kept, nil
+}
+
+// designNames are the names of designs, in order.
+func designNames(designs []switchDesign) []string {
+	names := make([]string, len(designs))
+	for i, d := range designs {
+		names[i] = d.name
+	}
+	return names
+}
+
 // peersOf are the indexes of the designs designs[i] reports its ratios
-// to: the peer (today's first design), run by today's binary and by each
-// earlier build (so a design's gain over an earlier peer is one figure of
-// one run); none for the peer itself, or for a design run by an earlier
-// build.
+// to: the peer (today's first design) as run by today's binary and by
+// each earlier build, and the same design as run by each earlier build
+// (so a design's gain over an earlier peer, or over its own earlier
+// version, is one figure of one run); none for the peer itself, or for a
+// design run by an earlier build.
 func peersOf(designs []switchDesign, i int) []int {
-	if i == 0 || i >= len(todaysDesigns) {
+	d, peer := designs[i], todaysDesigns[0].name
+	if d.build != "" || d.base == peer {
 		return nil
 	}
-	peers := []int{0}
-	for j, d := range designs[len(todaysDesigns):] {
-		if strings.HasPrefix(d.name, designs[0].name+"-") {
-			peers = append(peers, len(todaysDesigns)+j)
+	var peers []int
+	for j, e := range designs {
+		if e.base == peer || e.base == d.base && e.build != "" {
+			peers = append(peers, j)
 		}
 	}
 	return peers

@@ -2,16 +2,9 @@ package controller
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
-
-func designNames(designs []switchDesign) []string {
-	var names []string
-	for _, d := range designs {
-		names = append(names, d.name)
-	}
-	return names
-}
 
 func TestEarlierBuildsRunTheDesignsWhoseCommandTheyHave(t *testing.T) {
 	has := func(build, command string) bool { return build != "/old" || command == "switch" }
@@ -31,9 +24,10 @@ func TestEarlierBuildsRunTheDesignsWhoseCommandTheyHave(t *testing.T) {
 	if got := designs[4].opts(Options{}).Hosting; got != ProcessPerSwitch {
 		t.Errorf("process-per-switch-8d hosts its switches as %v", got)
 	}
-	// one process now reports its ratios to every build's process per switch
-	if got := peersOf(designs, 1); !reflect.DeepEqual(got, []int{0, 2, 4}) {
-		t.Errorf("peers of one-process: %v, want [0 2 4]", got)
+	// one process now reports its ratios to every build's process per
+	// switch and to every earlier build's one process
+	if got := peersOf(designs, 1); !reflect.DeepEqual(got, []int{0, 2, 3, 4}) {
+		t.Errorf("peers of one-process: %v, want [0 2 3 4]", got)
 	}
 	for _, i := range []int{0, 2, 3, 4} {
 		if got := peersOf(designs, i); got != nil {
@@ -64,5 +58,32 @@ func TestEarlierBuildsListedWronglyAreRefused(t *testing.T) {
 		if _, err := withBefore(todaysDesigns, before, func(string, string) bool { return true }); err == nil {
 			t.Errorf("GRID_BENCH_BEFORE=%q accepted", before)
 		}
+	}
+}
+
+func TestDesignsNamedAloneRunInTheirOrderAndReportTheirRatiosToEachOther(t *testing.T) {
+	all, err := withBefore(todaysDesigns, "main=/main,8d=/old", func(build, command string) bool { return build != "/old" || command == "switch" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	designs, err := only(all, "one-process-main,one-process,process-per-switch-8d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"one-process", "one-process-main", "process-per-switch-8d"}
+	if got := designNames(designs); !reflect.DeepEqual(got, want) {
+		t.Fatalf("designs %v, want %v", got, want)
+	}
+	if got := peersOf(designs, 0); !reflect.DeepEqual(got, []int{1, 2}) {
+		t.Errorf("peers of one-process: %v, want [1 2]", got)
+	}
+	if got := peersOf(designs, 1); got != nil {
+		t.Errorf("one-process-main reports ratios to %v, want none", got)
+	}
+	if kept, _ := only(all, ""); len(kept) != len(all) {
+		t.Errorf("no names kept %v", designNames(kept))
+	}
+	if _, err := only(all, "one-process,two-process"); err == nil || !strings.Contains(err.Error(), "two-process") || !strings.Contains(err.Error(), "one-process-main") {
+		t.Errorf("an unknown design name gave %v, want an error naming it and listing the designs", err)
 	}
 }
