@@ -9,9 +9,11 @@ import (
 // A simple header written 8 bytes at a time (header.chunks) comes out as
 // writing its fields one by one gives, whatever its fields' widths and
 // wherever they cross a chunk's edge; bits of a value beyond its field's
-// width do not spill into its neighbours. Read back 8 bytes at a time, or
-// field by field where the packet ends inside its last chunk, it gives
-// each field's value.
+// width do not spill into its neighbours. Read back a field at a time
+// from 8 bytes at its first byte (header.loads, when every field lies
+// within them), 8 bytes at a time where the packet ends before the last
+// such load, or field by field where it ends inside the last chunk, it
+// gives each field's value.
 func TestChunkedHeadersEmitWhatFieldByFieldWritesAndReadBack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 2000 {
@@ -26,6 +28,7 @@ func TestChunkedHeadersEmitWhatFieldByFieldWritesAndReadBack(t *testing.T) {
 			off += w
 		}
 		h := &header{simple: simple, chunks: headerChunks(simple), chunkBytes: (off + 63) / 64 * 8}
+		h.loads, h.loadBytes = fieldLoads(simple)
 		k := &pkt{f: make([]uint64, len(simple))}
 		want := make([]byte, off/8+8)
 		for i, fp := range simple {
@@ -37,7 +40,7 @@ func TestChunkedHeadersEmitWhatFieldByFieldWritesAndReadBack(t *testing.T) {
 		if !bytes.Equal(got[:off/8], want[:off/8]) {
 			t.Fatalf("trial %d, fields %+v:\n got % x\nwant % x", trial, simple, got[:off/8], want[:off/8])
 		}
-		for _, data := range [][]byte{got, got[:off/8]} {
+		for _, data := range [][]byte{got, got[:h.chunkBytes], got[:off/8]} {
 			back := &pkt{f: make([]uint64, len(simple))}
 			for i := range back.f {
 				back.f[i] = rng.Uint64() // what the last packet left

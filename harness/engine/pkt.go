@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"math/big"
+	"unsafe"
 )
 
 // pkt is the state of one packet instance: its header vector (PHV), its
@@ -323,6 +324,17 @@ func (k *pkt) extractSimple(h *header, data []byte) {
 		}
 		return
 	}
+	if h.loads != nil && len(data) >= h.loadBytes {
+		// Every load lies within data (loadBytes) and every slot within
+		// k.f (a program's slots): checked here and when the program was
+		// laid out, not once per field.
+		src, dst := unsafe.Pointer(unsafe.SliceData(data)), unsafe.Pointer(unsafe.SliceData(k.f))
+		for _, l := range h.loads {
+			w := binary.BigEndian.Uint64((*[8]byte)(unsafe.Add(src, l.off()))[:])
+			*(*uint64)(unsafe.Add(dst, uintptr(l.slot())*8)) = w << l.shl() >> l.shr()
+		}
+		return
+	}
 	if len(data) < h.chunkBytes {
 		// The packet ends within the header's last chunk.
 		for _, fp := range h.simple {
@@ -374,15 +386,17 @@ func (k *pkt) emitSimple(h *header, out []byte) {
 		return
 	}
 	// One store per chunk: stores of overlapping words, field by field,
-	// would each wait for the one before.
-	f, chunks := k.f, h.chunks
+	// would each wait for the one before. The chunks lie within out (its
+	// slack) and every slot within k.f (a program's slots): checked here
+	// and when the program was laid out, not once per part.
+	_ = out[h.chunkBytes-1]
+	src, dst := unsafe.Pointer(unsafe.SliceData(k.f)), unsafe.Pointer(unsafe.SliceData(out))
 	var acc uint64
-	o := 0
-	for _, cp := range chunks {
-		acc |= (f[cp.slot()] & cp.mask()) << cp.shl() >> cp.shr()
+	for _, cp := range h.chunks {
+		acc |= (*(*uint64)(unsafe.Add(src, uintptr(cp.slot())*8)) & cp.mask()) << cp.shl() >> cp.shr()
 		if cp.has(partLast) {
-			binary.BigEndian.PutUint64(out[o:], acc)
-			acc, o = 0, o+8
+			binary.BigEndian.PutUint64((*[8]byte)(dst)[:], acc)
+			acc, dst = 0, unsafe.Add(dst, 8)
 		}
 	}
 }
