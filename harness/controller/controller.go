@@ -234,9 +234,14 @@ func (c *Controller) startEach(st *fabric.State, opts Options) error {
 // waits until it is ready.
 func (c *Controller) startHost(ctx context.Context, st *fabric.State, opts Options) error {
 	spec := &switchhost.Spec{}
+	hosted := make(map[string]bool, len(c.switches))
+	for _, s := range c.switches {
+		hosted[s.Name] = true
+	}
 	for _, s := range c.switches {
 		spec.Switches = append(spec.Switches, switchhost.Switch{Name: s.Name, Namespace: s.node.NamespacePath(),
-			DeviceID: uint64(s.ID), GRPCAddr: P4RuntimeAddr, Ports: portSpecs(st, s.node), ExclusivePorts: true})
+			DeviceID: uint64(s.ID), GRPCAddr: P4RuntimeAddr, Ports: portSpecs(st, s.node), ExclusivePorts: true,
+			Links: hostedLinks(s.node, hosted)})
 	}
 	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
 		return fmt.Errorf("switch host: %w", err)
@@ -334,6 +339,17 @@ func portSpecs(st *fabric.State, n *fabric.Node) []dataplane.PortSpec {
 		}
 	}
 	return specs
+}
+
+// hostedLinks are n's links to the switches of the host.
+func hostedLinks(n *fabric.Node, hosted map[string]bool) []switchhost.Link {
+	var links []switchhost.Link
+	for _, ifc := range n.Interfaces {
+		if hosted[ifc.Peer.Node] {
+			links = append(links, switchhost.Link{Port: uint32(ifc.Port), Peer: ifc.Peer.Node, PeerPort: uint32(ifc.Peer.Port)})
+		}
+	}
+	return links
 }
 
 // switchArgs is a `grid switch` command line for the ports,

@@ -105,6 +105,9 @@ func (p *port) flush() {
 	b.buf, b.ends = b.buf[:0], b.ends[:0]
 	clear(b.iovs) // no pointers into buf kept past the batch
 	clear(b.hdrs)
+	if p.peer != nil {
+		p.peer.wake() // the frames are in its ring (group.go)
+	}
 }
 
 // sendBatch sends frames with sendmmsg(2) and returns how many left;

@@ -16,8 +16,12 @@ import (
 // egress queue's wait; every copy arrives, in the order the pipeline
 // emitted them, and the port counts them all.
 func TestFramesTheReceiverSendsInBatchesLeaveInTheOrderEmittedEvenAroundHeldOnes(t *testing.T) {
+	eachReceiver(t, testFramesTheReceiverSendsInBatchesLeaveInTheOrderEmittedEvenAroundHeldOnes)
+}
+
+func testFramesTheReceiverSendsInBatchesLeaveInTheOrderEmittedEvenAroundHeldOnes(t *testing.T, opts dataplane.Options) {
 	n := nstest.New(t)
-	dp := openTwoPorts(t, n)
+	dp := openTwoPorts(t, n, opts)
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	const copies = 50
 	var out uint32

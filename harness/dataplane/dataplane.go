@@ -19,6 +19,12 @@
 // (batch.go, socket.go). Exclusive ports (Options.Exclusive) also spare the
 // namespace's IP stack every frame (exclusive.go).
 //
+// Many switches in one process (a switch host) share a Group instead
+// (Options.Group, group.go): a few workers serve whichever switches have
+// frames, and a switch that sends to another of the group over a link
+// wakes it itself, so the kernel wakes nobody for the frames on such
+// links.
+//
 // The kernel's netem is not available everywhere the testbed runs, so the
 // link impairments of a topology are emulated here, on egress: a port with
 // Loss drops each frame it would send with that probability (from a seeded
@@ -106,6 +112,10 @@ type Options struct {
 	// have a frame, the namespace's IP stack is spared it (see
 	// exclusive.go). Close restores the interfaces.
 	Exclusive bool
+	// Group, when set, receives for the Dataplane with the other
+	// Dataplanes of the process in it, in place of a receiver of its own
+	// (group.go).
+	Group *Group
 }
 
 // delayQueueLen bounds the frames a delayed port holds; more are dropped
@@ -136,6 +146,21 @@ type Dataplane struct {
 	holdMu    sync.Mutex
 	stopHolds chan struct{}
 	holds     sync.WaitGroup
+
+	// In a Group (group.go): its state there, held by the worker serving
+	// it, and what the worker passes its frames to; failed says a port
+	// has an error the doorbell saw, stopped takes an error that stops
+	// Run; lateWakes counts the sweeps that found frames in its idle
+	// rings.
+	group     *Group
+	state     atomic.Int32
+	serving   sync.Mutex
+	failed    atomic.Bool
+	stopped   chan error
+	pipeline  Pipeline
+	emit      func(engine.Output)
+	dirty     []*port
+	lateWakes atomic.Uint64
 }
 
 // port is one switch port: its socket, impairments and counters. What
@@ -154,9 +179,16 @@ type port struct {
 	// behind them, so the port keeps the order the frames came in.
 	holding atomic.Int64
 	ring    *rxRing // sock's
-	spec    PortSpec
-	sock    *Socket
-	log     *slog.Logger
+	// peer is the Dataplane of the group the port's frames arrive at
+	// (Group.Link), which it wakes after it sends; nil if none.
+	peer *Dataplane
+	// dp is the port's Dataplane and failed says the group's doorbell saw
+	// an error on its socket (ports fed from outside only).
+	dp     *Dataplane
+	failed atomic.Bool
+	spec   PortSpec
+	sock   *Socket
+	log    *slog.Logger
 
 	pcapIn, pcapOut *pcapFile // nil without Options.PcapDir
 
@@ -191,7 +223,7 @@ func Open(specs []PortSpec, opts Options) (*Dataplane, error) {
 	if err := checkSpecs(specs); err != nil {
 		return nil, err
 	}
-	d := &Dataplane{byPort: make(map[uint32]*port, len(specs)), log: log}
+	d := &Dataplane{byPort: make(map[uint32]*port, len(specs)), log: log, group: opts.Group}
 	for _, spec := range specs {
 		p := &port{spec: spec, log: log.With("port", spec.Port, "interface", spec.Interface),
 			debug: log.Enabled(context.Background(), slog.LevelDebug), lossy: spec.Loss > 0}
@@ -323,40 +355,64 @@ func (d *Dataplane) Run(ctx context.Context, pl Pipeline) error {
 		}
 	}
 	d.holdMu.Unlock()
-	socks := make([]*Socket, len(d.ports))
-	for i, p := range d.ports {
-		socks[i] = p.sock
+	var err error
+	if d.group != nil {
+		err = d.runInGroup(ctx, pl)
+	} else {
+		err = d.runAlone(ctx, pl)
 	}
-	stopHolds := func() {
-		d.holdMu.Lock()
-		close(d.stopHolds)
-		d.stopHolds = nil
-		d.holdMu.Unlock()
-		d.holds.Wait()
-	}
-	poll, err := newPoller(socks, d.framesWaiting)
-	if err != nil {
-		stopHolds()
-		return err
-	}
-	defer poll.close()
-	received := make(chan error, 1)
-	go func() { received <- d.receive(poll, pl) }()
-	var errs []error
-	select {
-	case <-ctx.Done():
-		poll.stop()
-		errs = append(errs, <-received)
-	case err := <-received:
-		errs = append(errs, err)
-	}
-	stopHolds()
+	d.holdMu.Lock()
+	close(d.stopHolds)
+	d.stopHolds = nil
+	d.holdMu.Unlock()
+	d.holds.Wait()
 	for _, p := range d.ports {
 		if q := p.held.Load(); q != nil {
 			p.unsentAtStop.Add(uint64(len(*q)))
 		}
 	}
-	return errors.Join(errs...)
+	return err
+}
+
+// runAlone is Run with a receiver of the Dataplane's own, waiting in Go's
+// poller (poller.go).
+func (d *Dataplane) runAlone(ctx context.Context, pl Pipeline) error {
+	socks := make([]*Socket, len(d.ports))
+	for i, p := range d.ports {
+		socks[i] = p.sock
+	}
+	poll, err := newPoller(socks, d.framesWaiting)
+	if err != nil {
+		return err
+	}
+	defer poll.close()
+	received := make(chan error, 1)
+	go func() { received <- d.receive(poll, pl) }()
+	select {
+	case <-ctx.Done():
+		poll.stop()
+		return <-received
+	case err := <-received:
+		return err
+	}
+}
+
+// runInGroup is Run in the Dataplane's group, whose workers receive for
+// it (group.go).
+func (d *Dataplane) runInGroup(ctx context.Context, pl Pipeline) error {
+	d.pipeline, d.stopped = pl, make(chan error, 1)
+	d.emit = func(o engine.Output) { d.transmit(o, &d.dirty) }
+	if err := d.group.join(d); err != nil {
+		return err
+	}
+	defer d.group.leave(d)
+	d.wake() // for the frames that came before
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-d.stopped:
+		return err
+	}
 }
 
 // portBudget is how many frames the receiver takes from one port before it
@@ -371,10 +427,7 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 	var dirty []*port
 	emit := func(o engine.Output) { d.transmit(o, &dirty) }
 	for {
-		// Every port in turn, each up to its budget, until none has a
-		// frame; the frames of every port visited leave together: an
-		// egress port's batch gathers what all the ingress ports sent
-		// it.
+		// Rounds of every port until none has a frame.
 		for took, yielded := true, false; took || !yielded; {
 			if !took {
 				// Others run before the receiver waits: frames that
@@ -385,14 +438,7 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 			if poll.stopped.Load() {
 				return nil
 			}
-			took = false
-			for _, p := range d.ports {
-				if d.drain(p, pl, emit) {
-					took = true
-				}
-			}
-			dirty = flushAll(dirty)
-			if took {
+			if took = d.round(pl, emit, &dirty); took {
 				yielded = false
 			}
 		}
@@ -409,6 +455,20 @@ func (d *Dataplane) receive(poll *poller, pl Pipeline) error {
 			}
 		}
 	}
+}
+
+// round takes up to a budget of frames from every port in turn and
+// passes them through pl; the frames of every port visited leave together
+// (an egress port's batch gathers what all the ingress ports sent it).
+// took says there were any.
+func (d *Dataplane) round(pl Pipeline, emit func(engine.Output), dirty *[]*port) (took bool) {
+	for _, p := range d.ports {
+		if d.drain(p, pl, emit) {
+			took = true
+		}
+	}
+	*dirty = flushAll(*dirty)
+	return took
 }
 
 // stopOrErr is nil for an error that says the ports were closed (Run
@@ -604,6 +664,9 @@ func (p *port) send(frame []byte) {
 		return
 	}
 	p.sent(frame)
+	if p.peer != nil {
+		p.peer.wake()
+	}
 }
 
 // sent counts a frame the port sent and records it.
@@ -698,11 +761,14 @@ type Stats struct {
 	// UnknownEgressByPort splits UnknownEgress by port number (nil when
 	// it is 0).
 	UnknownEgressByPort map[uint32]uint64
+	// LateWakes counts the times a Group found frames in the Dataplane's
+	// rings that no wake-up had told of (group.go).
+	LateWakes uint64
 }
 
 // Stats returns the current counters. It may be called at any time.
 func (d *Dataplane) Stats() Stats {
-	s := Stats{PipelineErrors: d.pipelineErrors.Load(), UnknownEgress: d.unknownEgress.Load()}
+	s := Stats{PipelineErrors: d.pipelineErrors.Load(), UnknownEgress: d.unknownEgress.Load(), LateWakes: d.lateWakes.Load()}
 	d.unknownMu.Lock()
 	s.UnknownEgressByPort = maps.Clone(d.unknownByPort)
 	d.unknownMu.Unlock()

@@ -115,11 +115,11 @@ func openDP(t testing.TB, n *nstest.Net, specs []dataplane.PortSpec, opts datapl
 
 // openTwoPorts makes the veth pairs sw0-h0 and sw1-h1 in n and opens a
 // dataplane with port 0 on sw0 and port 1 on sw1.
-func openTwoPorts(t testing.TB, n *nstest.Net) *dataplane.Dataplane {
+func openTwoPorts(t testing.TB, n *nstest.Net, opts dataplane.Options) *dataplane.Dataplane {
 	t.Helper()
 	n.Veth("sw0", "h0")
 	n.Veth("sw1", "h1")
-	return openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	return openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, opts)
 }
 
 // openFDs counts the process's open file descriptors.
@@ -143,7 +143,7 @@ func send(t *testing.T, s *dataplane.Socket, frames ...[]byte) {
 
 func TestFramesOfEverySizeAndVLANTagsCrossAGoPipelineUnchanged(t *testing.T) {
 	n := nstest.New(t)
-	dp := openTwoPorts(t, n)
+	dp := openTwoPorts(t, n, dataplane.Options{})
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	// Port 0 and 1 exchange frames; a frame whose first payload byte is 0xee
 	// is refused, one with 0xdd goes to port 9, which has no interface.
@@ -368,11 +368,15 @@ func equalSeqs(a, b []uint32) bool {
 }
 
 func TestDelayHoldsEveryFrameAtLeastThatLongAndKeepsTheirOrder(t *testing.T) {
+	eachReceiver(t, testDelayHoldsEveryFrameAtLeastThatLongAndKeepsTheirOrder)
+}
+
+func testDelayHoldsEveryFrameAtLeastThatLongAndKeepsTheirOrder(t *testing.T, opts dataplane.Options) {
 	n := nstest.New(t)
 	n.Veth("sw0", "h0")
 	n.Veth("sw1", "h1")
 	const delay = 150 * time.Millisecond
-	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1", Delay: delay}}, dataplane.Options{})
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1", Delay: delay}}, opts)
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	run(t, dp, to(1))
 	const frames = 20
@@ -465,11 +469,16 @@ func readPcap(t *testing.T, path string) [][]byte {
 }
 
 func TestPcapFilesRecordWhatEachPortReceivedAndSent(t *testing.T) {
+	eachReceiver(t, testPcapFilesRecordWhatEachPortReceivedAndSent)
+}
+
+func testPcapFilesRecordWhatEachPortReceivedAndSent(t *testing.T, opts dataplane.Options) {
 	n := nstest.New(t)
 	n.Veth("sw0", "h0")
 	n.Veth("sw1", "h1")
 	dir := filepath.Join(t.TempDir(), "pcaps")
-	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, dataplane.Options{PcapDir: dir})
+	opts.PcapDir = dir
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, opts)
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	stop := run(t, dp, to(1))
 	frames := [][]byte{testFrame(1, 60), testFrame(2, 1000), testFrame(3, 80)}
@@ -498,13 +507,17 @@ func TestPcapFilesRecordWhatEachPortReceivedAndSent(t *testing.T) {
 }
 
 func TestRunStopsWhenCancelledAndCloseReleasesEverything(t *testing.T) {
+	eachReceiver(t, testRunStopsWhenCancelledAndCloseReleasesEverything)
+}
+
+func testRunStopsWhenCancelledAndCloseReleasesEverything(t *testing.T, opts dataplane.Options) {
 	nstest.NeedRoot(t)
 	before := openFDs(t)
 	n := nstest.New(t)
 	n.Veth("sw0", "h0")
 	n.Veth("sw1", "h1")
 	name := n.Name()
-	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0", Delay: time.Hour}, {Port: 1, Interface: "sw1"}}, dataplane.Options{})
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0", Delay: time.Hour}, {Port: 1, Interface: "sw1"}}, opts)
 	h1 := n.Socket("h1")
 	stop := run(t, dp, to(0))
 	send(t, h1, testFrame(1, 60), testFrame(2, 60))
@@ -529,12 +542,16 @@ func TestRunStopsWhenCancelledAndCloseReleasesEverything(t *testing.T) {
 }
 
 func TestAPortWhoseInterfaceWentDownAndUpForwardsAgain(t *testing.T) {
+	eachReceiver(t, testAPortWhoseInterfaceWentDownAndUpForwardsAgain)
+}
+
+func testAPortWhoseInterfaceWentDownAndUpForwardsAgain(t *testing.T, opts dataplane.Options) {
 	n := nstest.New(t)
 	n.Veth("sw0", "h0")
 	n.Veth("sw1", "h1")
 	var log lockedBuffer
-	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}},
-		dataplane.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	opts.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}, {Port: 1, Interface: "sw1"}}, opts)
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	run(t, dp, to(1))
 	n.LinkDown("sw0")
@@ -577,9 +594,13 @@ func TestASocketSendsRightAfterItsInterfaceCameBackUp(t *testing.T) {
 }
 
 func TestFramesArrivingWhileThePipelineIsStuckOverflowTheSocketAndAreCountedAsDrops(t *testing.T) {
+	eachReceiver(t, testFramesArrivingWhileThePipelineIsStuckOverflowTheSocketAndAreCountedAsDrops)
+}
+
+func testFramesArrivingWhileThePipelineIsStuckOverflowTheSocketAndAreCountedAsDrops(t *testing.T, opts dataplane.Options) {
 	n := nstest.New(t)
 	n.Veth("sw0", "h0")
-	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}}, dataplane.Options{})
+	dp := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "sw0"}}, opts)
 	h0 := n.Socket("h0")
 	release := make(chan struct{})
 	run(t, dp, dataplane.PipelineFunc(func(uint32, []byte, func(engine.Output)) error {
@@ -625,8 +646,12 @@ func TestADataplaneWithoutPortsRunsUntilStopped(t *testing.T) {
 }
 
 func TestAFloodedPortDoesNotStarveTheOthers(t *testing.T) {
+	eachReceiver(t, testAFloodedPortDoesNotStarveTheOthers)
+}
+
+func testAFloodedPortDoesNotStarveTheOthers(t *testing.T, opts dataplane.Options) {
 	n := nstest.New(t)
-	dp := openTwoPorts(t, n)
+	dp := openTwoPorts(t, n, opts)
 	h0, h1 := n.Socket("h0"), n.Socket("h1")
 	release := make(chan struct{})
 	seen := make(chan uint32, 1)

@@ -14,7 +14,7 @@ import (
 // and dropped, and frames that fit go on through.
 func TestAFrameLongerThanTheRingsSlotsIsCountedAndTheNextOneForwarded(t *testing.T) {
 	n := nstest.New(t)
-	dp := openTwoPorts(t, n)
+	dp := openTwoPorts(t, n, dataplane.Options{})
 	for _, name := range []string{"sw0", "h0"} {
 		l, err := n.Netlink().LinkByName(name)
 		if err == nil {

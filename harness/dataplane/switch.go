@@ -49,11 +49,12 @@ type SwitchConfig struct {
 	// PriorityQueues is the number of egress queues per port
 	// (--priority-queues); 0 means 1.
 	PriorityQueues int
-	// PcapDir, LossSeed, Logger and Exclusive are as in Options.
+	// PcapDir, LossSeed, Logger, Exclusive and Group are as in Options.
 	PcapDir   string
 	LossSeed  uint64
 	Logger    *slog.Logger
 	Exclusive bool
+	Group     *Group
 	// Trace, when set, receives the engine's per-packet log (parser
 	// states, tables, actions, drops) of Program and of the pipelines
 	// controllers set, as bmv2's --log-console.
@@ -109,7 +110,8 @@ func NewSwitch(cfg SwitchConfig) (sw *Switch, err error) {
 		}
 		s.initial = engine.NewSwitch(prog, engine.Config{Trace: cfg.Trace, Serial: true, Queues: s.queues})
 	}
-	dp, err := Open(cfg.Ports, Options{PcapDir: cfg.PcapDir, LossSeed: cfg.LossSeed, Logger: log, Exclusive: cfg.Exclusive})
+	dp, err := Open(cfg.Ports, Options{PcapDir: cfg.PcapDir, LossSeed: cfg.LossSeed, Logger: log, Exclusive: cfg.Exclusive,
+		Group: cfg.Group})
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +167,9 @@ func (s *Switch) Ports() []PortSpec { return s.dp.Ports() }
 
 // Stats are the data plane's counters.
 func (s *Switch) Stats() Stats { return s.dp.Stats() }
+
+// Dataplane is the switch's data plane, for Group.Link.
+func (s *Switch) Dataplane() *Dataplane { return s.dp }
 
 // Process is the switch's pipeline: the program given at start until a
 // controller commits one, then the P4Runtime server's.

@@ -23,6 +23,9 @@ func (s Stats) Log(log *slog.Logger) {
 	if s.PipelineErrors+s.UnknownEgress > 0 {
 		log.Info("pipeline counters", "errors", s.PipelineErrors, "to_ports_without_interface", s.UnknownEgress)
 	}
+	if s.LateWakes > 0 {
+		log.Info("receive counters", "late_wakes", s.LateWakes)
+	}
 	s.LogUnknownEgress(log)
 }
 

@@ -2,6 +2,7 @@ package switchhost
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -39,9 +40,35 @@ func TestASpecWithoutNamespaceOrWithANameTwiceIsRefusedNamingTheField(t *testing
 	}
 }
 
+func TestASpecsLinkMustJoinPortsOfTwoOfItsSwitchesAndBeListedAtBothEnds(t *testing.T) {
+	const two = `{"name": "s1", "namespace": "/a", "ports": [{"Port": 1, "Interface": "a1"}], "links": [%s]},
+		{"name": "s2", "namespace": "/b", "ports": [{"Port": 3, "Interface": "b3"}], "links": [%s]}`
+	for _, c := range []struct{ s1, s2, want string }{
+		{`{"port": 2, "peer": "s2", "peer_port": 3}`, `{"port": 3, "peer": "s1", "peer_port": 2}`, "switches[0].links[0].port: switch s1 has no port 2"},
+		{`{"port": 1, "peer": "s3", "peer_port": 3}`, ``, `switches[0].links[0].peer: no switch "s3"`},
+		{`{"port": 1, "peer": "s2", "peer_port": 4}`, ``, "switches[0].links[0].peer_port: switch s2 has no port 4"},
+		{`{"port": 1, "peer": "s2", "peer_port": 3}`, ``, "switches[0].links[0]: switch s2 does not list its port 3's link to port 1 of s1"},
+		{`{"port": 1, "peer": "s2", "peer_port": 3}, {"port": 1, "peer": "s2", "peer_port": 3}`, `{"port": 3, "peer": "s1", "peer_port": 1}`,
+			"switches[0].links[1].port: port 1 of switch s1 is linked twice"},
+	} {
+		json := `{"switches": [` + fmt.Sprintf(two, c.s1, c.s2) + `]}`
+		path := filepath.Join(t.TempDir(), "switches.json")
+		if err := os.WriteFile(path, []byte(json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("links %s / %s: got %v, want %q", c.s1, c.s2, err, c.want)
+		}
+	}
+}
+
 func TestAWrittenSpecLoadsAsItWas(t *testing.T) {
 	spec := &Spec{Switches: []Switch{{Name: "s1", Namespace: "/run/netns/x", DeviceID: 7, GRPCAddr: "127.0.0.1:9559",
-		Ports: []dataplane.PortSpec{{Port: 1, Interface: "x-p1", Delay: 2 * time.Millisecond, Loss: 0.01}}}}}
+		Ports: []dataplane.PortSpec{{Port: 1, Interface: "x-p1", Delay: 2 * time.Millisecond, Loss: 0.01}},
+		Links: []Link{{Port: 1, Peer: "s2", PeerPort: 2}}},
+		{Name: "s2", Namespace: "/run/netns/y", Ports: []dataplane.PortSpec{{Port: 2, Interface: "y-p2"}},
+			Links: []Link{{Port: 2, Peer: "s1", PeerPort: 1}}}}}
 	path := filepath.Join(t.TempDir(), "switches.json")
 	if err := spec.Write(path); err != nil {
 		t.Fatal(err)
@@ -50,7 +77,8 @@ func TestAWrittenSpecLoadsAsItWas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := got.Switches[0], spec.Switches[0]; g.Name != w.Name || g.DeviceID != w.DeviceID || g.Ports[0] != w.Ports[0] {
+	if g, w := got.Switches[0], spec.Switches[0]; g.Name != w.Name || g.DeviceID != w.DeviceID || g.Ports[0] != w.Ports[0] ||
+		len(g.Links) != 1 || g.Links[0] != w.Links[0] {
 		t.Errorf("loaded %+v, want %+v", g, w)
 	}
 }
