@@ -185,13 +185,18 @@ func (s *Switch) ModifyEntry(tableName string, h EntryHandle, actionName string,
 	if err != nil {
 		return fmt.Errorf("table %q: %w", t.decl.name, err)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	// The write lock: packets of a serial switch read a short table's
+	// slots without t.mu.
+	t.writeLock(s)
+	defer t.writeUnlock(s)
 	e, err := t.entry(h)
 	if err != nil {
 		return err
 	}
 	e.call.Store(call)
+	if t.decl.short {
+		t.exactU.get(shortKey(e.key)).setCall(call)
+	}
 	return nil
 }
 
@@ -575,29 +580,46 @@ func (s *Switch) directEntry(tableName string, h EntryHandle) (*table, *entry, e
 	return t, e, err
 }
 
-// ReadDirectCounter returns the direct counter of an entry.
-func (s *Switch) ReadDirectCounter(tableName string, h EntryHandle) (CounterValue, error) {
-	t, e, err := s.directEntry(tableName, h)
-	if err != nil {
-		return CounterValue{}, err
-	}
-	if t.decl.counter < 0 {
-		return CounterValue{}, fmt.Errorf("table %q has no direct counter", t.decl.name)
-	}
-	return s.readCell(&e.ctr), nil
-}
-
-// WriteDirectCounter sets the direct counter of an entry.
-func (s *Switch) WriteDirectCounter(tableName string, h EntryHandle, v CounterValue) error {
-	t, e, err := s.directEntry(tableName, h)
+// directCell calls f with the direct counter of entry h of a table, while
+// no packet counts and the entry's index slot (tableDecl.slotCounts, which
+// moves as entries come and go) stays where it is.
+func (s *Switch) directCell(tableName string, h EntryHandle, f func(*counterCell)) error {
+	t, err := s.table(tableName)
 	if err != nil {
 		return err
 	}
 	if t.decl.counter < 0 {
 		return fmt.Errorf("table %q has no direct counter", t.decl.name)
 	}
-	s.writeCell(v, &e.ctr)
+	t.writeLock(s)
+	defer t.writeUnlock(s)
+	e, err := t.entry(h)
+	if err != nil {
+		return err
+	}
+	if t.decl.slotCounts() {
+		f(&t.exactU.get(shortKey(e.key)).ctr)
+	} else {
+		f(&e.ctr)
+	}
 	return nil
+}
+
+// ReadDirectCounter returns the direct counter of an entry.
+func (s *Switch) ReadDirectCounter(tableName string, h EntryHandle) (CounterValue, error) {
+	var v CounterValue
+	err := s.directCell(tableName, h, func(c *counterCell) {
+		v = CounterValue{Bytes: atomic.LoadUint64(&c.bytes), Packets: atomic.LoadUint64(&c.packets)}
+	})
+	return v, err
+}
+
+// WriteDirectCounter sets the direct counter of an entry.
+func (s *Switch) WriteDirectCounter(tableName string, h EntryHandle, v CounterValue) error {
+	return s.directCell(tableName, h, func(c *counterCell) {
+		atomic.StoreUint64(&c.bytes, v.Bytes)
+		atomic.StoreUint64(&c.packets, v.Packets)
+	})
 }
 
 func (s *Switch) meter(name string) (*meterArray, error) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // The short index finds exactly what a Go map holds through any sequence
@@ -26,7 +27,11 @@ func TestShortIndexHoldsWhatAMapHolds(t *testing.T) {
 			if step%97 == 0 || keys == 4 {
 				for q := range keys + 3 {
 					q *= 0x10000
-					if got := x.get(q); got != ref[q] {
+					var got *entry
+					if sl := x.get(q); sl != nil {
+						got = sl.e
+					}
+					if got != ref[q] {
 						t.Fatalf("%d keys, step %d: get(%#x) = %p, want %p", keys, step, q, got, ref[q])
 					}
 				}
@@ -45,4 +50,13 @@ func TestShortIndexHoldsWhatAMapHolds(t *testing.T) {
 		t.Error("an empty index found key 0")
 	}
 	empty.remove(0)
+}
+
+// A slot is what a packet hitting an entry reads and counts, in one cache
+// line: its array is a power of two of them, from 8, so no slot straddles
+// two lines.
+func TestShortIndexSlotIsOneCacheLine(t *testing.T) {
+	if n := unsafe.Sizeof(shortSlot{}); n != 64 {
+		t.Errorf("a slot is %d bytes", n)
+	}
 }

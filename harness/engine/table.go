@@ -685,8 +685,28 @@ func (t *table) apply(k *pkt, td *tableDecl) *node {
 		}
 		u := td.buildShortKey(k)
 		t.readLock(k.sw)
-		if e = t.exactU.get(u); e != nil && td.profile >= 0 {
+		sl := t.exactU.get(u)
+		if sl == nil {
+			t.readUnlock(k.sw)
+			break
+		}
+		e = sl.e
+		if td.profile >= 0 {
 			member, group = e.member, e.group
+			t.readUnlock(k.sw)
+			break
+		}
+		if td.counter >= 0 {
+			sl.ctr.add(k.inLen, k.sw.cfg.Serial)
+		}
+		if sl.act != nil && k.tr == nil && !td.supportTimeout && td.meter < 0 {
+			// The hit's action and data from the slot, without
+			// reading the entry.
+			a := sl.act
+			k.argBuf = sl.args
+			t.readUnlock(k.sw)
+			a.run(k, k.argBuf[:a.argWords])
+			return td.nextAfter(a, true)
 		}
 		t.readUnlock(k.sw)
 	case td.keyBytes > 0: // a keyless table always misses (AddEntry refuses entries)
@@ -710,7 +730,7 @@ func (t *table) apply(k *pkt, td *tableDecl) *node {
 		if call == nil {
 			call = e.call.Load()
 		}
-		if td.counter >= 0 {
+		if td.counter >= 0 && !td.slotCounts() { // else the slot counted it
 			e.ctr.add(k.inLen, k.sw.cfg.Serial)
 		}
 		if td.supportTimeout {
@@ -739,6 +759,11 @@ func (t *table) apply(k *pkt, td *tableDecl) *node {
 	call.act.run(k, call.argv())
 	return td.nextAfter(call.act, e != nil)
 }
+
+// slotCounts says the table's direct counts live in its index slots
+// (shortSlot.ctr), counted at the lookup, rather than in its entries: an
+// indirect table's entry counts only once its member or group resolves.
+func (td *tableDecl) slotCounts() bool { return td.short && td.profile < 0 }
 
 // nextAfter is the node after the table ran a (hit or missed).
 func (td *tableDecl) nextAfter(a *action, hit bool) *node {
