@@ -36,11 +36,11 @@ type pkt struct {
 	learnID     int32 // learn list of a requested digest, 0 for none
 
 	args  []uint64 // action data of the running action (words per parameter)
+	pc    int      // next primitive of the running action, for jumps
+	steps int      // primitives the running action has executed, bounded by maxActionSteps
 	// argBuf holds the data of a table hit taken from its index slot
 	// (shortSlot), which may change once the packet lets go of the table.
 	argBuf [3]uint64
-	pc    int      // next primitive of the running action, for jumps
-	steps int      // primitives the running action has executed, bounded by maxActionSteps
 
 	big  []big.Int // scratch for wide expressions, one per expression node
 	tmpA big.Int   // scratch for field conversions
