@@ -341,7 +341,7 @@ func (c *compiler) primitive(pr *bmv2json.Primitive, n int) (func(k *pkt), error
 		}
 		spec, mg := c.p.std.egressSpec, c.p.std.mcastGrp
 		return func(k *pkt) {
-			k.setU(spec, uint64(k.sw.dropPort))
+			k.setU(spec, uint64(k.sw.cfg.DropPort))
 			if mg >= 0 {
 				k.setU(mg, 0)
 			}

@@ -79,7 +79,8 @@ const (
 // DefaultDropPort is simple_switch's drop port: egress_spec 511 drops.
 const DefaultDropPort = 511
 
-// Config configures a Switch.
+// Config configures a Switch. What a packet reads of it comes first: a
+// switch keeps it in the cache lines a packet reads of the switch.
 type Config struct {
 	// DropPort is the egress_spec value that drops a packet; 0 means 511.
 	DropPort uint32
@@ -87,16 +88,6 @@ type Config struct {
 	// refuses other ingress ports, and packets sent to other egress ports
 	// are dropped (and traced).
 	Ports uint32
-	// Trace, when set, receives a bmv2 --log-console style line per event
-	// (parser states, tables hit or missed, actions with arguments, drops)
-	// and the messages of log_msg. Leave nil in production: tracing is then
-	// free.
-	Trace io.Writer
-	// MaxPasses bounds resubmissions plus recirculations of one input
-	// packet (a program that recirculates forever would loop); 0 means 16.
-	MaxPasses int
-	// Now is the clock for meters and timestamps; nil means time.Now.
-	Now func() time.Time
 	// Serial makes Process take one packet at a time, as simple_switch's
 	// single ingress thread does. bmv2 keeps a register locked for one
 	// action only, so a read-modify-write split over several actions (GRID's
@@ -112,6 +103,16 @@ type Config struct {
 	// deq_qdepth, deq_timedelta and qid, drops packets a full queue has no
 	// room for, and sets Output.Wait.
 	Queues Queues
+	// Trace, when set, receives a bmv2 --log-console style line per event
+	// (parser states, tables hit or missed, actions with arguments, drops)
+	// and the messages of log_msg. Leave nil in production: tracing is then
+	// free.
+	Trace io.Writer
+	// Now is the clock for meters and timestamps; nil means time.Now.
+	Now func() time.Time
+	// MaxPasses bounds resubmissions plus recirculations of one input
+	// packet (a program that recirculates forever would loop); 0 means 16.
+	MaxPasses int
 	// Digest, when set, receives the digests (v1model digest(), bmv2
 	// learning) a packet generates, at the end of its ingress pipeline as
 	// simple_switch sends them. It is called on the packet's goroutine and

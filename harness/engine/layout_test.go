@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // A simple header written 8 bytes at a time (header.chunks) comes out as
@@ -51,6 +52,28 @@ func TestChunkedHeadersEmitWhatFieldByFieldWritesAndReadBack(t *testing.T) {
 					t.Fatalf("trial %d, %d bytes, fields %+v: field %d read back %#x, want %#x", trial, len(data), simple, i, back.f[i], want)
 				}
 			}
+		}
+	}
+}
+
+// What a packet reads of its switch (its program, tables, counters, lock
+// and the packet's part of its Config) lies in the switch's first two
+// cache lines, and a switch is a whole number of lines, so that it starts
+// at a line's start.
+func TestAPacketReadsTwoCacheLinesOfItsSwitch(t *testing.T) {
+	var s Switch
+	if n := unsafe.Sizeof(s); n%64 != 0 {
+		t.Errorf("a switch is %d bytes", n)
+	}
+	for name, end := range map[string]uintptr{
+		"prog":                unsafe.Offsetof(s.prog) + unsafe.Sizeof(s.prog),
+		"tables":              unsafe.Offsetof(s.tables) + unsafe.Sizeof(s.tables),
+		"counters":            unsafe.Offsetof(s.counters) + unsafe.Sizeof(s.counters),
+		"serial":              unsafe.Offsetof(s.serial) + unsafe.Sizeof(s.serial),
+		"cfg up to MaxPasses": unsafe.Offsetof(s.cfg) + unsafe.Offsetof(s.cfg.MaxPasses) + unsafe.Sizeof(s.cfg.MaxPasses),
+	} {
+		if end > 128 {
+			t.Errorf("%s ends at byte %d of the switch", name, end)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Switch is a running instance of a Program with its own tables, registers,
@@ -12,18 +13,28 @@ import (
 // safe for concurrent use: packets may be processed on several goroutines
 // while the control plane updates state.
 type Switch struct {
-	// What every packet reads comes first, in few cache lines: a switch
+	switchFields
+	// A multiple of 64 bytes: allocated at a cache line's start, a
+	// switch's first two lines hold what a packet reads.
+	_ [(64 - unsafe.Sizeof(switchFields{})%64) % 64]byte
+}
+
+type switchFields struct {
+	// What every packet reads comes first, in two cache lines: a switch
 	// host's many switches leave little of a switch in the CPU's caches
 	// from one of its packets to the next.
 	prog     *Program
 	tables   []table // side by side
 	counters []counterArray
 	serial   sync.Mutex // held by Process when Config.Serial
-	cfg      Config
+	// cfg's DropPort, MaxPasses and Now are set (to their defaults when
+	// the Config left them zero); its first 64 bytes are what a packet
+	// reads of it.
+	cfg Config
 
-	dropPort  uint32
-	maxPasses int
-	now       func() time.Time
+	// monotonic says cfg.Now is the default: timestamps then read the
+	// monotonic clock only.
+	monotonic bool
 	start     time.Time // timestamps count microseconds from here, as bmv2's do
 
 	registers []*registerArray
@@ -71,15 +82,15 @@ type job struct {
 // NewSwitch creates a switch running prog, with the program's const entries
 // and default actions installed.
 func NewSwitch(prog *Program, cfg Config) *Switch {
-	s := &Switch{prog: prog, cfg: cfg, dropPort: cfg.DropPort, maxPasses: cfg.MaxPasses, now: cfg.Now}
-	if s.dropPort == 0 {
-		s.dropPort = DefaultDropPort
+	s := &Switch{switchFields: switchFields{prog: prog, cfg: cfg}}
+	if s.cfg.DropPort == 0 {
+		s.cfg.DropPort = DefaultDropPort
 	}
-	if s.maxPasses == 0 {
-		s.maxPasses = 16
+	if s.cfg.MaxPasses == 0 {
+		s.cfg.MaxPasses = 16
 	}
-	if s.now == nil {
-		s.now = time.Now
+	if s.cfg.Now == nil {
+		s.cfg.Now, s.monotonic = time.Now, true
 	}
 	s.start = s.now()
 	s.newExternState()
@@ -125,6 +136,9 @@ func (w *worker) get(s *Switch) *pkt {
 // a pooled worker must not keep alive.
 func (w *worker) put(k *pkt) {
 	k.sw, k.trv = nil, tracer{}
+	if k.borrowed {
+		k.buf, k.own, k.borrowed = k.own, nil, false
+	}
 	w.free = append(w.free, k)
 }
 
@@ -144,7 +158,11 @@ func (s *Switch) Process(port uint32, frame []byte, emit func(Output)) error {
 	defer s.prog.workers.Put(w)
 	k := w.get(s)
 	k.reset()
-	k.buf = append(k.buf[:0], frame...)
+	// The packet reads the frame in place: nothing writes a packet's
+	// bytes once it is received (clean.go), and every packet instance of
+	// this call is done with it before Process returns.
+	k.own, k.borrowed = k.buf, true
+	k.buf = frame[:len(frame):len(frame)]
 	s.startIngress(k, port, InstanceNormal)
 	k.lenReg = len(frame)
 	w.queue = append(w.queue[:0], job{k: k, ingress: true, port: port})
@@ -235,8 +253,8 @@ func (s *Switch) ingress(w *worker, j job) {
 	}
 	if k.resubmit != 0 {
 		list := k.resubmit
-		if j.passes+1 > s.maxPasses {
-			s.drop(w, k, fmt.Sprintf("resubmitted more than %d times", s.maxPasses))
+		if j.passes+1 > s.cfg.MaxPasses {
+			s.drop(w, k, fmt.Sprintf("resubmitted more than %d times", s.cfg.MaxPasses))
 			return
 		}
 		c := w.get(s)
@@ -264,7 +282,7 @@ func (s *Switch) ingress(w *worker, j job) {
 		w.put(k)
 		return
 	}
-	if egressSpec == s.dropPort {
+	if egressSpec == s.cfg.DropPort {
 		s.drop(w, k, "Dropping packet at the end of ingress")
 		return
 	}
@@ -313,9 +331,12 @@ func (s *Switch) multicast(w *worker, k *pkt, mgid uint16, inst InstanceType, pa
 	}
 }
 
+// now reads the switch's clock.
+func (s *Switch) now() time.Time { return s.cfg.Now() }
+
 // micros is the time since the switch started, in microseconds.
 func (s *Switch) micros() uint64 {
-	if s.cfg.Now == nil {
+	if s.monotonic {
 		// The same as below, but time.Since reads only the monotonic
 		// clock, where time.Now reads the wall clock too.
 		return uint64(time.Since(s.start).Microseconds())
@@ -338,7 +359,7 @@ func (s *Switch) enqueue(w *worker, k *pkt, port uint32, passes int) {
 		if p.std.priority >= 0 {
 			prio = uint8(k.getU(p.std.priority))
 		}
-		st, ok := q.Enqueue(port, prio, k.lenReg, s.now)
+		st, ok := q.Enqueue(port, prio, k.lenReg, s.cfg.Now)
 		if !ok {
 			s.drop(w, k, fmt.Sprintf("Egress queue of port %d (priority %d) has no room: packet dropped", port, prio))
 			return
@@ -376,7 +397,7 @@ func (s *Switch) egress(w *worker, j job, emit func(Output)) {
 		k.setU(p.std.egressTS, s.micros())
 	}
 	k.setU(p.std.egressPort, uint64(j.port))
-	k.setU(p.std.egressSpec, uint64(s.dropPort+1))
+	k.setU(p.std.egressSpec, uint64(s.cfg.DropPort+1))
 	k.setU(p.std.packetLength, uint64(k.lenReg))
 	k.runControl(p.egress, "egress")
 	k.exit = false
@@ -403,15 +424,15 @@ func (s *Switch) egress(w *worker, j job, emit func(Output)) {
 			k.tr.printf("Clone session %d is not configured: no clone made", sess)
 		}
 	}
-	if uint32(k.getU(p.std.egressSpec)) == s.dropPort {
+	if uint32(k.getU(p.std.egressSpec)) == s.cfg.DropPort {
 		s.drop(w, k, "Dropping packet at the end of egress")
 		return
 	}
 	out := p.deparse(k)
 	if k.recirculate != 0 {
 		list := k.recirculate
-		if j.passes+1 > s.maxPasses {
-			s.drop(w, k, fmt.Sprintf("recirculated more than %d times", s.maxPasses))
+		if j.passes+1 > s.cfg.MaxPasses {
+			s.drop(w, k, fmt.Sprintf("recirculated more than %d times", s.cfg.MaxPasses))
 			return
 		}
 		c := w.get(s)
