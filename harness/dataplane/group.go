@@ -59,6 +59,11 @@ type Group struct {
 // Group). They wait that long at most.
 const groupSweep = time.Millisecond
 
+// linkErrorsEvery is how many sweeps apart the group takes the errors of
+// the linked ports' sockets, which ring no epoll set: the kernel's report
+// that an interface went down is logged that much later at most.
+const linkErrorsEvery = 1000
+
 // serveRounds is how many rounds a worker gives a switch that keeps taking
 // frames before it serves the others queued.
 const serveRounds = 4
@@ -152,8 +157,7 @@ func (g *Group) join(d *Dataplane) error {
 			return fmt.Errorf("interface %s: socket closed", p.spec.Interface)
 		}
 		// A linked port's socket stays out of the set: no wake-up per
-		// frame. Its errors (its interface went down) are never taken,
-		// so they are not logged either; its sends are.
+		// frame. The sweep takes its errors.
 		if p.peer != nil {
 			continue
 		}
@@ -250,7 +254,7 @@ func (g *Group) ring(fd uintptr) bool {
 func (g *Group) sweep() {
 	t := time.NewTicker(groupSweep)
 	defer t.Stop()
-	for {
+	for sweeps := 1; ; sweeps++ {
 		select {
 		case <-g.stop:
 			return
@@ -262,8 +266,28 @@ func (g *Group) sweep() {
 				d.lateWakes.Add(1)
 				d.wake()
 			}
+			if sweeps%linkErrorsEvery == 0 {
+				d.takeLinkErrors()
+			}
 		}
 		g.mu.Unlock()
+	}
+}
+
+// takeLinkErrors takes the errors pending on d's linked ports (logging an
+// interface gone down); one that stops d stops its Run.
+func (d *Dataplane) takeLinkErrors() {
+	for _, p := range d.ports {
+		if p.peer == nil {
+			continue
+		}
+		if err := stopOrErr(d.socketError(p)); err != nil {
+			select {
+			case d.stopped <- err:
+			default: // it stops already
+			}
+			return
+		}
 	}
 }
 
@@ -315,7 +339,10 @@ func (d *Dataplane) serve() {
 		if d.failed.Load() {
 			d.failed.Store(false)
 			if err := d.takeErrors(); err != nil {
-				d.stopped <- err
+				select {
+				case d.stopped <- err:
+				default: // it stops already
+				}
 				return // stays running: no wake-up queues it again
 			}
 		}

@@ -3,6 +3,7 @@ package dataplane_test
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,31 @@ func TestLinkedSwitchesOfAGroupForwardEveryFrameInOrderBothWays(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestALinkedPortWhoseInterfaceWentDownAndUpForwardsAgainAndSaysSo: the
+// group takes the kernel's report from a linked port's socket, which rings
+// no epoll set, within a second or so.
+func TestALinkedPortWhoseInterfaceWentDownAndUpForwardsAgainAndSaysSo(t *testing.T) {
+	n := nstest.New(t)
+	var log lockedBuffer
+	a, b := linkedPair(t, n, dataplane.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
+	run(t, a, across)
+	run(t, b, across)
+	n.LinkDown("a1")
+	n.LinkUp("a1")
+	frame := testFrame(1, 64)
+	send(t, h0, frame)
+	if got := nstest.Receive(t, h1, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], frame) {
+		t.Fatalf("after a1 went down and up the switches forwarded %x, want %x", got, frame)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), `msg="interface is down; its port receives again when it comes up" port=1 interface=a1`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log does not say a1 went down:\n%s", log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
