@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,5 +204,54 @@ func TestAGroupRefusesMoreDataplanesThanItsSize(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("the Run that fit: %v", err)
+	}
+}
+
+// TestAFloodedSwitchDoesNotStarveTheOthersOfItsGroup: with one worker for
+// two switches, one flooded with frames, the other's frame is passed
+// through long before the flood is.
+func TestAFloodedSwitchDoesNotStarveTheOthersOfItsGroup(t *testing.T) {
+	n := nstest.New(t)
+	n.Veth("a0", "h0")
+	n.Veth("b0", "h1")
+	g, err := dataplane.NewGroup(2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	a := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "a0"}}, dataplane.Options{Group: g})
+	b := openDP(t, n, []dataplane.PortSpec{{Port: 0, Interface: "b0"}}, dataplane.Options{Group: g})
+	h0, h1 := n.Socket("h0"), n.Socket("h1")
+	release := make(chan struct{})
+	var flooded atomic.Int64
+	run(t, a, dataplane.PipelineFunc(func(uint32, []byte, func(engine.Output)) error {
+		if flooded.Add(1) == 1 {
+			<-release // hold the only worker until both switches have their frames waiting
+		}
+		return nil
+	}))
+	seen := make(chan int64, 1)
+	run(t, b, dataplane.PipelineFunc(func(uint32, []byte, func(engine.Output)) error {
+		seen <- flooded.Load()
+		return nil
+	}))
+	const flood = 1000 // fewer than a's ring holds
+	send(t, h0, testFrame(0, 64))
+	eventually(t, a, "a holding its first frame", func(dataplane.Stats) bool { return flooded.Load() == 1 })
+	for i := range flood {
+		send(t, h0, testFrame(uint32(i+1), 64))
+	}
+	send(t, h1, testFrame(0, 64))
+	time.Sleep(50 * time.Millisecond) // the frames' arrival in the rings
+	close(release)
+	select {
+	case at := <-seen:
+		// After at most a few rounds of a's (64 frames each), not after
+		// the whole flood; half leaves room for a busy machine.
+		if at > flood/2 {
+			t.Errorf("b's frame was passed through after %d of a's %d", at, flood+1)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("b's frame never reached its pipeline")
 	}
 }
