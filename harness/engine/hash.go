@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"slices"
+	"unsafe"
 
 	"github.com/grid-ina/grid/harness/bmv2json"
 )
@@ -24,8 +25,10 @@ type calculation struct {
 	totalBits  int
 	// csum is set for a static csum16 over fields and constants of at most
 	// 64 bits each: then the checksum is summed from the fields directly,
-	// without packing them (see csumTerm).
-	csum []csumTerm
+	// without packing them (see csumTerm); csumConst is what its
+	// constants add.
+	csum      []csumTerm
+	csumConst uint64
 }
 
 // csumTerm is one input of a static Internet checksum. Read as a number,
@@ -35,10 +38,9 @@ type calculation struct {
 // 2^e = 2^(e mod 16): so each input adds its value, folded (to 33 bits,
 // as 2^32 = 1 too), shifted left by e mod 16.
 type csumTerm struct {
-	slot  int    // field slot, or -1 for a constant
+	slot  uint32 // the field's slot
+	shift uint32 // e mod 16
 	mask  uint64 // the field's width
-	cval  uint64 // the constant
-	shift uint   // e mod 16
 }
 
 type calcInput struct {
@@ -229,32 +231,34 @@ func (p *Program) compileCalculation(j *bmv2json.Calculation) (*calculation, err
 		}
 	}
 	if calc.static && (j.Algo == "csum16" || j.Algo == "cksum16") {
-		calc.csum = p.csumTerms(calc)
+		calc.csum, calc.csumConst = p.csumTerms(calc)
 	}
 	return calc, nil
 }
 
-// csumTerms returns the terms of a static csum16 calculation, or nil when
-// an input is wider than 64 bits or a validity bit.
-func (p *Program) csumTerms(calc *calculation) []csumTerm {
+// csumTerms returns the field terms of a static csum16 calculation and
+// what its constants add, or nil when an input is wider than 64 bits or a
+// validity bit.
+func (p *Program) csumTerms(calc *calculation) ([]csumTerm, uint64) {
 	padded := (calc.totalBits + 15) &^ 15
 	terms := make([]csumTerm, 0, len(calc.inputs))
+	var consts uint64
 	for _, in := range calc.inputs {
 		if in.field >= 0 {
 			f := &p.fields[in.field]
 			if f.words != 1 || f.isValid || f.width > 64 {
-				return nil
+				return nil, 0
 			}
-			terms = append(terms, csumTerm{slot: f.slot, mask: mask64(f.width), shift: uint(padded-in.at-f.width) % 16})
+			terms = append(terms, csumTerm{slot: uint32(f.slot), mask: mask64(f.width), shift: uint32(padded-in.at-f.width) % 16})
 			continue
 		}
 		if in.cbits > 64 {
-			return nil
+			return nil, 0
 		}
-		terms = append(terms, csumTerm{slot: -1, cval: getBits(in.cval, len(in.cval)*8-in.cbits, in.cbits),
-			shift: uint(padded-in.at-in.cbits) % 16})
+		v := getBits(in.cval, len(in.cval)*8-in.cbits, in.cbits)
+		consts += (v>>32 + v&0xffffffff) << (uint(padded-in.at-in.cbits) % 16)
 	}
-	return terms
+	return terms, consts
 }
 
 // fold16 reduces x modulo 2^16-1 by end-around carry, keeping a non-zero
@@ -268,13 +272,12 @@ func fold16(x uint64) uint64 {
 
 // csum16 is the Internet checksum of the calculation's packed inputs.
 func (calc *calculation) csum16(k *pkt) uint64 {
-	var sum uint64
-	for i := range calc.csum {
-		t := &calc.csum[i]
-		v := t.cval
-		if t.slot >= 0 {
-			v = k.f[t.slot] & t.mask
-		}
+	// Every term's slot lies within k.f (a program's slots): checked
+	// when the program was laid out, not once per term.
+	f := unsafe.Pointer(unsafe.SliceData(k.f))
+	sum := calc.csumConst
+	for _, t := range calc.csum {
+		v := *(*uint64)(unsafe.Add(f, uintptr(t.slot)*8)) & t.mask
 		sum += (v>>32 + v&0xffffffff) << (t.shift & 15)
 	}
 	return uint64(^uint16(fold16(sum)))
