@@ -19,12 +19,7 @@ type pkt struct {
 	next  []int32  // per header stack: next index (count of valid elements)
 	unext []int32  // per header union stack
 
-	buf []byte // packet bytes; buf[off:] is the payload not yet parsed
-	// own is buf's own array while buf is the frame Process was given,
-	// read in place rather than copied (borrowed): worker.put gives it
-	// back to buf, so that no later packet writes into the frame.
-	own      []byte
-	borrowed bool
+	buf      []byte // packet bytes; buf[off:] is the payload not yet parsed
 	off      int
 	inLen    int // length as received (bmv2 "ingress length")
 	lenReg   int // packet length register: grows and shrinks with add/remove_header
