@@ -313,8 +313,7 @@ func peersOf(designs []switchDesign, i int) []int {
 // fragment is a whole GRID frame built once and sent by a packet socket in
 // the worker's host, through the host's link and its shaping; a round of
 // the workers, one fragment each in turn, leaves in one io_uring
-// submission. A BPF program at each PS host's interface's tc ingress (a
-// tcx link, or a clsact filter before Linux 6.6) counts the frames
+// submission. A tc filter on each PS host's interface counts the frames
 // that are fragments of the PS's job, in memory this process reads, and
 // drops them before the host's IP stack; every millisecond the generator
 // reads the counts and tops the window up. gen-cpu-µs/hop is what it

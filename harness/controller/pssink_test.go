@@ -17,10 +17,9 @@ import (
 	"github.com/grid-ina/grid/harness/internal/bpf"
 )
 
-// psSink counts the fragments arriving at the PSs where they arrive: a BPF
-// program at each PS host's interface's tc ingress (a tcx link, or a
-// clsact filter before Linux 6.6, as the switches' exclusive ports have
-// theirs) counts every
+// psSink counts the fragments arriving at the PSs where they arrive: a tc
+// ingress filter on each PS host's interface (a BPF program in
+// direct-action mode, as the switches' exclusive ports have) counts every
 // frame that is a GRID fragment of that PS's job, in a BPF array the
 // generator reads as memory, and drops it. What reaches a PS then costs
 // no IP stack, socket or system call, so the switches that deliver it
@@ -28,12 +27,10 @@ import (
 // pay little for it. Other frames go on to the host's stack, where the
 // PS's UDP socket (hopsLoad.openPS) reports any that reach it.
 type psSink struct {
-	n        int // PSs
-	mapFD    int
-	progs    []int
-	hooks    []*bpf.Ingress
-	netlinks []*netlink.Handle
-	counts   []byte // the array's values, mapped: a uint64 per PS
+	n      int // PSs
+	mapFD  int
+	progs  []int
+	counts []byte // the array's values, mapped: a uint64 per PS
 }
 
 // newPSSink makes the array for n PSs.
@@ -70,18 +67,10 @@ func (s *psSink) attach(st *fabric.State, host string, ip netip.Addr, i int, job
 		return fmt.Errorf("PS %s: %w", host, err)
 	}
 	return node.Do(func() error {
-		// A handle in the PS's namespace, where the clsact fallback
-		// detaches from whichever thread closes the sink.
-		nl, err := netlink.NewHandle(unix.NETLINK_ROUTE)
-		if err != nil {
-			return fmt.Errorf("PS %s: netlink: %w", host, err)
-		}
-		s.netlinks = append(s.netlinks, nl)
-		hook, err := bpf.AttachIngress(nl, ifc.Index, prog, "grid-bench-ps")
-		if err != nil {
+		// A zero handle works in the calling thread's namespace, the PS's.
+		if _, err := bpf.AttachIngress(&netlink.Handle{}, ifc.Index, prog, "grid-bench-ps"); err != nil {
 			return fmt.Errorf("PS %s %s: %w", host, ifc.Name, err)
 		}
-		s.hooks = append(s.hooks, hook)
 		return nil
 	})
 }
@@ -151,12 +140,6 @@ func (s *psSink) arrived() uint64 {
 }
 
 func (s *psSink) close() {
-	for _, h := range s.hooks {
-		h.Detach()
-	}
-	for _, nl := range s.netlinks {
-		nl.Close()
-	}
 	if s.counts != nil {
 		unix.Munmap(s.counts)
 	}

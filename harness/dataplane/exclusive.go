@@ -17,24 +17,19 @@ import (
 // it (the switch's port, a capture such as iftop or tcpdump) and then to the
 // namespace's IP stack, which, with no address on the interface, looks the
 // destination up, finds no route and drops it: about a tenth of a switch's
-// CPU per frame, for nothing. An exclusive port ends that in between: a
-// two-instruction BPF program at the interface's tc ingress drops the frame
-// after the packet sockets have it. It hangs from a tcx link (Linux 6.6 and
-// later, listed by `bpftool net show`), which the kernel removes when the
-// switch's process ends, however it ends; on an older kernel from a clsact
-// qdisc's filter named grid-switch-port (listed by `tc filter show dev
-// IFACE ingress`), which stays if the process dies without closing the
-// dataplane. Interface counters count the frame as received and not
-// dropped, as before.
+// CPU per frame, for nothing. An exclusive port ends that in between: a tc
+// ingress filter (clsact, a two-instruction BPF program in direct-action
+// mode) drops the frame after the packet sockets have it. Interface
+// counters count it as received and not dropped, as before.
 
-// exclusiveFilterName names the clsact fallback's filter in `tc filter show`.
+// exclusiveFilterName names the filter in `tc filter show`.
 const exclusiveFilterName = "grid-switch-port"
 
-// stackBypass is the ingress drop on a dataplane's exclusive ports.
+// stackBypass is the ingress filter on a dataplane's exclusive ports.
 type stackBypass struct {
-	nl       *netlink.Handle // in the ports' namespace
-	ifaces   []string        // the interfaces filtered so far
-	attached []*bpf.Ingress
+	nl      *netlink.Handle // in the ports' namespace
+	ifaces  []string        // the interfaces filtered so far
+	filters []netlink.Filter
 }
 
 // newStackBypass opens netlink in the calling thread's network namespace
@@ -50,29 +45,28 @@ func newStackBypass() (*stackBypass, error) {
 	return &stackBypass{nl: nl}, nil
 }
 
-// add attaches the drop to the interface with the given index, from the
-// calling thread, which is in the ports' namespace.
+// add attaches the filter to the interface with the given index.
 func (b *stackBypass) add(iface string, index int) error {
 	prog, err := dropProgram()
 	if err != nil {
 		return err
 	}
-	a, err := bpf.AttachIngress(b.nl, index, prog, exclusiveFilterName)
+	f, err := bpf.AttachIngress(b.nl, index, prog, exclusiveFilterName)
 	if err != nil {
 		return fmt.Errorf("interface %s: %w", iface, err)
 	}
-	b.ifaces, b.attached = append(b.ifaces, iface), append(b.attached, a)
+	b.ifaces, b.filters = append(b.ifaces, iface), append(b.filters, f)
 	return nil
 }
 
-// close takes the drops off, so the namespace's stack sees the
-// interfaces' frames again, and closes netlink. A vanished interface is no
-// error.
+// close removes the filters, so the namespace's stack sees the interfaces'
+// frames again, and closes netlink. A vanished interface is no error.
 func (b *stackBypass) close() error {
 	var errs []error
-	for i, a := range b.attached {
-		if err := a.Detach(); err != nil {
-			errs = append(errs, fmt.Errorf("interface %s: %w", b.ifaces[i], err))
+	for i, f := range b.filters {
+		if err := b.nl.FilterDel(f); err != nil && !errors.Is(err, unix.ENODEV) && !errors.Is(err, unix.ENOENT) &&
+			!errors.Is(err, unix.EINVAL) {
+			errs = append(errs, fmt.Errorf("interface %s: remove ingress filter: %w", b.ifaces[i], err))
 		}
 	}
 	b.nl.Close()

@@ -75,7 +75,7 @@ func init() {
 			&cli.StringSliceFlag{Name: "loss", Usage: "drop frames port sends with a probability: `PORT=FRACTION`, e.g. 1=0.01 (repeatable)"},
 			&cli.Uint64Flag{Name: "loss-seed", Value: 1, Usage: "seed `N` of the generators --loss draws from"},
 			&cli.StringSliceFlag{Name: "rate", Usage: "the link rate behind a port, at which its egress queue drains: `PORT=RATE`, e.g. 1=512Kbps or 2=10Mbps (repeatable)"},
-			&cli.BoolFlag{Name: "exclusive-ports", Usage: "the ports' interfaces carry this switch's frames only (a namespace holding nothing else, as grid's fabric): the namespace's IP stack is spared them, once packet sockets (the switch's, iftop's, tcpdump's) have seen them, by a BPF program at the interfaces' tc ingress (a tcx link, gone with the process; before Linux 6.6 a clsact filter named grid-switch-port, removed when the switch stops)"},
+			&cli.BoolFlag{Name: "exclusive-ports", Usage: "the ports' interfaces carry this switch's frames only (a namespace holding nothing else, as grid's fabric): the namespace's IP stack is spared them, once packet sockets (the switch's, iftop's, tcpdump's) have seen them, by a tc ingress filter removed when the switch stops"},
 			&cli.StringFlag{Name: "port-netns", Usage: "open the ports (-i) in the network namespace at `PATH` (e.g. /run/netns/NAME) while the P4Runtime server listens where grid switch runs, as Mininet's switches share the root namespace with their controllers"},
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

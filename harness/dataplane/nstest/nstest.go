@@ -257,37 +257,6 @@ func (n *Net) waitCarrying(name string) {
 	}
 }
 
-// TCIngress is what `tc` shows at iface's ingress: whether it has a
-// clsact qdisc, and the names of the BPF filters there. (A tcx link shows
-// in neither.)
-func (n *Net) TCIngress(iface string) (clsact bool, filters []string) {
-	n.t.Helper()
-	l, err := n.nl.LinkByName(iface)
-	if err != nil {
-		n.t.Fatalf("%s: %v", iface, err)
-	}
-	qdiscs, err := n.nl.QdiscList(l)
-	if err != nil {
-		n.t.Fatalf("%s: list qdiscs: %v", iface, err)
-	}
-	for _, q := range qdiscs {
-		clsact = clsact || q.Type() == "clsact"
-	}
-	if !clsact {
-		return false, nil
-	}
-	fs, err := n.nl.FilterList(l, netlink.HANDLE_MIN_INGRESS)
-	if err != nil {
-		n.t.Fatalf("%s: list ingress filters: %v", iface, err)
-	}
-	for _, f := range fs {
-		if bf, ok := f.(*netlink.BpfFilter); ok {
-			filters = append(filters, bf.Name)
-		}
-	}
-	return true, filters
-}
-
 // Socket opens a packet socket on iface in the namespace, closed when the
 // test ends.
 func (n *Net) Socket(iface string) *dataplane.Socket {
