@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -565,9 +566,17 @@ func testAPortWhoseInterfaceWentDownAndUpForwardsAgain(t *testing.T, opts datapl
 	}
 	// The error is taken once the receiver has no frames left (the frame
 	// may have come first).
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), `msg="interface is down; its port receives again when it comes up" port=0 interface=sw0`); {
+	waitForDownLog(t, &log, 0, "sw0")
+}
+
+// waitForDownLog waits up to 5 s for log to say that port's interface
+// went down, and fails the test if it does not.
+func waitForDownLog(t *testing.T, log *lockedBuffer, port int, iface string) {
+	t.Helper()
+	line := fmt.Sprintf(`msg="interface is down; its port receives again when it comes up" port=%d interface=%s`, port, iface)
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), line); {
 		if time.Now().After(deadline) {
-			t.Fatalf("the log does not say sw0 went down:\n%s", log.String())
+			t.Fatalf("the log does not say %s went down:\n%s", iface, log.String())
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -277,17 +277,16 @@ func (g *Group) sweep() {
 // takeLinkErrors takes the errors pending on d's linked ports (logging an
 // interface gone down); one that stops d stops its Run.
 func (d *Dataplane) takeLinkErrors() {
-	for _, p := range d.ports {
-		if p.peer == nil {
-			continue
-		}
-		if err := stopOrErr(d.socketError(p)); err != nil {
-			select {
-			case d.stopped <- err:
-			default: // it stops already
-			}
-			return
-		}
+	if err := d.takeErrorsOf(func(p *port) bool { return p.peer != nil }); err != nil {
+		d.stopWith(err)
+	}
+}
+
+// stopWith makes d's Run return err, unless it stops already.
+func (d *Dataplane) stopWith(err error) {
+	select {
+	case d.stopped <- err:
+	default:
 	}
 }
 
@@ -338,11 +337,8 @@ func (d *Dataplane) serve() {
 	for rounds := 0; ; {
 		if d.failed.Load() {
 			d.failed.Store(false)
-			if err := d.takeErrors(); err != nil {
-				select {
-				case d.stopped <- err:
-				default: // it stops already
-				}
+			if err := d.takeErrorsOf(func(p *port) bool { return p.failed.Swap(false) }); err != nil {
+				d.stopWith(err)
 				return // stays running: no wake-up queues it again
 			}
 		}
@@ -362,10 +358,12 @@ func (d *Dataplane) serve() {
 	}
 }
 
-// takeErrors takes the errors pending on d's ports that the doorbell saw.
-func (d *Dataplane) takeErrors() error {
+// takeErrorsOf takes the errors pending on the ports of d that of picks
+// (those the doorbell saw fail, or the linked ones, which ring no epoll
+// set), logging an interface gone down; it returns one that stops d.
+func (d *Dataplane) takeErrorsOf(of func(*port) bool) error {
 	for _, p := range d.ports {
-		if p.failed.Swap(false) {
+		if of(p) {
 			if err := d.socketError(p); err != nil {
 				return stopOrErr(err)
 			}
