@@ -559,14 +559,22 @@ func testAPortWhoseInterfaceWentDownAndUpForwardsAgain(t *testing.T, opts datapl
 	n.LinkDown("sw1")
 	n.LinkUp("sw0")
 	n.LinkUp("sw1")
-	frame := testFrame(1, 64)
-	send(t, h0, frame)
-	if got := nstest.Receive(t, h1, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], frame) {
-		t.Fatalf("after its interfaces went down and up the dataplane forwarded %x, want %x", got, frame)
-	}
+	forwardsAfterDownAndUp(t, h0, h1)
 	// The error is taken once the receiver has no frames left (the frame
 	// may have come first).
 	waitForDownLog(t, &log, 0, "sw0")
+}
+
+// forwardsAfterDownAndUp sends a frame from one socket and fails the test
+// unless it arrives, unchanged, at the other within 5 s: interfaces that
+// went down and up forward again.
+func forwardsAfterDownAndUp(t *testing.T, from, to *dataplane.Socket) {
+	t.Helper()
+	frame := testFrame(1, 64)
+	send(t, from, frame)
+	if got := nstest.Receive(t, to, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], frame) {
+		t.Fatalf("after interfaces went down and up the dataplane forwarded %x, want %x", got, frame)
+	}
 }
 
 // waitForDownLog waits up to 5 s for log to say that port's interface

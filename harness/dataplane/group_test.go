@@ -121,11 +121,7 @@ func TestALinkedPortWhoseInterfaceWentDownAndUpForwardsAgainAndSaysSo(t *testing
 	run(t, b, across)
 	n.LinkDown("a1")
 	n.LinkUp("a1")
-	frame := testFrame(1, 64)
-	send(t, h0, frame)
-	if got := nstest.Receive(t, h1, 1, 5*time.Second); len(got) != 1 || !bytes.Equal(got[0], frame) {
-		t.Fatalf("after a1 went down and up the switches forwarded %x, want %x", got, frame)
-	}
+	forwardsAfterDownAndUp(t, h0, h1)
 	waitForDownLog(t, &log, 1, "a1")
 }
 
